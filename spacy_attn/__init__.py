@@ -1,0 +1,38 @@
+"""spacy-attn: attention models from the research literature as spaCy components.
+
+Importing the package registers its factories, architectures, layers, readers
+and scorers; spaCy also finds them through the entry points in setup.cfg, so
+``spacy.load`` of a packaged pipeline works without importing this package.
+"""
+from .about import __version__
+from .pairs import (
+    DEFAULT_SPAN_KEY,
+    PairError,
+    get_pair_bounds,
+    get_pair_texts,
+    make_pair,
+    make_pairs,
+    set_pair,
+)
+from .layers import FrozenVectors
+from .layers.decomposable_attention import build_decomposable_attention
+from .pipeline import PairClassifier, make_pair_classifier, pair_classifier_score
+from .readers import PairCorpus, create_pair_corpus_reader
+
+__all__ = [
+    "__version__",
+    "DEFAULT_SPAN_KEY",
+    "PairError",
+    "make_pair",
+    "make_pairs",
+    "set_pair",
+    "get_pair_bounds",
+    "get_pair_texts",
+    "FrozenVectors",
+    "build_decomposable_attention",
+    "PairClassifier",
+    "make_pair_classifier",
+    "pair_classifier_score",
+    "PairCorpus",
+    "create_pair_corpus_reader",
+]

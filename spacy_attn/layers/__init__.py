@@ -1,0 +1,6 @@
+"""Thinc layers: input/output conversion between spaCy docs and torch modules."""
+from .frozen_vectors import FrozenVectors
+from .pair_output import pair_output
+from .pair_segments import pair_segments
+
+__all__ = ["FrozenVectors", "pair_output", "pair_segments"]

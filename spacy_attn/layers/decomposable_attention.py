@@ -1,0 +1,95 @@
+"""Thinc builder for the Decomposable Attention pair classifier."""
+from typing import Callable, List, Optional, Tuple
+
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2torch
+from thinc.types import Floats2d
+
+from ..models.decomposable_attention import DecomposableAttention
+from ..pairs import DEFAULT_SPAN_KEY
+from .pair_output import pair_output
+from .pair_segments import Segments, pair_segments
+
+
+@registry.architectures("spacy-attn.DecomposableAttention.v1")
+def build_decomposable_attention(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    *,
+    hidden_width: int = 200,
+    dropout: float = 0.2,
+    intra_attention: bool = False,
+    max_distance: int = 10,
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Decomposable Attention (Parikh et al. 2016) over pair docs.
+
+    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors for whole pair
+        docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's
+        setting), a trainable ``spacy.Tok2Vec.v2``, a ``spacy.Tok2VecListener.v1``
+        or a ``spacy-transformers.TransformerListener.v1``.
+    hidden_width (int): Width of the projection and of F, G and H (200 in
+        the paper).
+    dropout (float): Dropout on the inputs of every feed-forward layer.
+    intra_attention (bool): Add intra-sentence attention (paper section 3.4).
+    max_distance (int): Distances beyond this share one intra-attention bias.
+    exclusive_classes (bool): Softmax over mutually exclusive labels (NLI);
+        False gives an independent sigmoid score per label (e.g. a single
+        "duplicate" label).
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    nO (Optional[int]): Number of labels; normally inferred from the
+        component's labels at initialization.
+    RETURNS (Model[List[Doc], Floats2d]): Class probabilities (n_docs, nO).
+        ``model.get_ref("output_layer")`` is the output layer and
+        ``model.attrs["multi_label"]`` follows spaCy's textcat convention.
+    """
+    nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
+    module = DecomposableAttention(
+        nI,
+        hidden_width,
+        None,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+    )
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_segment_inputs,
+        mixed_precision=mixed_precision,
+    )
+    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
+    model = chain(pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY), torch_layer, output_layer)
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("segments", model.layers[0])
+    model.set_ref("attention", torch_layer)
+    model.set_ref("output_layer", output_layer)
+    model.attrs["multi_label"] = not exclusive_classes
+    return model
+
+
+def convert_segment_inputs(
+    model: Model, X: Segments, is_train: bool
+) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], Segments]]:
+    """Padded Thinc arrays -> torch tensors; gradients flow back to the float
+    inputs only (lengths are integers)."""
+    device = model.shims[0].device
+    A, lengths_a, B, lengths_b = X
+    args = (
+        xp2torch(A, requires_grad=is_train, device=device),
+        xp2torch(lengths_a, device=device),
+        xp2torch(B, requires_grad=is_train, device=device),
+        xp2torch(lengths_b, device=device),
+    )
+
+    def reverse(d_inputs: ArgsKwargs) -> Segments:
+        dA, _, dB, _ = d_inputs.args
+        return (
+            torch2xp(dA) if dA is not None else None,
+            None,
+            torch2xp(dB) if dB is not None else None,
+            None,
+        )
+
+    return ArgsKwargs(args=args, kwargs={}), reverse

@@ -1,0 +1,82 @@
+"""Turn a batch of pair docs into padded segment tensors for a torch model."""
+from typing import Callable, List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from thinc.api import Model
+from thinc.types import Floats2d, Floats3d, Ints1d
+
+from ..pairs import DEFAULT_SPAN_KEY, get_pair_bounds
+
+Segments = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
+
+
+def pair_segments(
+    tok2vec: Model[List[Doc], List[Floats2d]], *, span_key: str = DEFAULT_SPAN_KEY
+) -> Model[List[Doc], Segments]:
+    """Run ``tok2vec`` over whole pair docs, then cut each doc's vectors into
+    its two segments and pad them.
+
+    The span key lives in ``model.attrs["span_key"]``; the pair component sets
+    it from its own ``span_key`` setting so there is one source of truth.
+
+    RETURNS (Model[List[Doc], Segments]): Output ``(A, A_lengths, B,
+        B_lengths)`` with A (batch, La, width), B (batch, Lb, width) zero-padded
+        and int32 lengths (batch,). The pair spans are validated before the
+        tok2vec runs, so a doc without a pair fails with a ``PairError`` that
+        names it.
+    """
+    return Model(
+        "pair_segments",
+        forward,
+        init=init,
+        layers=[tok2vec],
+        dims={"nO": None},
+        attrs={"span_key": span_key},
+    )
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    tok2vec = model.layers[0]
+    tok2vec.initialize(X=X)
+    if tok2vec.has_dim("nO"):
+        model.set_dim("nO", tok2vec.get_dim("nO"))
+
+
+def get_bounds(docs: List[Doc], span_key: str) -> numpy.ndarray:
+    """(n_docs, 4) int array of (start1, end1, start2, end2) token offsets."""
+    return numpy.asarray(
+        [get_pair_bounds(doc, span_key, index=i) for i, doc in enumerate(docs)],
+        dtype="int32",
+    ).reshape(-1, 4)
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
+    ops = model.ops
+    bounds = get_bounds(docs, model.attrs["span_key"])
+    vectors, bp_vectors = model.layers[0](docs, is_train)
+    width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    lengths_a = bounds[:, 1] - bounds[:, 0]
+    lengths_b = bounds[:, 3] - bounds[:, 2]
+    # At least one column so empty segments still give a valid tensor.
+    max_a = max(int(lengths_a.max(initial=0)), 1)
+    max_b = max(int(lengths_b.max(initial=0)), 1)
+    A = ops.alloc3f(len(docs), max_a, width)
+    B = ops.alloc3f(len(docs), max_b, width)
+    for i, (s1, e1, s2, e2) in enumerate(bounds):
+        A[i, : e1 - s1] = vectors[i][s1:e1]
+        B[i, : e2 - s2] = vectors[i][s2:e2]
+    output = (A, ops.asarray1i(lengths_a), B, ops.asarray1i(lengths_b))
+
+    def backprop(d_output: Segments) -> List[Doc]:
+        dA, _, dB, _ = d_output
+        d_vectors = [ops.alloc2f(*v.shape) for v in vectors]
+        for i, (s1, e1, s2, e2) in enumerate(bounds):
+            # += : the two spans may overlap in a hand-made pair.
+            if dA is not None:
+                d_vectors[i][s1:e1] += dA[i, : e1 - s1]
+            if dB is not None:
+                d_vectors[i][s2:e2] += dB[i, : e2 - s2]
+        return bp_vectors(d_vectors)
+
+    return output, backprop

@@ -1,0 +1,1 @@
+"""Torch-only model definitions (no spaCy or Thinc imports here)."""

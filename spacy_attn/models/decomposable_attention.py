@@ -1,0 +1,197 @@
+"""The Decomposable Attention model of Parikh et al. (2016), in plain PyTorch.
+
+"A Decomposable Attention Model for Natural Language Inference", EMNLP 2016.
+Attend, compare, aggregate, with optional intra-sentence attention.
+
+This module knows nothing about spaCy or Thinc, so it can be trained with a
+bare PyTorch loop (see ``benchmarks/speed.py``) and wrapped by Thinc's
+``PyTorchWrapper`` (see ``spacy_attn.layers.decomposable_attention``).
+
+Shapes: B = batch size, La / Lb = padded lengths of the two segments,
+nI = input token-vector width, nH = hidden width.
+"""
+import warnings
+from typing import Optional
+
+import torch
+from torch import nn
+
+# Added to masked attention logits. Large enough that exp() underflows to
+# exactly 0 in float32, so padded positions get exactly zero weight and a
+# padded batch gives the same numbers as unpadded single examples; small
+# enough not to overflow in float16.
+_MASK_VALUE = -1e4
+
+
+class FeedForward(nn.Module):
+    """Two ReLU layers with dropout on their inputs, the F, G and H networks
+    of the paper.
+
+    Input (..., nI) -> output (..., nO).
+    """
+
+    def __init__(self, nI: int, nO: int, dropout: float) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Dropout(dropout),
+            nn.Linear(nI, nO),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(nO, nO),
+            nn.ReLU(),
+        )
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.layers(X)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
+    """Softmax over ``dim`` that gives exactly zero weight to masked positions.
+
+    A row whose positions are all masked (an empty segment) gets all-zero
+    weights instead of NaN, so its attended vector is zero.
+
+    scores (Tensor): Attention logits.
+    mask (Tensor): Bool tensor broadcastable to ``scores``; True = real token.
+    """
+    weights = torch.softmax(scores.masked_fill(~mask, _MASK_VALUE), dim=dim)
+    return weights * mask
+
+
+def length_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """(B,) lengths -> (B, max_len) bool mask, True for real tokens."""
+    positions = torch.arange(max_len, device=lengths.device)
+    return positions.unsqueeze(0) < lengths.unsqueeze(1)
+
+
+class IntraAttention(nn.Module):
+    """Intra-sentence attention (paper section 3.4).
+
+    f_ij = F_intra(a_i) . F_intra(a_j); the self-aligned vector
+    a'_i = sum_j softmax_j(f_ij + d_{i-j}) a_j, where d is a learned bias per
+    signed distance, and all distances beyond ``max_distance`` share one
+    bias. Output is [a_i; a'_i].
+
+    Input (B, L, nH) and mask (B, L) -> output (B, L, 2 * nH).
+    """
+
+    def __init__(self, nH: int, dropout: float, max_distance: int) -> None:
+        super().__init__()
+        self.max_distance = max_distance
+        self.F_intra = FeedForward(nH, nH, dropout)
+        # One bias per signed distance in [-max_distance, max_distance].
+        self.distance_bias = nn.Parameter(torch.zeros(2 * max_distance + 1))
+
+    def forward(self, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        L = X.shape[1]
+        FX = self.F_intra(X)
+        scores = torch.bmm(FX, FX.transpose(1, 2))
+        positions = torch.arange(L, device=X.device)
+        distance = positions.unsqueeze(1) - positions.unsqueeze(0)
+        distance = distance.clamp(-self.max_distance, self.max_distance)
+        scores = scores + self.distance_bias[distance + self.max_distance]
+        weights = masked_softmax(scores, mask.unsqueeze(1), dim=2)
+        return torch.cat([X, torch.bmm(weights, X)], dim=-1)
+
+
+class DecomposableAttention(nn.Module):
+    """Decomposable Attention for text pairs.
+
+    nI (Optional[int]): Width of the input token vectors. None infers it from
+        the first batch (``nn.LazyLinear``), which lets the width of a
+        spacy-transformers listener or a vectors table be unknown when the
+        model is built.
+    nH (int): Hidden width (200 in the paper).
+    nO (Optional[int]): Number of output classes. None returns the hidden
+        pair representation (B, nH) instead of logits, for callers that add
+        their own output layer.
+    dropout (float): Dropout on the inputs of every feed-forward layer.
+    intra_attention (bool): Use intra-sentence attention.
+    max_distance (int): Distance cap of the intra-attention bias.
+
+    forward(A, A_lengths, B, B_lengths):
+        A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,)
+        RETURNS (B, nO) logits, or (B, nH) features when nO is None.
+    """
+
+    def __init__(
+        self,
+        nI: Optional[int],
+        nH: int = 200,
+        nO: Optional[int] = None,
+        *,
+        dropout: float = 0.2,
+        intra_attention: bool = False,
+        max_distance: int = 10,
+    ) -> None:
+        super().__init__()
+        self.nH = nH
+        self.intra_attention = intra_attention
+        # The paper projects the (fixed) word vectors to the hidden width
+        # before attending; this is the only trained map on the raw vectors.
+        if nI is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # LazyLinear's "new feature" note
+                self.project = nn.LazyLinear(nH, bias=False)
+        else:
+            self.project = nn.Linear(nI, nH, bias=False)
+        if intra_attention:
+            self.intra = IntraAttention(nH, dropout, max_distance)
+            nA = 2 * nH
+        else:
+            self.intra = None
+            nA = nH
+        self.F = FeedForward(nA, nH, dropout)
+        self.G = FeedForward(2 * nA, nH, dropout)
+        self.H = FeedForward(2 * nH, nH, dropout)
+        self.output = nn.Linear(nH, nO) if nO is not None else None
+
+    def forward(
+        self,
+        A: torch.Tensor,
+        A_lengths: torch.Tensor,
+        B: torch.Tensor,
+        B_lengths: torch.Tensor,
+    ) -> torch.Tensor:
+        mask_a = length_mask(A_lengths, A.shape[1])  # (B, La)
+        mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
+        a = self.project(A)
+        b = self.project(B)
+        if self.intra is not None:
+            a = self.intra(a, mask_a)
+            b = self.intra(b, mask_b)
+        # Attend: e_ij = F(a_i) . F(b_j)
+        e = torch.bmm(self.F(a), self.F(b).transpose(1, 2))  # (B, La, Lb)
+        beta = torch.bmm(masked_softmax(e, mask_b.unsqueeze(1), dim=2), b)
+        alpha = torch.bmm(
+            masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2), a
+        )
+        # Compare, then aggregate by summing over real tokens only: G of a
+        # zero-padded row is not zero (biases), so the mask is essential.
+        v1 = self.G(torch.cat([a, beta], dim=-1))
+        v2 = self.G(torch.cat([b, alpha], dim=-1))
+        v1 = (v1 * mask_a.unsqueeze(-1)).sum(dim=1)
+        v2 = (v2 * mask_b.unsqueeze(-1)).sum(dim=1)
+        hidden = self.H(torch.cat([v1, v2], dim=-1))
+        if self.output is None:
+            return hidden
+        return self.output(hidden)
+
+    def attention(
+        self,
+        A: torch.Tensor,
+        A_lengths: torch.Tensor,
+        B: torch.Tensor,
+        B_lengths: torch.Tensor,
+    ) -> torch.Tensor:
+        """The soft alignment weights of the first segment over the second,
+        (B, La, Lb), rows summing to one over real tokens (for inspection)."""
+        mask_a = length_mask(A_lengths, A.shape[1])
+        mask_b = length_mask(B_lengths, B.shape[1])
+        a, b = self.project(A), self.project(B)
+        if self.intra is not None:
+            a = self.intra(a, mask_a)
+            b = self.intra(b, mask_b)
+        e = torch.bmm(self.F(a), self.F(b).transpose(1, 2))
+        weights = masked_softmax(e, mask_b.unsqueeze(1), dim=2)
+        return weights * mask_a.unsqueeze(2)

@@ -1,0 +1,165 @@
+"""The pair convention shared by every pair component of spacy-attn.
+
+A text pair is ONE ``Doc``: both texts tokenized by the pipeline's own
+tokenizer and joined with a single space, with the two segments recorded as a
+span group (default key ``"pair"``). Keeping a pair in one ``Doc`` means that
+``DocBin`` corpora, ``Example`` objects, ``nlp.pipe``, ``spacy evaluate`` and
+shared tok2vec / transformer layers all work unchanged.
+"""
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.vocab import Vocab
+
+DEFAULT_SPAN_KEY = "pair"
+SEGMENT_LABELS = ("first", "second")
+
+
+class PairError(ValueError):
+    """Raised when a ``Doc`` does not carry a valid text pair."""
+
+
+def _tokenizer(nlp_or_tokenizer):
+    # Accept an nlp object (the common case) or a bare tokenizer callable.
+    return getattr(nlp_or_tokenizer, "make_doc", nlp_or_tokenizer)
+
+
+def make_pair(
+    nlp: Union[Language, "callable"],
+    first: str,
+    second: str,
+    *,
+    span_key: str = DEFAULT_SPAN_KEY,
+    labels: Tuple[str, str] = SEGMENT_LABELS,
+) -> Doc:
+    """Make one pair ``Doc`` from two strings.
+
+    The texts are joined with one space and tokenized together. spaCy's
+    tokenizer splits on spaces before anything else, so no token can cross the
+    join and each token belongs to exactly one segment. Tokenizing once is
+    several times faster than tokenizing twice and merging with
+    ``Doc.from_docs``.
+
+    nlp (Language): The pipeline whose tokenizer to use (or a tokenizer).
+    first (str): The first text (premise, question, ...). May be empty.
+    second (str): The second text (hypothesis, context, ...). May be empty.
+    span_key (str): The ``doc.spans`` key that records the two segments.
+    labels (Tuple[str, str]): Labels of the two segment spans.
+    RETURNS (Doc): The pair doc; ``doc.spans[span_key]`` holds the two segments.
+    """
+    if not isinstance(first, str) or not isinstance(second, str):
+        raise TypeError(
+            f"make_pair expects two strings, got {type(first).__name__} and "
+            f"{type(second).__name__}."
+        )
+    make_doc = _tokenizer(nlp)
+    if first and second:
+        doc = make_doc(first + " " + second)
+        n_chars = len(first)
+        boundary = 0
+        for token in doc:
+            if token.idx >= n_chars:
+                break
+            boundary += 1
+    elif first:
+        doc = make_doc(first)
+        boundary = len(doc)
+    else:
+        doc = make_doc(second)
+        boundary = 0
+    doc.spans[span_key] = [
+        Span(doc, 0, boundary, label=labels[0]),
+        Span(doc, boundary, len(doc), label=labels[1]),
+    ]
+    return doc
+
+
+def make_pairs(
+    nlp: Union[Language, "callable"],
+    pairs: Iterable[Sequence[str]],
+    *,
+    span_key: str = DEFAULT_SPAN_KEY,
+    labels: Tuple[str, str] = SEGMENT_LABELS,
+) -> Iterator[Doc]:
+    """Lazily make pair docs from an iterable of ``(first, second)`` strings,
+    ready for ``nlp.pipe``.
+
+    YIELDS (Doc): One pair doc per input pair.
+    """
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, str) or len(pair) != 2:
+            raise PairError(
+                f"make_pairs: item {i} is {pair!r}; each item must be a "
+                f"(first, second) pair of strings."
+            )
+        yield make_pair(nlp, pair[0], pair[1], span_key=span_key, labels=labels)
+
+
+def set_pair(
+    doc: Doc,
+    boundary: int,
+    *,
+    span_key: str = DEFAULT_SPAN_KEY,
+    labels: Tuple[str, str] = SEGMENT_LABELS,
+) -> Doc:
+    """Mark an existing doc as a pair: tokens ``[0, boundary)`` are the first
+    segment and ``[boundary, len(doc))`` the second.
+    """
+    if not 0 <= boundary <= len(doc):
+        raise PairError(
+            f"set_pair: boundary {boundary} is outside the doc (0..{len(doc)})."
+        )
+    doc.spans[span_key] = [
+        Span(doc, 0, boundary, label=labels[0]),
+        Span(doc, boundary, len(doc), label=labels[1]),
+    ]
+    return doc
+
+
+def get_pair_bounds(
+    doc: Doc, span_key: str = DEFAULT_SPAN_KEY, *, index: Optional[int] = None
+) -> Tuple[int, int, int, int]:
+    """Return the token offsets ``(start1, end1, start2, end2)`` of a pair doc.
+
+    RAISES (PairError): If the doc has no span group ``span_key`` or it does
+        not hold exactly two spans. The message names the doc (its position in
+        the batch, when given, and the start of its text) and how to fix it.
+    """
+    where = f"doc {index} " if index is not None else "doc "
+    snippet = doc.text[:60] + ("..." if len(doc.text) > 60 else "")
+    if span_key not in doc.spans:
+        keys = list(doc.spans.keys())
+        raise PairError(
+            f"{where}({snippet!r}) has no text pair: doc.spans[{span_key!r}] is "
+            f"missing (span groups present: {keys}). Make pair docs with "
+            f"spacy_attn.make_pair(nlp, first, second) or "
+            f"spacy_attn.set_pair(doc, boundary), or read corpora with "
+            f"spacy-attn.PairCorpus.v1; if your docs use another key, set the "
+            f"component's span_key."
+        )
+    group = doc.spans[span_key]
+    if len(group) != 2:
+        raise PairError(
+            f"{where}({snippet!r}) has {len(group)} span(s) in "
+            f"doc.spans[{span_key!r}]; a pair needs exactly 2 (first, second)."
+        )
+    first, second = group[0], group[1]
+    return first.start, first.end, second.start, second.end
+
+
+def get_pair_texts(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[str, str]:
+    """Return the two segment texts of a pair doc."""
+    s1, e1, s2, e2 = get_pair_bounds(doc, span_key)
+    return doc[s1:e1].text, doc[s2:e2].text
+
+
+__all__ = [
+    "DEFAULT_SPAN_KEY",
+    "PairError",
+    "make_pair",
+    "make_pairs",
+    "set_pair",
+    "get_pair_bounds",
+    "get_pair_texts",
+]

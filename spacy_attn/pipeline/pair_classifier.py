@@ -1,0 +1,467 @@
+"""The ``attn_pair_classifier`` component: classify a pair of texts."""
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.types import Floats2d
+
+from ..pairs import DEFAULT_SPAN_KEY, PairError
+
+DEFAULT_PAIR_MODEL = """
+[model]
+@architectures = "spacy-attn.DecomposableAttention.v1"
+hidden_width = 200
+dropout = 0.2
+intra_attention = false
+max_distance = 10
+exclusive_classes = true
+nO = null
+
+[model.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[model.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 96
+attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
+rows = [5000, 1000, 2500, 2500]
+include_static_vectors = false
+
+[model.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 2
+window_size = 1
+maxout_pieces = 3
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
+
+
+@util.registry.scorers("spacy-attn.pair_classifier_scorer.v1")
+def make_pair_classifier_scorer() -> Callable:
+    """Registered scorer: accuracy (the metric of the NLI and paraphrase
+    papers), macro precision / recall / F and per-label P/R/F."""
+    return pair_classifier_score
+
+
+@Language.factory(
+    "attn_pair_classifier",
+    assigns=["doc.cats"],
+    requires=["doc.spans"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "span_key": DEFAULT_SPAN_KEY,
+        "threshold": 0.5,
+        "scorer": {"@scorers": "spacy-attn.pair_classifier_scorer.v1"},
+    },
+    default_score_weights={
+        "pair_acc": 1.0,
+        "pair_macro_f": 0.0,
+        "pair_macro_p": None,
+        "pair_macro_r": None,
+    },
+)
+def make_pair_classifier(
+    nlp: Language,
+    name: str,
+    model: Model[List[Doc], Floats2d],
+    *,
+    span_key: str,
+    threshold: float,
+    scorer: Optional[Callable],
+) -> "PairClassifier":
+    """Create an ``attn_pair_classifier``: a text-pair classifier (NLI,
+    duplicate / paraphrase detection) writing label scores to ``doc.cats``.
+
+    model (Model[List[Doc], Floats2d]): Pair model, by default
+        ``spacy-attn.DecomposableAttention.v1``.
+    span_key (str): ``doc.spans`` key holding the two segments of each pair.
+    threshold (float): Decision threshold of multi-label (sigmoid) models,
+        used by the scorer; unused for exclusive classes.
+    scorer (Optional[Callable]): Scoring function.
+    """
+    return PairClassifier(
+        nlp.vocab, model, name, span_key=span_key, threshold=threshold, scorer=scorer
+    )
+
+
+class PairClassifier(TrainablePipe):
+    """Classify the pair of texts held by each doc (see ``spacy_attn.make_pair``).
+
+    Writes one score per label to ``doc.cats``: probabilities summing to one
+    for mutually exclusive labels (``exclusive_classes = true`` in the model),
+    independent probabilities otherwise.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "attn_pair_classifier",
+        *,
+        span_key: str = DEFAULT_SPAN_KEY,
+        threshold: float = 0.5,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        """Initialize the component.
+
+        vocab (Vocab): The shared vocabulary.
+        model (Model): The Thinc model: pair docs -> label probabilities.
+        name (str): Component name, used as the key of its training loss.
+        span_key (str): ``doc.spans`` key of the pair segments.
+        threshold (float): Decision threshold for multi-label models.
+        scorer (Optional[Callable]): Scoring function.
+        """
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self._rehearsal_model = None
+        self.cfg: Dict[str, Any] = {
+            "labels": [],
+            "span_key": span_key,
+            "threshold": threshold,
+        }
+        self.scorer = scorer
+        self._set_span_key()
+
+    def _set_span_key(self) -> None:
+        # The component's span_key is the single source of truth: the layer
+        # that cuts docs into segments reads it from its attrs.
+        if self.model not in (None, True, False) and self.model.has_ref("segments"):
+            self.model.get_ref("segments").attrs["span_key"] = self.cfg["span_key"]
+
+    @property
+    def span_key(self) -> str:
+        """RETURNS (str): The ``doc.spans`` key of the pair segments."""
+        return self.cfg["span_key"]
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): The labels, in output order."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        """RETURNS (List[str]): The labels, for ``spacy init labels``."""
+        return list(self.labels)
+
+    @property
+    def multi_label(self) -> bool:
+        """RETURNS (bool): Whether labels are scored independently (sigmoid)."""
+        return bool(self.model.attrs.get("multi_label", False))
+
+    def add_label(self, label: str) -> int:
+        """Add a label before initialization.
+
+        label (str): The label to add.
+        RETURNS (int): 0 if the label was already present, otherwise 1.
+        """
+        if not isinstance(label, str):
+            raise ValueError(f"Pair classifier labels must be strings, got {label!r}.")
+        if label in self.labels:
+            return 0
+        self._allow_extra_label()
+        self.cfg["labels"].append(label)
+        self.vocab.strings.add(label)
+        return 1
+
+    def _allow_extra_label(self) -> None:
+        output = self.model.get_ref("output_layer")
+        if output.has_dim("nO") and output.get_dim("nO") == len(self.labels):
+            raise ValueError(
+                f"Cannot add a label to '{self.name}': its output layer is "
+                f"already sized for {len(self.labels)} labels {list(self.labels)}. "
+                f"Add all labels before initializing (or train a new component)."
+            )
+
+    # -- prediction ------------------------------------------------------
+
+    def predict(self, docs: Iterable[Doc]) -> Floats2d:
+        """Score a batch of pair docs without modifying them.
+
+        docs (Iterable[Doc]): Pair docs.
+        RETURNS (Floats2d): (n_docs, n_labels) probabilities.
+        RAISES (PairError): If a doc has no valid pair (the message names it).
+        """
+        docs = list(docs)
+        self._require_labels()
+        if not docs:
+            return self.model.ops.alloc2f(0, len(self.labels))
+        return self.model.predict(docs)
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Floats2d) -> None:
+        """Write the scores to ``doc.cats``.
+
+        docs (Iterable[Doc]): The docs to annotate.
+        scores (Floats2d): The output of ``predict``.
+        """
+        scores = self.model.ops.to_numpy(scores)
+        labels = self.labels
+        for i, doc in enumerate(docs):
+            for j, label in enumerate(labels):
+                doc.cats[label] = float(scores[i, j])
+
+    # -- training --------------------------------------------------------
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples (the TrainablePipe template).
+
+        examples (Iterable[Example]): Examples with gold ``cats``.
+        drop (float): Dropout rate.
+        sgd (Optional[Optimizer]): The optimizer.
+        losses (Optional[Dict[str, float]]): Running losses, updated in place.
+        RETURNS (Dict[str, float]): The losses.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "PairClassifier.update")
+        if not examples:
+            return losses
+        self._copy_pairs_to_predicted(examples)
+        set_dropout_rate(self.model, drop)
+        scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_scores = self.get_loss(examples, scores)
+        bp_scores(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:
+        """Give predicted docs the pair spans of their reference docs.
+
+        spaCy's own ``spacy.Corpus.v1`` re-tokenizes the reference text into
+        a fresh predicted doc, which has no span groups. The pair is input
+        structure rather than an annotation to predict, so aligning it from
+        the reference is what a user expects.
+        """
+        key = self.span_key
+        for i, eg in enumerate(examples):
+            if key in eg.predicted.spans or key not in eg.reference.spans:
+                continue
+            aligned = eg.get_aligned_spans_y2x(eg.reference.spans[key], allow_overlap=True)
+            if len(aligned) != len(eg.reference.spans[key]):
+                raise PairError(
+                    f"Example {i} ({eg.reference.text[:60]!r}): the pair spans of "
+                    f"the reference doc do not align with the predicted doc's tokens."
+                )
+            eg.predicted.spans[key] = aligned
+
+    def _examples_to_truth(
+        self, examples: List[Example]
+    ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Gold matrix and not-missing mask, (n_examples, n_labels).
+
+        Exclusive classes: the label with value 1.0 is the gold class and
+        the others are 0 even if absent (so readers may store just the gold
+        label); an example with no positive label is ignored. Multi-label:
+        an absent label is a missing value.
+        """
+        labels = self.labels
+        index = {label: j for j, label in enumerate(labels)}
+        truths = numpy.zeros((len(examples), len(labels)), dtype="float32")
+        not_missing = numpy.ones((len(examples), len(labels)), dtype="float32")
+        for i, eg in enumerate(examples):
+            cats = eg.reference.cats
+            unknown = [label for label in cats if label not in index]
+            if unknown:
+                raise ValueError(
+                    f"Example {i} ({eg.reference.text[:60]!r}) has label(s) "
+                    f"{unknown} unknown to '{self.name}', whose labels are "
+                    f"{list(labels)}. Add every label before training: "
+                    f"initialize from data that contains it, or pass labels in "
+                    f"[initialize.components.{self.name}]."
+                )
+            if self.multi_label:
+                for j, label in enumerate(labels):
+                    if label in cats:
+                        truths[i, j] = cats[label]
+                    else:
+                        not_missing[i, j] = 0.0
+            else:
+                positives = [label for label, value in cats.items() if value == 1.0]
+                if len(positives) > 1:
+                    raise ValueError(
+                        f"Example {i} ({eg.reference.text[:60]!r}) has "
+                        f"{len(positives)} positive labels {positives}, but "
+                        f"'{self.name}' has mutually exclusive classes. Use "
+                        f"exclusive_classes = false for multi-label data."
+                    )
+                if positives:
+                    truths[i, index[positives[0]]] = 1.0
+                else:
+                    not_missing[i] = 0.0
+        return truths, not_missing
+
+    def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
+        """Cross-entropy loss and its gradient with respect to the logits.
+
+        Softmax cross-entropy for exclusive classes, per-label binary
+        cross-entropy for multi-label models. Averaged over the examples
+        with gold labels.
+
+        examples (Iterable[Example]): The batch.
+        scores (Floats2d): Predicted probabilities.
+        RETURNS (Tuple[float, Floats2d]): The loss and d_logits.
+        """
+        examples = list(examples)
+        validate_examples(examples, "PairClassifier.get_loss")
+        truths, not_missing = self._examples_to_truth(examples)
+        probs = self.model.ops.to_numpy(scores)
+        eps = 1e-8
+        if self.multi_label:
+            n = max(float(not_missing.sum()), 1.0)
+            ce = -(truths * numpy.log(probs + eps) + (1 - truths) * numpy.log(1 - probs + eps))
+        else:
+            n = max(float(not_missing[:, 0].sum()), 1.0)
+            ce = -(truths * numpy.log(probs + eps))
+        loss = float((ce * not_missing).sum() / n)
+        d_scores = (probs - truths) * not_missing / n
+        return loss, self.model.ops.asarray2f(d_scores)
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Iterable[str]] = None,
+    ) -> None:
+        """Initialize for training: collect labels (or take ``labels``) and
+        size and initialize the model from a sample.
+
+        get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
+        nlp (Optional[Language]): The pipeline.
+        labels (Optional[Iterable[str]]): Labels, e.g. from ``spacy init labels``.
+        """
+        validate_get_examples(get_examples, "PairClassifier.initialize")
+        if labels is None:
+            for eg in get_examples():
+                for label in eg.reference.cats:
+                    self.add_label(label)
+        else:
+            for label in labels:
+                self.add_label(label)
+        n_min = 1 if self.multi_label else 2
+        if len(self.labels) < n_min:
+            raise ValueError(
+                f"'{self.name}' needs at least {n_min} label(s) "
+                f"({'multi-label' if self.multi_label else 'exclusive classes'}), "
+                f"found {list(self.labels)} in the training data. Check that the "
+                f"examples' doc.cats are set (e.g. by spacy-attn.PairCorpus.v1)."
+            )
+        sample = list(islice(get_examples(), 10))
+        if not sample:
+            raise ValueError(f"'{self.name}' needs at least one example to initialize.")
+        self._copy_pairs_to_predicted(sample)
+        truths, _ = self._examples_to_truth(sample)
+        self.model.get_ref("output_layer").set_dim("nO", len(self.labels))
+        self.model.initialize(X=[eg.predicted for eg in sample], Y=self.model.ops.asarray2f(truths))
+
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """Score a batch of examples with the component's scorer.
+
+        Pipe.score passes ``cfg`` (labels, threshold) to the scorer; the scorer
+        also needs to know whether the model is multi-label, which lives in the
+        model's attrs rather than in ``cfg``.
+
+        examples (Iterable[Example]): The examples to score.
+        RETURNS (Dict[str, Any]): The scores.
+        """
+        kwargs.setdefault("multi_label", self.multi_label)
+        return super().score(examples, **kwargs)
+
+    # -- serialization ---------------------------------------------------
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "PairClassifier":
+        super().from_bytes(bytes_data, exclude=exclude)
+        self._set_span_key()
+        return self
+
+    def from_disk(self, path, *, exclude=tuple()) -> "PairClassifier":
+        super().from_disk(path, exclude=exclude)
+        self._set_span_key()
+        return self
+
+
+def pair_classifier_score(
+    examples: Iterable[Example],
+    *,
+    labels: Iterable[str] = (),
+    multi_label: bool = False,
+    threshold: float = 0.5,
+    **kwargs: Any,
+) -> Dict[str, Any]:
+    """Score pair classification.
+
+    Exclusive classes: the predicted class is the highest-scoring label and
+    accuracy is the share of examples whose gold class it is (examples with no
+    gold class are skipped). Multi-label: each label is a binary decision at
+    ``threshold``; accuracy is the share of correct decisions.
+
+    RETURNS (Dict[str, Any]): ``pair_acc``, ``pair_macro_p``, ``pair_macro_r``,
+        ``pair_macro_f`` and ``pair_f_per_type`` ({label: {"p", "r", "f"}}).
+    """
+    labels = list(labels)
+    tp = dict.fromkeys(labels, 0)
+    fp = dict.fromkeys(labels, 0)
+    fn = dict.fromkeys(labels, 0)
+    correct = total = 0
+    for eg in examples:
+        gold, pred = eg.reference.cats, eg.predicted.cats
+        if multi_label:
+            for label in labels:
+                if label not in gold:
+                    continue
+                g = gold[label] >= 0.5
+                p = pred.get(label, 0.0) >= threshold
+                correct += int(g == p)
+                total += 1
+                tp[label] += int(g and p)
+                fp[label] += int(p and not g)
+                fn[label] += int(g and not p)
+        else:
+            gold_labels = [label for label, value in gold.items() if value == 1.0]
+            if not gold_labels:
+                continue
+            g = gold_labels[0]
+            p = max(labels, key=lambda label: pred.get(label, float("-inf"))) if labels else None
+            total += 1
+            if p == g:
+                correct += 1
+                tp[g] = tp.get(g, 0) + 1
+            else:
+                fn[g] = fn.get(g, 0) + 1
+                if p is not None:
+                    fp[p] += 1
+    per_type = {}
+    for label in labels:
+        p = tp[label] / (tp[label] + fp[label]) if tp[label] + fp[label] else 0.0
+        r = tp[label] / (tp[label] + fn[label]) if tp[label] + fn[label] else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        per_type[label] = {"p": p, "r": r, "f": f}
+    n = max(len(labels), 1)
+    return {
+        "pair_acc": correct / total if total else None,
+        "pair_macro_p": sum(v["p"] for v in per_type.values()) / n if total else None,
+        "pair_macro_r": sum(v["r"] for v in per_type.values()) / n if total else None,
+        "pair_macro_f": sum(v["f"] for v in per_type.values()) / n if total else None,
+        "pair_f_per_type": per_type,
+    }
+
