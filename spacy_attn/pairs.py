@@ -8,6 +8,8 @@ shared tok2vec / transformer layers all work unchanged.
 """
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy
+from spacy.attrs import IDX
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
@@ -56,12 +58,8 @@ def make_pair(
     make_doc = _tokenizer(nlp)
     if first and second:
         doc = make_doc(first + " " + second)
-        n_chars = len(first)
-        boundary = 0
-        for token in doc:
-            if token.idx >= n_chars:
-                break
-            boundary += 1
+        # Tokens starting before the join belong to the first text.
+        boundary = int(numpy.searchsorted(doc.to_array(IDX), len(first)))
     elif first:
         doc = make_doc(first)
         boundary = len(doc)
@@ -117,6 +115,13 @@ def set_pair(
     return doc
 
 
+def _describe(doc: Doc, index: Optional[int]) -> Tuple[str, str]:
+    # Only built on the error path: doc.text walks every token.
+    where = f"doc {index} " if index is not None else "doc "
+    text = doc.text
+    return where, text[:60] + ("..." if len(text) > 60 else "")
+
+
 def get_pair_bounds(
     doc: Doc, span_key: str = DEFAULT_SPAN_KEY, *, index: Optional[int] = None
 ) -> Tuple[int, int, int, int]:
@@ -126,9 +131,8 @@ def get_pair_bounds(
         not hold exactly two spans. The message names the doc (its position in
         the batch, when given, and the start of its text) and how to fix it.
     """
-    where = f"doc {index} " if index is not None else "doc "
-    snippet = doc.text[:60] + ("..." if len(doc.text) > 60 else "")
     if span_key not in doc.spans:
+        where, snippet = _describe(doc, index)
         keys = list(doc.spans.keys())
         raise PairError(
             f"{where}({snippet!r}) has no text pair: doc.spans[{span_key!r}] is "
@@ -140,6 +144,7 @@ def get_pair_bounds(
         )
     group = doc.spans[span_key]
     if len(group) != 2:
+        where, snippet = _describe(doc, index)
         raise PairError(
             f"{where}({snippet!r}) has {len(group)} span(s) in "
             f"doc.spans[{span_key!r}]; a pair needs exactly 2 (first, second)."

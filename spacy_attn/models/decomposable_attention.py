@@ -64,6 +64,19 @@ def length_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     return positions.unsqueeze(0) < lengths.unsqueeze(1)
 
 
+def _pad(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Packed (N, d) rows -> zero-padded (B, L, d), N = mask.sum()."""
+    out = X.new_zeros(mask.shape[0], mask.shape[1], X.shape[-1])
+    out[mask] = X
+    return out
+
+
+def _segment_sum(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Packed (N, d) rows -> (B, d) sums per example; zero for empty ones."""
+    example = torch.arange(mask.shape[0], device=X.device).unsqueeze(1).expand_as(mask)[mask]
+    return X.new_zeros(mask.shape[0], X.shape[-1]).index_add_(0, example, X)
+
+
 class IntraAttention(nn.Module):
     """Intra-sentence attention (paper section 3.4).
 
@@ -72,7 +85,7 @@ class IntraAttention(nn.Module):
     signed distance, and all distances beyond ``max_distance`` share one
     bias. Output is [a_i; a'_i].
 
-    Input (B, L, nH) and mask (B, L) -> output (B, L, 2 * nH).
+    Input (N, nH) packed real tokens and mask (B, L) -> output (N, 2 * nH).
     """
 
     def __init__(self, nH: int, dropout: float, max_distance: int) -> None:
@@ -83,15 +96,16 @@ class IntraAttention(nn.Module):
         self.distance_bias = nn.Parameter(torch.zeros(2 * max_distance + 1))
 
     def forward(self, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        L = X.shape[1]
-        FX = self.F_intra(X)
+        L = mask.shape[1]
+        FX = _pad(self.F_intra(X), mask)  # (B, L, nH)
         scores = torch.bmm(FX, FX.transpose(1, 2))
         positions = torch.arange(L, device=X.device)
         distance = positions.unsqueeze(1) - positions.unsqueeze(0)
         distance = distance.clamp(-self.max_distance, self.max_distance)
         scores = scores + self.distance_bias[distance + self.max_distance]
         weights = masked_softmax(scores, mask.unsqueeze(1), dim=2)
-        return torch.cat([X, torch.bmm(weights, X)], dim=-1)
+        aligned = torch.bmm(weights, _pad(X, mask))[mask]
+        return torch.cat([X, aligned], dim=-1)
 
 
 class DecomposableAttention(nn.Module):
@@ -153,25 +167,30 @@ class DecomposableAttention(nn.Module):
         B: torch.Tensor,
         B_lengths: torch.Tensor,
     ) -> torch.Tensor:
+        # The per-token networks (projection, F, G) dominate the cost, so they
+        # run on the real tokens only ("packed", shape (N, d)); only the
+        # attention matrices use the padded (batch, length, d) layout. Padded
+        # positions therefore cost nothing and cannot leak into the result.
         mask_a = length_mask(A_lengths, A.shape[1])  # (B, La)
         mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
-        a = self.project(A)
-        b = self.project(B)
+        a = self.project(A[mask_a])  # (Na, nH)
+        b = self.project(B[mask_b])  # (Nb, nH)
         if self.intra is not None:
-            a = self.intra(a, mask_a)
+            a = self.intra(a, mask_a)  # (Na, 2 nH)
             b = self.intra(b, mask_b)
         # Attend: e_ij = F(a_i) . F(b_j)
-        e = torch.bmm(self.F(a), self.F(b).transpose(1, 2))  # (B, La, Lb)
-        beta = torch.bmm(masked_softmax(e, mask_b.unsqueeze(1), dim=2), b)
+        Fa = _pad(self.F(a), mask_a)
+        Fb = _pad(self.F(b), mask_b)
+        e = torch.bmm(Fa, Fb.transpose(1, 2))  # (B, La, Lb)
+        beta = torch.bmm(masked_softmax(e, mask_b.unsqueeze(1), dim=2), _pad(b, mask_b))
         alpha = torch.bmm(
-            masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2), a
+            masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2), _pad(a, mask_a)
         )
-        # Compare, then aggregate by summing over real tokens only: G of a
-        # zero-padded row is not zero (biases), so the mask is essential.
-        v1 = self.G(torch.cat([a, beta], dim=-1))
-        v2 = self.G(torch.cat([b, alpha], dim=-1))
-        v1 = (v1 * mask_a.unsqueeze(-1)).sum(dim=1)
-        v2 = (v2 * mask_b.unsqueeze(-1)).sum(dim=1)
+        # Compare, then aggregate by summing over each example's tokens.
+        v1 = self.G(torch.cat([a, beta[mask_a]], dim=-1))  # (Na, nH)
+        v2 = self.G(torch.cat([b, alpha[mask_b]], dim=-1))  # (Nb, nH)
+        v1 = _segment_sum(v1, mask_a)  # (B, nH)
+        v2 = _segment_sum(v2, mask_b)
         hidden = self.H(torch.cat([v1, v2], dim=-1))
         if self.output is None:
             return hidden
@@ -188,10 +207,10 @@ class DecomposableAttention(nn.Module):
         (B, La, Lb), rows summing to one over real tokens (for inspection)."""
         mask_a = length_mask(A_lengths, A.shape[1])
         mask_b = length_mask(B_lengths, B.shape[1])
-        a, b = self.project(A), self.project(B)
+        a, b = self.project(A[mask_a]), self.project(B[mask_b])
         if self.intra is not None:
             a = self.intra(a, mask_a)
             b = self.intra(b, mask_b)
-        e = torch.bmm(self.F(a), self.F(b).transpose(1, 2))
+        e = torch.bmm(_pad(self.F(a), mask_a), _pad(self.F(b), mask_b).transpose(1, 2))
         weights = masked_softmax(e, mask_b.unsqueeze(1), dim=2)
         return weights * mask_a.unsqueeze(2)
