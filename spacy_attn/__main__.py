@@ -1,0 +1,91 @@
+"""Command line helpers: ``python -m spacy_attn convert|evaluate``.
+
+convert: pair corpus (jsonl / tsv, optionally .gz) -> DocBin of pair docs.
+evaluate: like ``spacy evaluate``, but reads pair corpora with
+``spacy-attn.PairCorpus.v1`` so the predicted docs keep their pair spans
+(``spacy evaluate`` re-tokenizes the text and drops span groups).
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import spacy
+from spacy.tokens import DocBin
+
+from .pairs import DEFAULT_SPAN_KEY
+from .readers import PairCorpus, cats_for, read_pair_rows
+from .pairs import make_pair
+
+
+def convert(args: argparse.Namespace) -> None:
+    nlp = spacy.blank(args.lang) if args.model is None else spacy.load(args.model)
+    label_map = json.loads(args.label_map) if args.label_map else None
+    rows, stats = read_pair_rows(args.input, format=args.format, label_map=label_map, limit=args.limit)
+    docbin = DocBin(store_user_data=False)
+    for row in rows:
+        doc = make_pair(nlp, row.first, row.second, span_key=args.span_key)
+        doc.cats = cats_for(row.label, args.positive_label)
+        docbin.add(doc)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(args.output)
+    print(
+        f"Wrote {stats.rows} pairs to {args.output} (skipped {stats.skipped_unlabelled} "
+        f"unlabelled); labels: {stats.labels}"
+    )
+
+
+def evaluate(args: argparse.Namespace) -> None:
+    if args.gpu_id >= 0:
+        spacy.require_gpu(args.gpu_id)
+    nlp = spacy.load(args.model)
+    label_map = json.loads(args.label_map) if args.label_map else None
+    corpus = PairCorpus(
+        args.data,
+        span_key=args.span_key,
+        label_map=label_map,
+        positive_label=args.positive_label,
+        limit=args.limit,
+    )
+    scores = nlp.evaluate(list(corpus(nlp)), batch_size=args.batch_size)
+    text = json.dumps(scores, indent=2)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text + "\n", encoding="utf8")
+    print(text)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m spacy_attn")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("convert", help="pair corpus (jsonl/tsv) -> DocBin (.spacy)")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--lang", default="en", help="blank pipeline language for tokenization")
+    p.add_argument("--model", default=None, help="pipeline whose tokenizer to use instead of --lang")
+    p.add_argument("--format", default="auto", choices=["auto", "jsonl", "tsv"])
+    p.add_argument("--span-key", default=DEFAULT_SPAN_KEY)
+    p.add_argument("--label-map", default=None, help='JSON, e.g. \'{"0": "no", "1": "yes"}\'')
+    p.add_argument("--positive-label", default=None)
+    p.add_argument("--limit", type=int, default=0)
+    p.set_defaults(func=convert)
+
+    p = sub.add_parser("evaluate", help="evaluate a pipeline on a pair corpus")
+    p.add_argument("model")
+    p.add_argument("data")
+    p.add_argument("--output", default=None, help="write the scores as JSON here")
+    p.add_argument("--span-key", default=DEFAULT_SPAN_KEY)
+    p.add_argument("--label-map", default=None)
+    p.add_argument("--positive-label", default=None)
+    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--gpu-id", type=int, default=-1)
+    p.set_defaults(func=evaluate)
+
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
