@@ -1,0 +1,893 @@
+"""Speed and memory benchmark: the spaCy component vs a bare PyTorch loop.
+
+Measures, in one run on one machine:
+
+1. Training throughput (pairs/s) of the ``attn_pair_classifier`` component in
+   the paper setting (``spacy-attn.DecomposableAttention.v1``, hidden 200,
+   ``spacy-attn.FrozenVectors.v1`` over GloVe 6B 100d) trained with
+   ``nlp.update(batch, sgd=optimizer)`` on pre-made ``Example``s, against a
+   bare PyTorch loop of the SAME torch module class
+   (``spacy_attn.models.decomposable_attention.DecomposableAttention``) with
+   ``torch.optim.Adam`` and cross-entropy, on the same pairs in the same
+   batches. The bare loop's timed region does the equivalent input work:
+   GloVe row look-up of the (pre-tokenized, lower-cased) tokens, OOV words
+   hashed to 100 trainable embeddings (an ``nn.Embedding``), padding,
+   forward, backward and optimizer step.
+2. Inference throughput: ``nlp.pipe(spacy_attn.make_pairs(nlp, pairs))``
+   including tokenization, tokenization alone, ``nlp.pipe`` over pre-made
+   pair docs, and the bare torch forward (``torch.inference_mode``) on
+   pre-tokenized inputs.
+3. Peak memory (``ru_maxrss``) of each loop, each run in its own subprocess.
+
+Usage (from the repository root):
+
+    python benchmarks/speed.py                 # full run -> benchmarks/results/
+    python benchmarks/speed.py --quick         # smoke test -> benchmarks/runs/speed-quick/
+
+The GloVe vectors are converted once with ``python -m spacy init vectors``
+into the git-ignored cache ``benchmarks/runs/cache/``. Data are read from
+``--data-dir`` (default: $SPACY_ATTN_DATA or /work/shared/data) and are never
+copied into the repository.
+"""
+import argparse
+import cProfile
+import gzip
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+import torch
+from torch import nn
+
+REPO = Path(__file__).resolve().parent.parent
+GLOVE_REL = "glove/glove.6B.100d.top100k.txt.gz"
+SNLI_REL = "snli/dev.jsonl.gz"
+LABELS = ("entailment", "neutral", "contradiction")
+HIDDEN = 200
+WIDTH = 100
+OOV_BUCKETS = 100
+DROPOUT = 0.2
+LEARN_RATE = 0.001
+TRAIN_RATIO_TARGET = 0.9
+INFER_TARGET = 5000.0
+
+# The spaCy side: the paper setting of configs/glove.cfg, written out here so
+# that the benchmark compares exactly the module the bare loop trains.
+COMPONENT_CONFIG = {
+    "span_key": "pair",
+    "model": {
+        "@architectures": "spacy-attn.DecomposableAttention.v1",
+        "hidden_width": HIDDEN,
+        "dropout": DROPOUT,
+        "intra_attention": False,
+        "max_distance": 10,
+        "exclusive_classes": True,
+        "mixed_precision": False,
+        "nO": None,
+        "tok2vec": {
+            "@architectures": "spacy-attn.FrozenVectors.v1",
+            "key_attr": "LOWER",
+            "oov_buckets": OOV_BUCKETS,
+            "normalize": True,
+        },
+    },
+}
+
+
+# ---------------------------------------------------------------------------
+# Data
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("SPACY_ATTN_DATA", "/work/shared/data"))
+
+
+def read_snli(data_dir: Path, limit: int = 0) -> List[Tuple[str, str, str]]:
+    path = data_dir / SNLI_REL
+    rows = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            rows.append((r["premise"], r["hypothesis"], r["label"]))
+            if limit and len(rows) >= limit:
+                break
+    return rows
+
+
+def ensure_spacy_vectors(data_dir: Path, cache_dir: Path) -> Path:
+    """``python -m spacy init vectors`` once into the git-ignored cache."""
+    out = cache_dir / "glove100d"
+    if not (out / "vocab" / "vectors").exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en",
+               str(data_dir / GLOVE_REL), str(out)]
+        print("+", " ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def load_glove_text(data_dir: Path) -> Tuple[Dict[str, int], numpy.ndarray]:
+    """Bare side: read the GloVe text file into {word: row} and a float32
+    table, L2-normalized like FrozenVectors(normalize=True)."""
+    words: Dict[str, int] = {}
+    rows: List[numpy.ndarray] = []
+    with gzip.open(data_dir / GLOVE_REL, "rt", encoding="utf-8") as f:
+        for line in f:
+            word, values = line.rstrip("\n").split(" ", 1)
+            if word in words:
+                continue
+            words[word] = len(rows)
+            rows.append(numpy.array(values.split(" "), dtype="float32"))
+    table = numpy.vstack(rows)
+    del rows
+    table /= numpy.maximum(numpy.linalg.norm(table, axis=1, keepdims=True), 1e-8)
+    return words, table
+
+
+# ---------------------------------------------------------------------------
+# The spaCy side
+
+
+def build_nlp(vectors_dir: Path, sample_pairs: Sequence[Tuple[str, str, str]]):
+    import spacy
+    import spacy_attn  # noqa: F401  (registers the factory and layers)
+    from spacy.training.initialize import load_vectors_into_model
+
+    nlp = spacy.blank("en")
+    load_vectors_into_model(nlp, str(vectors_dir))
+    nlp.add_pipe("attn_pair_classifier", config=COMPONENT_CONFIG)
+    examples = make_examples(nlp, sample_pairs)
+    nlp.initialize(lambda: examples)
+    clf = nlp.get_pipe("attn_pair_classifier")
+    assert set(clf.labels) == set(LABELS), clf.labels
+    return nlp
+
+
+def make_optimizer():
+    """The optimizer of configs/glove.cfg [training.optimizer], built the way
+    ``spacy train`` builds it."""
+    from thinc.api import Adam
+
+    return Adam(
+        learn_rate=LEARN_RATE,
+        beta1=0.9,
+        beta2=0.999,
+        eps=1e-8,
+        L2=0.0,
+        L2_is_weight_decay=True,
+        grad_clip=GRAD_CLIP,
+        use_averages=False,
+    )
+
+
+GRAD_CLIP = 5.0  # set from --grad-clip
+
+
+def make_examples(nlp, rows: Sequence[Tuple[str, str, str]]):
+    from spacy.training import Example
+
+    from spacy_attn import make_pair
+
+    examples = []
+    for first, second, label in rows:
+        predicted = make_pair(nlp, first, second)
+        reference = predicted.copy()
+        reference.cats = {label: 1.0}
+        examples.append(Example(predicted, reference))
+    return examples
+
+
+def tokens_of(examples, label_index: Dict[str, int]):
+    """Pre-tokenized bare inputs from the SAME docs: lower-cased token strings
+    of each segment, and the label id."""
+    from spacy_attn import get_pair_bounds
+
+    out = []
+    for eg in examples:
+        doc = eg.predicted
+        s1, e1, s2, e2 = get_pair_bounds(doc)
+        (label,) = [k for k, v in eg.reference.cats.items() if v == 1.0]
+        out.append(
+            ([t.lower_ for t in doc[s1:e1]], [t.lower_ for t in doc[s2:e2]], label_index[label])
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The bare PyTorch side
+
+
+class BareInputs:
+    """GloVe look-up + hashed trainable OOV embeddings + padding, in torch."""
+
+    def __init__(self, words: Dict[str, int], table: numpy.ndarray) -> None:
+        self.words = words
+        self.n_known = table.shape[0]
+        self.glove = torch.from_numpy(table)  # fixed
+        self.oov = nn.Embedding(OOV_BUCKETS, table.shape[1])
+        nn.init.normal_(self.oov.weight, 0.0, 1.0 / numpy.sqrt(table.shape[1]))
+
+    def _ids(self, segments: List[List[str]]) -> List[int]:
+        get = self.words.get
+        n = self.n_known
+        ids = []
+        for toks in segments:
+            for w in toks:
+                r = get(w)
+                ids.append(r if r is not None else n + hash(w) % OOV_BUCKETS)
+        return ids
+
+    def __call__(self, batch) -> Tuple[torch.Tensor, ...]:
+        seg_a = [b[0] for b in batch]
+        seg_b = [b[1] for b in batch]
+        len_a = torch.tensor([len(s) for s in seg_a], dtype=torch.long)
+        len_b = torch.tensor([len(s) for s in seg_b], dtype=torch.long)
+        ids = torch.tensor(self._ids(seg_a) + self._ids(seg_b), dtype=torch.long)
+        n = self.n_known
+        X = self.glove[ids.clamp(max=n - 1)]
+        is_oov = ids >= n
+        if bool(is_oov.any()):
+            X = torch.where(is_oov.unsqueeze(1), self.oov(ids.clamp(min=n) - n), X)
+        na = int(len_a.sum())
+        La = max(int(len_a.max()), 1)
+        Lb = max(int(len_b.max()), 1)
+        mask_a = torch.arange(La).unsqueeze(0) < len_a.unsqueeze(1)
+        mask_b = torch.arange(Lb).unsqueeze(0) < len_b.unsqueeze(1)
+        A = X.new_zeros(len(batch), La, X.shape[1])
+        B = X.new_zeros(len(batch), Lb, X.shape[1])
+        A[mask_a] = X[:na]
+        B[mask_b] = X[na:]
+        y = torch.tensor([b[2] for b in batch], dtype=torch.long)
+        return A, len_a, B, len_b, y
+
+
+def build_bare(words, table, seed: int = 0):
+    from spacy_attn.models.decomposable_attention import DecomposableAttention
+
+    torch.manual_seed(seed)
+    module = DecomposableAttention(WIDTH, HIDDEN, len(LABELS), dropout=DROPOUT)
+    inputs = BareInputs(words, table)
+    optimizer = torch.optim.Adam(
+        list(module.parameters()) + list(inputs.oov.parameters()), lr=LEARN_RATE
+    )
+    return module, inputs, optimizer
+
+
+def bare_train_epoch(module, inputs, optimizer, batches) -> float:
+    module.train()
+    total = torch.zeros(())
+    for batch in batches:
+        A, la, B, lb, y = inputs(batch)
+        logits = module(A, la, B, lb)
+        loss = nn.functional.cross_entropy(logits, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+    return float(total) / max(len(batches), 1)
+
+
+def bare_predict(module, inputs, batches) -> int:
+    module.eval()
+    n = 0
+    with torch.inference_mode():
+        for batch in batches:
+            A, la, B, lb, _ = inputs(batch)
+            probs = torch.softmax(module(A, la, B, lb), dim=-1).numpy()
+            n += probs.shape[0]
+    return n
+
+
+def spacy_train_epoch(nlp, optimizer, batches) -> float:
+    total = 0.0
+    for batch in batches:
+        losses = nlp.update(batch, sgd=optimizer)
+        total += losses["attn_pair_classifier"]
+    return total / max(len(batches), 1)
+
+
+def chunk(seq, size):
+    return [seq[i : i + size] for i in range(0, len(seq), size)]
+
+
+# ---------------------------------------------------------------------------
+# Measurement helpers
+
+
+def timed(fn, n_items: int) -> Tuple[float, Any]:
+    t0 = time.perf_counter()
+    result = fn()
+    dt = time.perf_counter() - t0
+    return n_items / dt, result
+
+
+def summary(values: List[float]) -> Dict[str, Any]:
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "runs": values,
+    }
+
+
+def peak_rss_mb() -> float:
+    # Linux: ru_maxrss is in KiB.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def current_rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def machine_info(threads: int) -> Dict[str, Any]:
+    cpu = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import spacy
+    import thinc
+
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:
+        affinity = os.cpu_count()
+    return {
+        "cpu": cpu,
+        "logical_cpus": os.cpu_count(),
+        "usable_cpus": affinity,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "spacy": spacy.__version__,
+        "thinc": thinc.__version__,
+        "numpy": numpy.__version__,
+        "torch_threads": threads,
+        "torch_interop_threads": torch.get_num_interop_threads(),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Memory workers: one measurement per fresh process, reporting ru_maxrss.
+
+
+def run_worker(args) -> Dict[str, Any]:
+    torch.set_num_threads(args.threads)
+    kind = args.worker
+    data_dir = Path(args.data_dir)
+    cache_dir = Path(args.cache_dir)
+    rows = read_snli(data_dir)
+    train_rows = rows[: args.n_pairs]
+    out: Dict[str, Any] = {"kind": kind}
+    if kind.startswith("train-spacy") or kind == "infer-spacy":
+        nlp = build_nlp(cache_dir / "glove100d", rows[:200])
+        if kind == "infer-spacy":
+            import spacy_attn
+
+            pairs = [(r[0], r[1]) for r in rows]
+            out["rss_after_setup_mb"] = current_rss_mb()
+            out["peak_after_setup_mb"] = peak_rss_mb()
+            n = 0
+            for _ in range(2):
+                for doc in nlp.pipe(spacy_attn.make_pairs(nlp, pairs), batch_size=args.infer_batch_size):
+                    n += 1
+            out["items"] = n
+        else:
+            examples = make_examples(nlp, train_rows)
+            opt = make_optimizer()
+            out["rss_after_setup_mb"] = current_rss_mb()
+            out["peak_after_setup_mb"] = peak_rss_mb()
+            for _ in range(2):
+                spacy_train_epoch(nlp, opt, chunk(examples, args.batch_size))
+            out["items"] = 2 * len(examples)
+    else:
+        # The bare side never imports spaCy: tokens come from the cache the
+        # parent wrote, vectors from the GloVe text file.
+        with gzip.open(cache_dir / "snli_dev_tokens.json.gz", "rt", encoding="utf-8") as f:
+            tokens = json.load(f)
+        words, table = load_glove_text(data_dir)
+        module, inputs, opt = build_bare(words, table)
+        if kind == "infer-bare":
+            batches = chunk(tokens, args.infer_batch_size)
+            out["rss_after_setup_mb"] = current_rss_mb()
+            out["peak_after_setup_mb"] = peak_rss_mb()
+            out["items"] = sum(bare_predict(module, inputs, batches) for _ in range(2))
+        else:
+            batches = chunk(tokens[: args.n_pairs], args.batch_size)
+            out["rss_after_setup_mb"] = current_rss_mb()
+            out["peak_after_setup_mb"] = peak_rss_mb()
+            for _ in range(2):
+                bare_train_epoch(module, inputs, opt, batches)
+            out["items"] = 2 * len(tokens[: args.n_pairs])
+        out["imports_spacy"] = "spacy" in sys.modules
+    out["peak_rss_mb"] = peak_rss_mb()
+    out["rss_end_mb"] = current_rss_mb()
+    return out
+
+
+def spawn_worker(args, kind: str, batch_size: int) -> Dict[str, Any]:
+    cmd = [
+        sys.executable, str(Path(__file__).resolve()),
+        "--worker", kind,
+        "--batch-size", str(batch_size),
+        "--n-pairs", str(args.n_pairs),
+        "--threads", str(args.threads),
+        "--infer-batch-size", str(args.infer_batch_size),
+        "--data-dir", str(args.data_dir),
+        "--cache-dir", str(args.cache_dir),
+        "--grad-clip", str(args.grad_clip),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {kind} failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    # Cross-check with the kernel's view of the child.
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Profiling of the spaCy training step
+
+
+def profile_spacy_train(nlp, optimizer, batches, top: int = 25) -> Dict[str, Any]:
+    prof = cProfile.Profile()
+    prof.enable()
+    spacy_train_epoch(nlp, optimizer, batches)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = stats.total_tt
+    rows = []
+    for (filename, line, func), (cc, nc, tt, ct, callers) in stats.stats.items():
+        short = filename
+        for marker in ("site-packages/", "/work/main/"):
+            if marker in filename:
+                short = filename.split(marker, 1)[1]
+        rows.append({
+            "where": f"{short}:{line}({func})",
+            "calls": nc,
+            "tottime_s": tt,
+            "cumtime_s": ct,
+            "tottime_share": tt / total if total else 0.0,
+            "cumtime_share": ct / total if total else 0.0,
+        })
+    by_tot = sorted(rows, key=lambda r: -r["tottime_s"])[:top]
+    by_cum = sorted(rows, key=lambda r: -r["cumtime_s"])[:top]
+    return {"total_s": total, "by_tottime": by_tot, "by_cumtime": by_cum}
+
+
+# ---------------------------------------------------------------------------
+# Main benchmark
+
+
+def input_parity(nlp, bare_inputs: BareInputs, examples, tokens) -> Dict[str, Any]:
+    """Check that both sides feed the torch module the same vectors: compare
+    the spaCy model's padded segment tensors with the bare ones on
+    in-vocabulary tokens (OOV rows come from different random tables)."""
+    model = nlp.get_pipe("attn_pair_classifier").model
+    segments = model.get_ref("segments")
+    (A, la, B, lb), _ = segments([eg.predicted for eg in examples], is_train=False)
+    with torch.no_grad():
+        A2, la2, B2, lb2, _ = bare_inputs(tokens)
+    assert numpy.array_equal(numpy.asarray(la), la2.numpy())
+    assert numpy.array_equal(numpy.asarray(lb), lb2.numpy())
+    known_a = numpy.zeros(A2.shape[:2], dtype=bool)
+    known_b = numpy.zeros(B2.shape[:2], dtype=bool)
+    n_tok = n_oov = 0
+    for i, (ta, tb, _) in enumerate(tokens):
+        for j, w in enumerate(ta):
+            known_a[i, j] = w in bare_inputs.words
+        for j, w in enumerate(tb):
+            known_b[i, j] = w in bare_inputs.words
+        n_tok += len(ta) + len(tb)
+    n_oov = n_tok - int(known_a.sum() + known_b.sum())
+    diff = max(
+        float(numpy.abs(numpy.asarray(A)[known_a] - A2.numpy()[known_a]).max()),
+        float(numpy.abs(numpy.asarray(B)[known_b] - B2.numpy()[known_b]).max()),
+    )
+    return {"max_abs_diff_known": diff, "tokens": n_tok, "oov_tokens": n_oov}
+
+
+def run_benchmark(args) -> Dict[str, Any]:
+    torch.set_num_threads(args.threads)
+    data_dir = Path(args.data_dir)
+    cache_dir = Path(args.cache_dir)
+    load_start = os.getloadavg()
+    t_start = time.time()
+
+    rows = read_snli(data_dir)
+    if args.infer_pairs:
+        infer_rows = rows[: args.infer_pairs]
+    else:
+        infer_rows = rows
+    vectors_dir = ensure_spacy_vectors(data_dir, cache_dir)
+    print(f"building nlp ({vectors_dir})", file=sys.stderr)
+    nlp = build_nlp(vectors_dir, rows[:200])
+    clf = nlp.get_pipe("attn_pair_classifier")
+    label_index = {label: i for i, label in enumerate(clf.labels)}
+
+    import spacy_attn
+
+    # Pre-made examples (training) and pre-tokenized bare inputs from the
+    # same docs: same pairs, same order.
+    all_examples = make_examples(nlp, rows)
+    all_tokens = tokens_of(all_examples, label_index)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with gzip.open(cache_dir / "snli_dev_tokens.json.gz", "wt", encoding="utf-8") as f:
+        json.dump(all_tokens, f)
+    words, table = load_glove_text(data_dir)
+    module, bare_inputs, torch_opt = build_bare(words, table)
+    thinc_opt = make_optimizer()
+
+    parity = input_parity(nlp, bare_inputs, all_examples[:256], all_tokens[:256])
+    print(f"input parity: {parity}", file=sys.stderr)
+
+    n_pairs = min(args.n_pairs, len(rows))
+    warm_n = min(args.warmup_pairs, len(rows))
+    train_examples = all_examples[:n_pairs]
+    train_tokens = all_tokens[:n_pairs]
+
+    results: Dict[str, Any] = {"train": {}, "infer": {}, "memory": {}}
+    for bs in args.batch_sizes:
+        sp_batches = chunk(train_examples, bs)
+        bare_batches = chunk(train_tokens, bs)
+        # Warm-up: a few batches of each (allocators, lazy init, caches).
+        spacy_train_epoch(nlp, thinc_opt, chunk(all_examples[:warm_n], bs))
+        bare_train_epoch(module, bare_inputs, torch_opt, chunk(all_tokens[:warm_n], bs))
+        sp_runs, bare_runs, sp_loss, bare_loss = [], [], [], []
+        for r in range(args.repeats):
+            # Alternate which side goes first to spread drift evenly.
+            order = ("spacy", "bare") if r % 2 == 0 else ("bare", "spacy")
+            for side in order:
+                if side == "spacy":
+                    pps, loss = timed(lambda: spacy_train_epoch(nlp, thinc_opt, sp_batches), n_pairs)
+                    sp_runs.append(pps)
+                    sp_loss.append(loss)
+                else:
+                    pps, loss = timed(
+                        lambda: bare_train_epoch(module, bare_inputs, torch_opt, bare_batches), n_pairs
+                    )
+                    bare_runs.append(pps)
+                    bare_loss.append(loss)
+            print(
+                f"train bs={bs} repeat {r + 1}/{args.repeats}: spaCy {sp_runs[-1]:.0f} "
+                f"bare {bare_runs[-1]:.0f} pairs/s",
+                file=sys.stderr,
+            )
+        sp, bare = summary(sp_runs), summary(bare_runs)
+        ratio = sp["median"] / bare["median"]
+        results["train"][str(bs)] = {
+            "batch_size": bs,
+            "pairs_per_epoch": n_pairs,
+            "spacy": sp,
+            "bare": bare,
+            "ratio": ratio,
+            "paired_ratios": [s / b for s, b in zip(sp_runs, bare_runs)],
+            "target_ratio": TRAIN_RATIO_TARGET,
+            "met": ratio >= TRAIN_RATIO_TARGET,
+            "mean_loss_last_epoch": {"spacy": sp_loss[-1], "bare": bare_loss[-1]},
+        }
+
+    # ---- inference ------------------------------------------------------
+    pairs = [(r[0], r[1]) for r in infer_rows]
+    n_inf = len(pairs)
+    ibs = args.infer_batch_size
+    infer_docs = [eg.predicted for eg in all_examples[: n_inf]]
+    infer_tokens = all_tokens[:n_inf]
+    infer_bare_batches = chunk(infer_tokens, ibs)
+
+    def run_pipe():
+        n = 0
+        for doc in nlp.pipe(spacy_attn.make_pairs(nlp, pairs), batch_size=ibs):
+            n += 1
+        return n
+
+    def run_tokenize():
+        n = 0
+        for doc in spacy_attn.make_pairs(nlp, pairs):
+            n += 1
+        return n
+
+    def run_pipe_docs():
+        n = 0
+        for doc in nlp.pipe(infer_docs, batch_size=ibs):
+            n += 1
+        return n
+
+    def run_bare():
+        return bare_predict(module, bare_inputs, infer_bare_batches)
+
+    # Cold first pass (fresh tokenizer cache for these strings is not
+    # possible to restore, so this is reported separately).
+    cold_pipe, _ = timed(run_pipe, n_inf)
+    run_bare()
+    run_tokenize()
+    run_pipe_docs()
+    infer_runs: Dict[str, List[float]] = {
+        "spacy_pipe_with_tokenization": [],
+        "tokenization_only": [],
+        "spacy_pipe_premade_docs": [],
+        "bare_forward_pretokenized": [],
+    }
+    fns = {
+        "spacy_pipe_with_tokenization": run_pipe,
+        "tokenization_only": run_tokenize,
+        "spacy_pipe_premade_docs": run_pipe_docs,
+        "bare_forward_pretokenized": run_bare,
+    }
+    for r in range(args.repeats):
+        names = list(fns) if r % 2 == 0 else list(reversed(list(fns)))
+        for name in names:
+            pps, n = timed(fns[name], n_inf)
+            assert n == n_inf, (name, n)
+            infer_runs[name].append(pps)
+        print(
+            f"infer repeat {r + 1}/{args.repeats}: "
+            + ", ".join(f"{k} {v[-1]:.0f}" for k, v in infer_runs.items()),
+            file=sys.stderr,
+        )
+    infer = {k: summary(v) for k, v in infer_runs.items()}
+    pipe_med = infer["spacy_pipe_with_tokenization"]["median"]
+    results["infer"] = {
+        "pairs": n_inf,
+        "batch_size": ibs,
+        **infer,
+        "spacy_pipe_with_tokenization_cold_first_pass": cold_pipe,
+        "target_pairs_per_s": INFER_TARGET,
+        "met": pipe_med >= INFER_TARGET,
+        "ratio_premade_docs_vs_bare": infer["spacy_pipe_premade_docs"]["median"]
+        / infer["bare_forward_pretokenized"]["median"],
+        "ratio_pipe_with_tok_vs_bare_plus_tok": pipe_med
+        / (
+            1.0
+            / (
+                1.0 / infer["tokenization_only"]["median"]
+                + 1.0 / infer["bare_forward_pretokenized"]["median"]
+            )
+        ),
+    }
+
+    # ---- profile (optional) --------------------------------------------
+    if args.profile:
+        bs = args.batch_sizes[0]
+        results["profile"] = {
+            "batch_size": bs,
+            "pairs": n_pairs,
+            **profile_spacy_train(nlp, thinc_opt, chunk(train_examples, bs)),
+        }
+        # Same for the bare loop, for reference.
+        prof = cProfile.Profile()
+        prof.enable()
+        bare_train_epoch(module, bare_inputs, torch_opt, chunk(train_tokens, bs))
+        prof.disable()
+        results["profile"]["bare_total_s"] = pstats.Stats(prof).total_tt
+
+    # ---- memory (subprocesses) -----------------------------------------
+    if not args.no_memory:
+        for bs in args.batch_sizes:
+            for side in ("spacy", "bare"):
+                kind = f"train-{side}"
+                print(f"memory: {kind} bs={bs}", file=sys.stderr)
+                results["memory"][f"{kind}-bs{bs}"] = spawn_worker(args, kind, bs)
+        for kind in ("infer-spacy", "infer-bare"):
+            print(f"memory: {kind}", file=sys.stderr)
+            results["memory"][kind] = spawn_worker(args, kind, args.batch_sizes[0])
+
+    results["parity"] = parity
+    results["load_average"] = {"start": load_start, "end": os.getloadavg()}
+    results["wall_time_s"] = time.time() - t_start
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Report
+
+
+def fmt(x: float, digits: int = 0) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def render_markdown(report: Dict[str, Any]) -> str:
+    m = report["machine"]
+    res = report["results"]
+    s = report["settings"]
+    out = io.StringIO()
+    w = out.write
+    w("# Speed benchmark: `attn_pair_classifier` vs bare PyTorch\n\n")
+    w("Reproduce (from the repository root):\n\n")
+    w(f"```\n{report['command']}\n```\n\n")
+    w(f"Generated {report['timestamp']} by `benchmarks/speed.py`; every number below is measured in that run.")
+    if s["quick"]:
+        w(" **Quick mode (smoke test): too few pairs/repeats for conclusions.**")
+    w("\n\n## Machine\n\n")
+    w("| item | value |\n| --- | --- |\n")
+    w(f"| CPU | {m['cpu']} |\n")
+    w(f"| logical CPUs (usable) | {m['logical_cpus']} ({m['usable_cpus']}) |\n")
+    w(f"| torch threads (both sides) | {m['torch_threads']} (interop {m['torch_interop_threads']}) |\n")
+    w(f"| python / torch / spaCy / thinc / numpy | {m['python']} / {m['torch']} / {m['spacy']} / {m['thinc']} / {m['numpy']} |\n")
+    w(f"| platform | {m['platform']} |\n")
+    la = res["load_average"]
+    w(f"| load average (1/5/15 min) at start / end | {' '.join(f'{x:.2f}' for x in la['start'])} / {' '.join(f'{x:.2f}' for x in la['end'])} |\n")
+    w(f"| wall time of the run | {res['wall_time_s']:.0f} s |\n\n")
+
+    w("## Setting\n\n")
+    w(
+        f"- Model: `spacy-attn.DecomposableAttention.v1`, hidden {HIDDEN}, dropout {DROPOUT}, no intra-attention; "
+        f"tok2vec `spacy-attn.FrozenVectors.v1` (key LOWER, {OOV_BUCKETS} trainable OOV buckets, normalized) over GloVe 6B 100d "
+        f"(`{GLOVE_REL}`, 100,000 words, converted with `spacy init vectors` into `{s['cache_dir_rel']}`).\n"
+        f"- spaCy side: `nlp.update(batch, sgd=optimizer)` on pre-made `Example`s (pair docs from `spacy_attn.make_pair`, "
+        f"reference = copy with gold `cats`); optimizer = thinc `Adam` as in `configs/glove.cfg` "
+        f"(lr {LEARN_RATE}, grad_clip {s['grad_clip']}, no averages).\n"
+        f"- Bare side: `DecomposableAttention(nI={WIDTH}, nH={HIDDEN}, nO={len(LABELS)}, dropout={DROPOUT})`, "
+        f"`torch.optim.Adam(lr={LEARN_RATE})`, `cross_entropy`. Timed region per batch: dict look-up of the "
+        f"pre-tokenized lower-cased tokens in GloVe (table L2-normalized once at load), OOV words hashed "
+        f"(`hash(w) % {OOV_BUCKETS}`) into a trainable `nn.Embedding({OOV_BUCKETS}, {WIDTH})` (also optimized), padding, "
+        f"forward, backward, step.\n"
+        f"- Same pairs, same order, same batches: the first {s['n_pairs']:,} SNLI dev pairs per epoch; "
+        f"warm-up {s['warmup_pairs']:,} pairs per side and batch size; median of {s['repeats']} repeats, sides alternating.\n"
+        f"- Input parity check (first 256 pairs): the spaCy model's padded segment tensors equal the bare ones on "
+        f"in-vocabulary tokens (max abs diff {res['parity']['max_abs_diff_known']:.2e}); "
+        f"{res['parity']['oov_tokens']} of {res['parity']['tokens']} tokens are OOV.\n\n"
+    )
+
+    w("## Results\n\n")
+    w("| measurement | spaCy (median pairs/s) | bare PyTorch (median pairs/s) | spaCy / bare | target | met |\n")
+    w("| --- | ---: | ---: | ---: | --- | --- |\n")
+    for bs, t in res["train"].items():
+        w(
+            f"| training, batch {bs} | {fmt(t['spacy']['median'])} "
+            f"({fmt(t['spacy']['min'])}–{fmt(t['spacy']['max'])}) | {fmt(t['bare']['median'])} "
+            f"({fmt(t['bare']['min'])}–{fmt(t['bare']['max'])}) | {t['ratio']:.3f} | ≥ {t['target_ratio']} | "
+            f"{'yes' if t['met'] else '**no**'} |\n"
+        )
+    inf = res["infer"]
+    p = inf["spacy_pipe_with_tokenization"]
+    b = inf["bare_forward_pretokenized"]
+    w(
+        f"| inference `nlp.pipe(make_pairs(...))` incl. tokenization, batch {inf['batch_size']} | "
+        f"{fmt(p['median'])} ({fmt(p['min'])}–{fmt(p['max'])}) | — | — | ≥ {fmt(inf['target_pairs_per_s'])} pairs/s | "
+        f"{'yes' if inf['met'] else '**no**'} |\n"
+    )
+    d = inf["spacy_pipe_premade_docs"]
+    w(
+        f"| inference on pre-made docs / pre-tokenized inputs | {fmt(d['median'])} ({fmt(d['min'])}–{fmt(d['max'])}) | "
+        f"{fmt(b['median'])} ({fmt(b['min'])}–{fmt(b['max'])}) | {inf['ratio_premade_docs_vs_bare']:.3f} | — | — |\n"
+    )
+    tk = inf["tokenization_only"]
+    w(f"| tokenization only (`make_pairs`) | {fmt(tk['median'])} ({fmt(tk['min'])}–{fmt(tk['max'])}) | — | — | — | — |\n\n")
+    w(
+        f"Ranges in brackets are min–max over the repeats. Inference runs over {inf['pairs']:,} SNLI dev pairs. "
+        f"The first (cold-cache) pass of `nlp.pipe` incl. tokenization ran at "
+        f"{fmt(inf['spacy_pipe_with_tokenization_cold_first_pass'])} pairs/s; later repeats reuse the tokenizer's cache. "
+        f"`nlp.pipe` incl. tokenization vs (tokenization + bare forward) combined: "
+        f"{inf['ratio_pipe_with_tok_vs_bare_plus_tok']:.3f}.\n\n"
+    )
+    for bs, t in res["train"].items():
+        w(
+            f"- Training batch {bs}: per-repeat paired ratios "
+            f"{', '.join(f'{r:.3f}' for r in t['paired_ratios'])}; mean loss in the last timed epoch "
+            f"spaCy {t['mean_loss_last_epoch']['spacy']:.3f}, bare {t['mean_loss_last_epoch']['bare']:.3f}.\n"
+        )
+    w("\n")
+
+    if res.get("memory"):
+        w("## Peak memory\n\n")
+        w(
+            "Each row is a fresh subprocess (`--worker`) that builds its side, then runs 2 epochs "
+            "(training) or 2 passes over the inference pairs; `ru_maxrss` of that process. The bare workers "
+            "do not import spaCy (tokens come from a cache of the same docs, vectors from the GloVe text file).\n\n"
+        )
+        w("| measurement | RSS after setup (MiB) | peak RSS (MiB) | peak − setup RSS (MiB) |\n| --- | ---: | ---: | ---: |\n")
+        for name, r in res["memory"].items():
+            w(
+                f"| {name} | {fmt(r['rss_after_setup_mb'], 1)} | {fmt(r['peak_rss_mb'], 1)} | "
+                f"{fmt(r['peak_rss_mb'] - r['rss_after_setup_mb'], 1)} |\n"
+            )
+        w("\n")
+
+    if res.get("profile"):
+        pr = res["profile"]
+        w(f"## Profile of the spaCy training loop (cProfile, batch {pr['batch_size']}, {pr['pairs']:,} pairs)\n\n")
+        w(
+            f"cProfile total {pr['total_s']:.2f} s (bare loop under cProfile: {pr['bare_total_s']:.2f} s). "
+            "Top functions by own time:\n\n"
+        )
+        w("| function | calls | own s | own share | cum share |\n| --- | ---: | ---: | ---: | ---: |\n")
+        for r in pr["by_tottime"][:20]:
+            w(f"| `{r['where']}` | {r['calls']} | {r['tottime_s']:.3f} | {100 * r['tottime_share']:.1f}% | {100 * r['cumtime_share']:.1f}% |\n")
+        w("\nTop by cumulative time:\n\n")
+        w("| function | calls | cum s | cum share |\n| --- | ---: | ---: | ---: |\n")
+        for r in pr["by_cumtime"][:25]:
+            w(f"| `{r['where']}` | {r['calls']} | {r['cumtime_s']:.3f} | {100 * r['cumtime_share']:.1f}% |\n")
+        w("\n")
+    return out.getvalue()
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, default=None, help="timed repeats per measurement (default 7; quick: 2)")
+    p.add_argument("--n-pairs", type=int, default=None, help="training pairs per timed epoch (default 4096; quick: 512)")
+    p.add_argument("--infer-pairs", type=int, default=None, help="inference pairs (default all 9,842; quick: 2048)")
+    p.add_argument("--quick", action="store_true", help="small smoke-test run")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default benchmarks/results; quick: benchmarks/runs/speed-quick)")
+    p.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[32, 256])
+    p.add_argument("--infer-batch-size", type=int, default=256)
+    p.add_argument("--warmup-pairs", type=int, default=None, help="warm-up pairs per side and batch size (default 1024; quick: 256)")
+    p.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch.set_num_threads for both sides")
+    p.add_argument("--grad-clip", type=float, default=5.0, help="thinc Adam grad_clip (configs/glove.cfg: 5.0)")
+    p.add_argument("--data-dir", type=Path, default=default_data_dir())
+    p.add_argument("--cache-dir", type=Path, default=REPO / "benchmarks" / "runs" / "cache")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
+    p.add_argument("--profile", action="store_true", help="cProfile one spaCy training epoch (first batch size)")
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--batch-size", type=int, default=32, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    q = args.quick
+    if args.repeats is None:
+        args.repeats = 2 if q else 7
+    if args.n_pairs is None:
+        args.n_pairs = 512 if q else 4096
+    if args.infer_pairs is None:
+        args.infer_pairs = 2048 if q else 0
+    if args.warmup_pairs is None:
+        args.warmup_pairs = 256 if q else 1024
+    if args.out is None:
+        args.out = REPO / "benchmarks" / ("runs/speed-quick" if q else "results")
+    return args
+
+
+def main(argv=None) -> None:
+    global GRAD_CLIP
+    args = parse_args(argv)
+    GRAD_CLIP = args.grad_clip
+    if args.worker:
+        print(json.dumps(run_worker(args)))
+        return
+    cmd_args = sys.argv[1:] if argv is None else list(argv)
+    command = "python benchmarks/speed.py" + ("" if not cmd_args else " " + shlex.join(cmd_args))
+    results = run_benchmark(args)
+    report = {
+        "command": command,
+        "timestamp": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": machine_info(args.threads),
+        "settings": {
+            "quick": args.quick,
+            "repeats": args.repeats,
+            "n_pairs": args.n_pairs,
+            "infer_pairs": args.infer_pairs or "all",
+            "batch_sizes": args.batch_sizes,
+            "infer_batch_size": args.infer_batch_size,
+            "warmup_pairs": args.warmup_pairs,
+            "threads": args.threads,
+            "grad_clip": args.grad_clip,
+            "data_dir": str(args.data_dir),
+            "cache_dir_rel": os.path.relpath(args.cache_dir, REPO),
+        },
+        "results": results,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "speed.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "speed.md").write_text(render_markdown(report))
+    print(f"wrote {args.out / 'speed.md'} and {args.out / 'speed.json'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Shipped configs fill and validate; bad settings fail validation."""
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.util import load_config, load_model_from_config, registry
+from thinc.api import Config, ConfigValidationError
+
+import spacy_attn  # noqa: F401
+
+CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs").glob("*.cfg"))
+
+
+def test_configs_exist():
+    names = {p.name for p in CONFIGS}
+    assert {"glove.cfg", "glove_intra.cfg", "tok2vec.cfg", "transformer.cfg", "qqp_glove.cfg"} <= names
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_config_fills_and_validates(path):
+    config = load_config(path)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    assert "attn_pair_classifier" in nlp.pipe_names
+    # The training section resolves too (readers, optimizer, batcher).
+    filled = nlp.config.interpolate()
+    from spacy.schemas import ConfigSchemaTraining
+
+    T = registry.resolve(filled["training"], schema=ConfigSchemaTraining)
+    assert T["train_corpus"] == "corpora.train"
+    model = nlp.get_pipe("attn_pair_classifier").model
+    expected = "intra" in path.name
+    assert model.get_ref("attention").shims[0]._model.intra_attention is expected
+
+
+def test_default_config_fill():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("attn_pair_classifier")
+    cfg = nlp.config["components"]["attn_pair_classifier"]
+    assert cfg["model"]["@architectures"] == "spacy-attn.DecomposableAttention.v1"
+    assert cfg["span_key"] == "pair"
+    assert pipe.span_key == "pair"
+    # cfg must be JSON-serialisable (it is written to cfg on disk)
+    import json
+
+    json.dumps(pipe.cfg)
+
+
+def test_bad_config_value_fails_validation():
+    nlp = spacy.blank("en")
+    with pytest.raises(ConfigValidationError):
+        nlp.add_pipe(
+            "attn_pair_classifier",
+            config={"model": {"@architectures": "spacy-attn.DecomposableAttention.v1", "hidden_width": "wide"}},
+        )

@@ -1,0 +1,48 @@
+"""Everything the package registers resolves, and is an entry point."""
+from importlib.metadata import entry_points
+
+import pytest
+import spacy
+from spacy.util import registry
+
+import spacy_attn  # noqa: F401  (registers)
+
+REGISTERED = {
+    "spacy_factories": ["attn_pair_classifier"],
+    "spacy_architectures": ["spacy-attn.DecomposableAttention.v1", "spacy-attn.FrozenVectors.v1"],
+    "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1"],
+    "spacy_readers": ["spacy-attn.PairCorpus.v1"],
+}
+
+
+def test_registry_resolves():
+    assert callable(registry.architectures.get("spacy-attn.DecomposableAttention.v1"))
+    assert callable(registry.architectures.get("spacy-attn.FrozenVectors.v1"))
+    assert callable(registry.scorers.get("spacy-attn.pair_classifier_scorer.v1"))
+    assert callable(registry.readers.get("spacy-attn.PairCorpus.v1"))
+    assert "attn_pair_classifier" in spacy.Language.factories
+
+
+@pytest.mark.parametrize("group", sorted(REGISTERED))
+def test_entry_points(group):
+    """Each registration is an installed entry point that loads the same
+    function, so `spacy package` and `spacy.load` find spacy-attn."""
+    eps = {ep.name: ep for ep in entry_points(group=group)}
+    for name in REGISTERED[group]:
+        assert name in eps, f"{name} missing from entry point group {group}"
+        assert eps[name].value.startswith("spacy_attn."), eps[name].value
+        assert callable(eps[name].load())
+
+
+def test_every_registration_has_an_entry_point():
+    """A new registration without an entry point fails here."""
+    names = {
+        "spacy_architectures": registry.architectures,
+        "spacy_scorers": registry.scorers,
+        "spacy_readers": registry.readers,
+    }
+    for group, reg in names.items():
+        ours = {n for n in reg.get_all() if n.startswith("spacy-attn.")}
+        assert ours == set(REGISTERED[group]), (group, ours)
+    factories = {n for n in spacy.Language.factories if n.startswith("attn_")}
+    assert factories == set(REGISTERED["spacy_factories"])
