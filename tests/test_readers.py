@@ -1,0 +1,103 @@
+"""Pair corpus readers and the converter, on small files written by the tests."""
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+import spacy
+from spacy.util import registry
+
+from spacy_attn import get_pair_texts
+from spacy_attn.readers import CorpusFormatError, PairCorpus, read_pair_rows
+
+
+@pytest.fixture
+def nlp():
+    return spacy.blank("en")
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf8")
+    return path
+
+
+def test_official_snli_jsonl_skips_unlabelled(tmp_path, nlp, caplog):
+    rows = [
+        {"gold_label": "neutral", "sentence1": "A b.", "sentence2": "C d.", "pairID": "1"},
+        {"gold_label": "-", "sentence1": "E.", "sentence2": "F.", "pairID": "2"},
+        {"gold_label": "entailment", "sentence1": "G h.", "sentence2": "I.", "pairID": "3"},
+    ]
+    path = write(tmp_path / "snli_1.0_dev.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    with caplog.at_level("WARNING", logger="spacy_attn"):
+        found, stats = read_pair_rows(path)
+    assert [r.label for r in found] == ["neutral", "entailment"]
+    assert stats.skipped_unlabelled == 1
+    assert "skipped 1 unlabelled" in caplog.text
+    examples = list(registry.readers.get("spacy-attn.PairCorpus.v1")(path)(nlp))
+    assert len(examples) == 2
+    assert get_pair_texts(examples[0].predicted) == ("A b.", "C d.")
+    assert examples[0].reference.cats == {"neutral": 1.0}
+    assert "pair" in examples[1].predicted.spans
+
+
+def test_mirror_jsonl_gz_and_label_map(tmp_path, nlp):
+    path = tmp_path / "mrpc.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf8") as f:
+        f.write(json.dumps({"id": "1_2", "text_a": "X y.", "text_b": "Z.", "label": 1}) + "\n")
+        f.write(json.dumps({"id": "3_4", "text_a": "P.", "text_b": "Q r.", "label": 0}) + "\n")
+    corpus = PairCorpus(path, label_map={"0": "no", "1": "yes"})
+    assert [eg.reference.cats for eg in corpus(nlp)] == [{"yes": 1.0}, {"no": 1.0}]
+    binary = PairCorpus(path, positive_label="1")
+    assert [eg.reference.cats for eg in binary(nlp)] == [{"1": 1.0}, {"1": 0.0}]
+
+
+def test_quora_tsv(tmp_path, nlp):
+    text = (
+        "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
+        "0\t1\t2\tHow do I learn \"Python\"?\tWhat is the best way to learn Python?\t1\n"
+        "1\t3\t4\tWhy is the sky blue?\tHow tall is Everest?\t0\n"
+    )
+    path = write(tmp_path / "quora_duplicate_questions.tsv", text)
+    examples = list(PairCorpus(path, label_map={"0": "not_duplicate", "1": "duplicate"})(nlp))
+    assert get_pair_texts(examples[0].predicted)[0] == 'How do I learn "Python"?'
+    assert [e.reference.cats for e in examples] == [{"duplicate": 1.0}, {"not_duplicate": 1.0}]
+
+
+def test_mrpc_official_txt(tmp_path, nlp):
+    text = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t11\t12\tA b.\tA c.\n"
+    path = write(tmp_path / "msr_paraphrase_train.txt", text)
+    rows, _ = read_pair_rows(path)
+    assert (rows[0].first, rows[0].second, rows[0].label) == ("A b.", "A c.", "1")
+
+
+def test_malformed_rows_name_file_and_line(tmp_path):
+    good = json.dumps({"premise": "a", "hypothesis": "b", "label": "neutral"})
+    path = write(tmp_path / "bad.jsonl", good + "\n" + "{not json\n")
+    with pytest.raises(CorpusFormatError, match=r"bad.jsonl:2: invalid JSON"):
+        read_pair_rows(path)
+    path = write(tmp_path / "missing.jsonl", good + "\n\n" + json.dumps({"premise": "a", "label": "x"}) + "\n")
+    with pytest.raises(CorpusFormatError, match=r"missing.jsonl:3: missing second text"):
+        read_pair_rows(path)
+    path = write(tmp_path / "short.tsv", "sentence1\tsentence2\tgold_label\na\tb\tneutral\nonly\ttwo\n")
+    with pytest.raises(CorpusFormatError, match=r"short.tsv:3: expected 3 tab-separated fields"):
+        read_pair_rows(path)
+    with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
+        read_pair_rows(tmp_path / "nowhere.jsonl")
+
+
+def test_convert_cli_and_docbin_reader(tmp_path, nlp):
+    rows = [{"premise": "A man sleeps.", "hypothesis": "A man rests.", "label": "entailment"},
+            {"premise": "A cat.", "hypothesis": "A dog.", "label": "contradiction"},
+            {"premise": "x", "hypothesis": "y", "label": "-"}]
+    src = write(tmp_path / "in.jsonl", "\n".join(json.dumps(r) for r in rows))
+    out = tmp_path / "out.spacy"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_attn", "convert", str(src), str(out)],
+        capture_output=True, text=True, check=True,
+    )
+    assert "Wrote 2 pairs" in result.stdout and "skipped 1" in result.stdout
+    examples = list(PairCorpus(out)(nlp))
+    assert [get_pair_texts(e.predicted) for e in examples] == [("A man sleeps.", "A man rests."), ("A cat.", "A dog.")]
+    assert examples[0].predicted.cats == {}  # gold only on the reference
+    assert examples[1].reference.cats == {"contradiction": 1.0}
