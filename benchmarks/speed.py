@@ -321,17 +321,34 @@ def summary(values: List[float]) -> Dict[str, Any]:
     }
 
 
+def _proc_status_mb(field: str) -> Optional[float]:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss_mb() -> float:
-    # Linux: ru_maxrss is in KiB.
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """Peak resident set size of this process, MiB.
+
+    Linux's VmHWM (the high-water mark of this process's address space) is
+    used where available: ``ru_maxrss`` survives fork + exec, so a worker
+    started by a large parent would report the parent's peak. Elsewhere
+    ``ru_maxrss`` (KiB on Linux, bytes on macOS)."""
+    hwm = _proc_status_mb("VmHWM")
+    if hwm is not None:
+        return hwm
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss / (1024.0 * 1024.0 if sys.platform == "darwin" else 1024.0)
 
 
 def current_rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
+    rss = _proc_status_mb("VmRSS")
+    return float("nan") if rss is None else rss
 
 
 def machine_info(threads: int) -> Dict[str, Any]:
@@ -420,6 +437,7 @@ def run_worker(args) -> Dict[str, Any]:
             out["items"] = 2 * len(tokens[: args.n_pairs])
         out["imports_spacy"] = "spacy" in sys.modules
     out["peak_rss_mb"] = peak_rss_mb()
+    out["ru_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     out["rss_end_mb"] = current_rss_mb()
     return out
 
@@ -440,7 +458,6 @@ def spawn_worker(args, kind: str, batch_size: int) -> Dict[str, Any]:
     if proc.returncode != 0:
         raise RuntimeError(f"worker {kind} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    # Cross-check with the kernel's view of the child.
     return result
 
 
