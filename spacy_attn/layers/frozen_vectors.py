@@ -12,7 +12,7 @@ import numpy
 from spacy.attrs import intify_attr
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Model
+from thinc.api import Model, get_array_module
 from thinc.types import Floats2d, Ints1d
 
 
@@ -108,7 +108,9 @@ def forward(
     table = vectors.data
     output = numpy.zeros((len(keys), width), dtype="float32")
     if known.any():
-        found = ops.to_numpy(table[rows[known]]).astype("float32")
+        # The table may live on the GPU (cupy) after Vectors.to_ops.
+        xp = get_array_module(table)
+        found = ops.to_numpy(table[xp.asarray(rows[known])]).astype("float32")
         if model.attrs["normalize"]:
             norms = numpy.linalg.norm(found, axis=1, keepdims=True)
             found /= numpy.maximum(norms, 1e-8)
