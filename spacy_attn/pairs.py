@@ -45,6 +45,7 @@ def make_pair(
 
     nlp (Language): The pipeline whose tokenizer to use (or a tokenizer).
     first (str): The first text (premise, question, ...). May be empty.
+        Leading and trailing whitespace is removed from both texts.
     second (str): The second text (hypothesis, context, ...). May be empty.
     span_key (str): The ``doc.spans`` key that records the two segments.
     labels (Tuple[str, str]): Labels of the two segment spans.
@@ -56,6 +57,10 @@ def make_pair(
             f"{type(second).__name__}."
         )
     make_doc = _tokenizer(nlp)
+    # Surrounding whitespace would become whitespace tokens at the join,
+    # landing in one segment or the other depending on the tokenizer, so
+    # each text is stripped.
+    first, second = first.strip(), second.strip()
     if first and second:
         doc = make_doc(first + " " + second)
         # Tokens starting before the join belong to the first text.

@@ -36,6 +36,13 @@ def test_tokens_never_cross_the_join(nlp, first, second):
     assert [t.text for t in doc[s2:e2]] == [t.text for t in nlp.make_doc(second)]
 
 
+def test_surrounding_whitespace_is_stripped(nlp):
+    doc = make_pair(nlp, "  He said so. ", " Harlem is far.  ")
+    assert doc.text == "He said so. Harlem is far."
+    assert get_pair_texts(doc) == ("He said so.", "Harlem is far.")
+    assert not any(t.is_space for t in doc)
+
+
 def test_empty_segments(nlp):
     doc = make_pair(nlp, "", "Only the second.")
     assert get_pair_bounds(doc) == (0, 0, 0, 4)
