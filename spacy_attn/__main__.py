@@ -1,9 +1,14 @@
-"""Command line helpers: ``python -m spacy_attn convert|evaluate``.
+"""Command line helpers: ``python -m spacy_attn convert|evaluate|benchmark-speed``.
 
 convert: pair corpus (jsonl / tsv, optionally .gz) -> DocBin of pair docs.
 evaluate: like ``spacy evaluate``, but reads pair corpora with
 ``spacy-attn.PairCorpus.v1`` so the predicted docs keep their pair spans
-(``spacy evaluate`` re-tokenizes the text and drops span groups).
+(``spacy evaluate`` re-tokenizes the text and drops span groups; it works
+with ``--code scripts/pair_spans.py``, see ``spacy_attn.compat``).
+benchmark-speed: like ``spacy benchmark speed`` (same warm-up, batches and
+statistics), but re-tokenizes each benchmark doc into a pair doc with
+``make_pair``; spaCy's version rebuilds docs with ``nlp.make_doc``, which
+cannot know where the pair's texts meet.
 """
 import argparse
 import json
@@ -55,6 +60,41 @@ def evaluate(args: argparse.Namespace) -> None:
     print(text)
 
 
+def benchmark_speed(args: argparse.Namespace) -> None:
+    import random
+
+    from spacy.cli.benchmark_speed import annotate, print_mean_with_ci, print_outliers, warmup
+
+    from .pairs import get_pair_texts
+
+    if args.gpu_id >= 0:
+        spacy.require_gpu(args.gpu_id)
+    nlp = spacy.load(args.model)
+    batch_size = args.batch_size or nlp.batch_size
+    corpus = PairCorpus(args.data, span_key=args.span_key)
+    docs = [eg.predicted for eg in corpus(nlp)]
+    if not docs:
+        raise SystemExit("Cannot benchmark speed using an empty corpus.")
+    texts = [get_pair_texts(doc, args.span_key) for doc in docs]
+    print(f"Warming up for {args.warmup} epochs...")
+    warmup(nlp, docs, args.warmup, batch_size)
+    print(f"\nBenchmarking {args.batches} batches...")
+    rng = random.Random(0)
+    picks = [rng.choice(texts) for _ in range(args.batches * batch_size)]
+    # Tokenization is part of the timed work, as in `spacy benchmark speed`.
+    wps = annotate(nlp, (make_pair(nlp, a, b, span_key=args.span_key) for a, b in picks), batch_size)
+    print()
+    print_outliers(wps)
+    print_mean_with_ci(wps)
+    if args.output:
+        import numpy
+
+        result = {"words_per_second_mean": float(numpy.mean(wps)), "batches": len(wps),
+                  "batch_size": batch_size, "words_per_second": [float(x) for x in wps]}
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m spacy_attn")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,6 +122,17 @@ def main(argv=None) -> None:
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--gpu-id", type=int, default=-1)
     p.set_defaults(func=evaluate)
+
+    p = sub.add_parser("benchmark-speed", help="words/s of a pipeline on pair docs (incl. tokenization)")
+    p.add_argument("model")
+    p.add_argument("data")
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--batches", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--span-key", default=DEFAULT_SPAN_KEY)
+    p.add_argument("--gpu-id", type=int, default=-1)
+    p.add_argument("--output", default=None, help="write the measurements as JSON here")
+    p.set_defaults(func=benchmark_speed)
 
     args = parser.parse_args(argv)
     args.func(args)

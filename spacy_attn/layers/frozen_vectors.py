@@ -86,6 +86,29 @@ def init(model: Model, X=None, Y=None) -> None:
     model.set_param("E", model.ops.asarray2f(E.astype("float32")))
 
 
+def _lookup_table(model: Model, vectors):
+    """The vectors table as float32, unit-normalized when configured.
+
+    Normalizing the whole table once (and caching it for as long as the
+    vocab keeps the same table) is cheaper than normalizing the looked-up
+    rows of every batch. The cache is a plain attribute of the layer's
+    forward function, so it is never serialized with the model.
+    """
+    data = vectors.data
+    cache = forward.__dict__.setdefault("_tables", {})
+    key = (model.id, id(data), data.shape, model.attrs["normalize"])
+    if key not in cache:
+        if len(cache) >= 8:  # bound the memory held by stale tables
+            cache.clear()
+        xp = get_array_module(data)
+        table = xp.asarray(data, dtype="float32")
+        if model.attrs["normalize"]:
+            norms = xp.sqrt((table * table).sum(axis=1, keepdims=True))
+            table = table / xp.maximum(norms, 1e-8)
+        cache[key] = (data, table)  # keep data alive so its id stays unique
+    return cache[key][1]
+
+
 def forward(
     model: Model, docs: List[Doc], is_train: bool
 ) -> Tuple[List[Floats2d], Callable]:
@@ -105,16 +128,12 @@ def forward(
     ).astype("uint64")
     rows = numpy.asarray(vectors.find(keys=keys)).reshape(-1) if len(keys) else keys
     known = rows >= 0
-    table = vectors.data
+    table = _lookup_table(model, vectors)
     output = numpy.zeros((len(keys), width), dtype="float32")
     if known.any():
         # The table may live on the GPU (cupy) after Vectors.to_ops.
         xp = get_array_module(table)
-        found = ops.to_numpy(table[xp.asarray(rows[known])]).astype("float32")
-        if model.attrs["normalize"]:
-            norms = numpy.linalg.norm(found, axis=1, keepdims=True)
-            found /= numpy.maximum(norms, 1e-8)
-        output[known] = found
+        output[known] = ops.to_numpy(table[xp.asarray(rows[known])])
     n_oov = model.get_dim("nV")
     oov_idx = None
     if n_oov > 0 and (~known).any():
