@@ -1,0 +1,70 @@
+"""Install a packaged pipeline into a fresh virtual environment (no checkout
+of this repo on its path), load it by package name and classify a new pair.
+
+    python scripts/install_check.py packages/<pipeline>.whl packages/spacy_attn-*.whl \
+        --package en_attn_pair_sick --venv .venv-install-check
+
+The venv gets CPU torch first (an unpinned torch would pull CUDA builds),
+then the spacy-attn wheel and the pipeline wheel; pip resolves the
+pipeline's declared requirements (spacy-attn, spacy, ...) itself.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+CHECK = r"""
+import json, sys, spacy
+name = sys.argv[1]
+nlp = spacy.load(name)
+import spacy_attn
+doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.", "A person is making music."))
+assert spacy_attn.__file__.find("site-packages") >= 0, spacy_attn.__file__
+print(json.dumps({"package": name, "pipeline": nlp.pipe_names, "cats": doc.cats,
+                  "spacy_attn": spacy_attn.__file__, "requirements": nlp.meta.get("requirements")}))
+"""
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("pipeline_wheel")
+    p.add_argument("spacy_attn_wheel")
+    p.add_argument("--package", required=True, help="the pipeline's package name")
+    p.add_argument("--venv", default=None, help="venv folder (default: a temporary one)")
+    p.add_argument("--torch", default="torch==2.13.0")
+    p.add_argument("--output", default=None, help="write the check result as JSON")
+    args = p.parse_args(argv)
+    pipeline_wheel = sorted(glob.glob(args.pipeline_wheel))[-1]
+    attn_wheel = sorted(glob.glob(args.spacy_attn_wheel))[-1]
+    env_dir = Path(args.venv or tempfile.mkdtemp(prefix="attn-install-check-"))
+    if env_dir.exists():
+        shutil.rmtree(env_dir)
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "-q"]
+    subprocess.check_call(pip + [args.torch])
+    subprocess.check_call(pip + [attn_wheel, pipeline_wheel])
+    # Run from a neutral folder so no checkout of spacy_attn can be imported.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    out = subprocess.run(
+        [python, "-c", CHECK, args.package], cwd=tempfile.gettempdir(), env=env,
+        capture_output=True, text=True,
+    )
+    if out.returncode != 0:
+        print(out.stdout, out.stderr, file=sys.stderr)
+        sys.exit(out.returncode)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    print("✔ installed and loaded", result["package"], "->", result["cats"])
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
