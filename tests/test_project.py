@@ -77,13 +77,18 @@ def _fake_mirror(root: Path, corrupt: bool) -> Path:
     return root
 
 
+def _prepare_sick(mirror: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SPACY_ATTN_MIRROR"}
+    return subprocess.run(
+        [sys.executable, "scripts/prepare.py", "sick", str(tmp_path / "out"),
+         "--mirror", str(mirror), "--assets", str(tmp_path / "no-assets")],
+        cwd=REPO, capture_output=True, text=True, env=env,
+    )
+
+
 def test_prepare_reports_missing_mirror_file(tmp_path):
     mirror = _fake_mirror(tmp_path / "mirror", corrupt=False)
-    env_free = {k: v for k, v in os.environ.items() if k != "SPACY_ATTN_MIRROR"}
-    result = subprocess.run(
-        [sys.executable, "scripts/prepare.py", "sick", str(tmp_path / "out"), "--mirror", str(mirror), "--assets", str(tmp_path / "none")],
-        cwd=REPO, capture_output=True, text=True, env=env_free,
-    )
+    result = _prepare_sick(mirror, tmp_path)
     assert result.returncode == 1
     assert f"Mirror file {mirror / 'sick/test.jsonl.gz'} is missing" in result.stderr
     assert "spacy project assets" in result.stderr
@@ -91,11 +96,7 @@ def test_prepare_reports_missing_mirror_file(tmp_path):
 
 def test_prepare_reports_checksum_mismatch(tmp_path):
     mirror = _fake_mirror(tmp_path / "mirror", corrupt=True)
-    env_free = {k: v for k, v in os.environ.items() if k != "SPACY_ATTN_MIRROR"}
-    result = subprocess.run(
-        [sys.executable, "scripts/prepare.py", "sick", str(tmp_path / "out"), "--mirror", str(mirror), "--assets", str(tmp_path / "none")],
-        cwd=REPO, capture_output=True, text=True, env=env_free,
-    )
+    result = _prepare_sick(mirror, tmp_path)
     assert result.returncode == 1
     assert f"Checksum mismatch for mirror file {mirror / 'sick/trial.jsonl.gz'}" in result.stderr
 
