@@ -42,7 +42,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     pipeline_wheel = sorted(glob.glob(args.pipeline_wheel))[-1]
     attn_wheel = sorted(glob.glob(args.spacy_attn_wheel))[-1]
-    env_dir = Path(args.venv or tempfile.mkdtemp(prefix="attn-install-check-"))
+    # Absolute: the check runs from a neutral working directory.
+    env_dir = Path(args.venv or tempfile.mkdtemp(prefix="attn-install-check-")).resolve()
     if env_dir.exists():
         shutil.rmtree(env_dir)
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
