@@ -55,3 +55,14 @@ def test_attention_weights():
     assert w.shape == (4, 7, 5)
     assert torch.allclose(w[0].sum(-1), torch.ones(7), atol=1e-6)
     assert torch.equal(w[1, 3:], torch.zeros(4, 5))
+
+
+def test_parameter_count_matches_paper():
+    """Paper setting (300d GloVe, hidden 200, 3 classes, no intra-attention):
+    Parikh et al. report 380K parameters."""
+    model = DecomposableAttention(300, 200, 3)
+    n = sum(p.numel() for p in model.parameters())
+    # projection 60,000 + F 80,400 + G 120,400 + H 120,400 + output 603
+    assert n == 381_803
+    intra = DecomposableAttention(300, 200, 3, intra_attention=True, max_distance=10)
+    assert sum(p.numel() for p in intra.parameters()) > n
