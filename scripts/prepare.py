@@ -10,9 +10,7 @@ A missing file or a checksum mismatch stops with a message naming the file
 and what to do.
 """
 import argparse
-import gzip
 import hashlib
-import io
 import json
 import os
 import random

@@ -18,9 +18,8 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-from .pairs import DEFAULT_SPAN_KEY
+from .pairs import DEFAULT_SPAN_KEY, make_pair
 from .readers import PairCorpus, cats_for, read_pair_rows
-from .pairs import make_pair
 
 
 def convert(args: argparse.Namespace) -> None:

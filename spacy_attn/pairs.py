@@ -6,13 +6,12 @@ span group (default key ``"pair"``). Keeping a pair in one ``Doc`` means that
 ``DocBin`` corpora, ``Example`` objects, ``nlp.pipe``, ``spacy evaluate`` and
 shared tok2vec / transformer layers all work unchanged.
 """
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.attrs import IDX
 from spacy.language import Language
 from spacy.tokens import Doc, Span
-from spacy.vocab import Vocab
 
 DEFAULT_SPAN_KEY = "pair"
 SEGMENT_LABELS = ("first", "second")

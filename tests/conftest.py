@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy
 import pytest
-import spacy
 from spacy.training import Example
 
 import spacy_attn

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import spacy
 from spacy.util import load_config, load_model_from_config, registry
-from thinc.api import Config, ConfigValidationError
+from thinc.api import ConfigValidationError
 
 import spacy_attn  # noqa: F401
 

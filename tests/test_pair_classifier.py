@@ -2,11 +2,9 @@
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import fix_random_seed
 
-import spacy_attn
 from spacy_attn import PairError, make_pair
 
 from .conftest import add_random_vectors, make_examples, pair_config

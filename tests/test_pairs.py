@@ -2,7 +2,6 @@
 import pytest
 import spacy
 
-import spacy_attn
 from spacy_attn import PairError, get_pair_bounds, get_pair_texts, make_pair, make_pairs, set_pair
 
 

@@ -13,7 +13,7 @@ from spacy.attrs import intify_attr
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model, get_array_module
-from thinc.types import Floats2d, Ints1d
+from thinc.types import Floats2d
 
 
 @registry.architectures("spacy-attn.FrozenVectors.v1")

@@ -3,7 +3,6 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
-import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
