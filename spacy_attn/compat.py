@@ -15,7 +15,7 @@ Use it from the command line through ``--code``::
 """
 from typing import Iterable
 
-from .pairs import DEFAULT_SPAN_KEY
+from .pairs import DEFAULT_SPAN_KEY, align_pair_to_predicted
 
 
 def carry_pair_spans(span_keys: Iterable[str] = (DEFAULT_SPAN_KEY,)) -> None:
@@ -36,10 +36,7 @@ def carry_pair_spans(span_keys: Iterable[str] = (DEFAULT_SPAN_KEY,)) -> None:
     def _make_example(self, nlp, reference, gold_preproc):
         example = original(self, nlp, reference, gold_preproc)
         for key in _make_example._spacy_attn_keys:
-            if key in reference.spans and key not in example.predicted.spans:
-                example.predicted.spans[key] = example.get_aligned_spans_y2x(
-                    reference.spans[key], allow_overlap=True
-                )
+            align_pair_to_predicted(example, key)
         return example
 
     _make_example._spacy_attn_keys = keys

@@ -157,6 +157,28 @@ def get_pair_bounds(
     return first.start, first.end, second.start, second.end
 
 
+def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
+    """Give an ``Example``'s predicted doc the pair spans of its reference doc,
+    if it lacks them.
+
+    spaCy's ``Corpus`` re-tokenizes the reference text into a fresh predicted
+    doc without span groups. The pair is input structure rather than an
+    annotation to predict, so aligning it from the reference leaks no gold.
+
+    RAISES (PairError): If the spans do not align with the predicted tokens.
+    """
+    if span_key in example.predicted.spans or span_key not in example.reference.spans:
+        return
+    spans = example.reference.spans[span_key]
+    aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
+    if len(aligned) != len(spans):
+        raise PairError(
+            f"{example.reference.text[:60]!r}: the pair spans of the reference doc "
+            f"do not align with the predicted doc's tokens."
+        )
+    example.predicted.spans[span_key] = aligned
+
+
 def get_pair_texts(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[str, str]:
     """Return the two segment texts of a pair doc."""
     s1, e1, s2, e2 = get_pair_bounds(doc, span_key)
@@ -171,4 +193,5 @@ __all__ = [
     "set_pair",
     "get_pair_bounds",
     "get_pair_texts",
+    "align_pair_to_predicted",
 ]

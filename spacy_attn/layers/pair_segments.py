@@ -51,14 +51,16 @@ def get_bounds(docs: List[Doc], span_key: str) -> numpy.ndarray:
     ).reshape(-1, 4)
 
 
-def _gather_index(bounds: numpy.ndarray, starts: numpy.ndarray, offsets: numpy.ndarray):
+def _gather_index(bounds: numpy.ndarray, offsets: numpy.ndarray):
     """Index arrays that move one segment of every doc between the flat
     (all tokens of the batch) and the padded (batch, length) layout.
 
     RETURNS: (example, position, flat_row) int arrays, one entry per token
-        of the segment, and the segment lengths.
+        of the segment, and the segment lengths. ``bounds`` is (n_docs, 2):
+        the segment's start and end token in each doc.
     """
-    lengths = bounds[:, 1] - bounds[:, 0]
+    starts = bounds[:, 0]
+    lengths = bounds[:, 1] - starts
     example = numpy.repeat(numpy.arange(len(lengths), dtype="int32"), lengths)
     first_of = numpy.cumsum(lengths) - lengths
     position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(first_of, lengths)
@@ -75,8 +77,8 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Ca
     offsets = numpy.cumsum(doc_lengths) - doc_lengths
     flat = ops.flatten(vectors) if vectors else ops.alloc2f(0, width)
     # One vectorized gather per segment instead of a Python loop per doc.
-    index_a = _gather_index(bounds[:, 0:2], bounds[:, 0], offsets)
-    index_b = _gather_index(bounds[:, 2:4], bounds[:, 2], offsets)
+    index_a = _gather_index(bounds[:, 0:2], offsets)
+    index_b = _gather_index(bounds[:, 2:4], offsets)
     padded = []
     for example, position, flat_row, lengths in (index_a, index_b):
         # At least one column so empty segments still give a valid tensor.

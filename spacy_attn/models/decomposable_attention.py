@@ -160,6 +160,23 @@ class DecomposableAttention(nn.Module):
         self.H = FeedForward(2 * nH, nH, dropout)
         self.output = nn.Linear(nH, nO) if nO is not None else None
 
+    def _attend(self, A, A_lengths, B, B_lengths):
+        """Project (and self-align) the real tokens and score every pair of
+        them: e_ij = F(a_i) . F(b_j).
+
+        RETURNS: a (Na, nA) and b (Nb, nA) packed token vectors, their masks
+            (B, La) and (B, Lb), and the attention logits e (B, La, Lb).
+        """
+        mask_a = length_mask(A_lengths, A.shape[1])  # (B, La)
+        mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
+        a = self.project(A[mask_a])  # (Na, nH)
+        b = self.project(B[mask_b])  # (Nb, nH)
+        if self.intra is not None:
+            a = self.intra(a, mask_a)  # (Na, 2 nH)
+            b = self.intra(b, mask_b)
+        e = torch.bmm(_pad(self.F(a), mask_a), _pad(self.F(b), mask_b).transpose(1, 2))
+        return a, mask_a, b, mask_b, e
+
     def forward(
         self,
         A: torch.Tensor,
@@ -171,17 +188,7 @@ class DecomposableAttention(nn.Module):
         # run on the real tokens only ("packed", shape (N, d)); only the
         # attention matrices use the padded (batch, length, d) layout. Padded
         # positions therefore cost nothing and cannot leak into the result.
-        mask_a = length_mask(A_lengths, A.shape[1])  # (B, La)
-        mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
-        a = self.project(A[mask_a])  # (Na, nH)
-        b = self.project(B[mask_b])  # (Nb, nH)
-        if self.intra is not None:
-            a = self.intra(a, mask_a)  # (Na, 2 nH)
-            b = self.intra(b, mask_b)
-        # Attend: e_ij = F(a_i) . F(b_j)
-        Fa = _pad(self.F(a), mask_a)
-        Fb = _pad(self.F(b), mask_b)
-        e = torch.bmm(Fa, Fb.transpose(1, 2))  # (B, La, Lb)
+        a, mask_a, b, mask_b, e = self._attend(A, A_lengths, B, B_lengths)
         beta = torch.bmm(masked_softmax(e, mask_b.unsqueeze(1), dim=2), _pad(b, mask_b))
         alpha = torch.bmm(
             masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2), _pad(a, mask_a)
@@ -205,12 +212,6 @@ class DecomposableAttention(nn.Module):
     ) -> torch.Tensor:
         """The soft alignment weights of the first segment over the second,
         (B, La, Lb), rows summing to one over real tokens (for inspection)."""
-        mask_a = length_mask(A_lengths, A.shape[1])
-        mask_b = length_mask(B_lengths, B.shape[1])
-        a, b = self.project(A[mask_a]), self.project(B[mask_b])
-        if self.intra is not None:
-            a = self.intra(a, mask_a)
-            b = self.intra(b, mask_b)
-        e = torch.bmm(_pad(self.F(a), mask_a), _pad(self.F(b), mask_b).transpose(1, 2))
+        _, mask_a, _, mask_b, e = self._attend(A, A_lengths, B, B_lengths)
         weights = masked_softmax(e, mask_b.unsqueeze(1), dim=2)
         return weights * mask_a.unsqueeze(2)

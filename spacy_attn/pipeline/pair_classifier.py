@@ -12,7 +12,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
-from ..pairs import DEFAULT_SPAN_KEY, PairError
+from ..pairs import DEFAULT_SPAN_KEY, PairError, align_pair_to_predicted
 
 DEFAULT_PAIR_MODEL = """
 [model]
@@ -244,24 +244,13 @@ class PairClassifier(TrainablePipe):
         return losses
 
     def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:
-        """Give predicted docs the pair spans of their reference docs.
-
-        spaCy's own ``spacy.Corpus.v1`` re-tokenizes the reference text into
-        a fresh predicted doc, which has no span groups. The pair is input
-        structure rather than an annotation to predict, so aligning it from
-        the reference is what a user expects.
-        """
-        key = self.span_key
+        """Give predicted docs the pair spans of their reference docs, so
+        training with spaCy's own ``spacy.Corpus.v1`` works."""
         for i, eg in enumerate(examples):
-            if key in eg.predicted.spans or key not in eg.reference.spans:
-                continue
-            aligned = eg.get_aligned_spans_y2x(eg.reference.spans[key], allow_overlap=True)
-            if len(aligned) != len(eg.reference.spans[key]):
-                raise PairError(
-                    f"Example {i} ({eg.reference.text[:60]!r}): the pair spans of "
-                    f"the reference doc do not align with the predicted doc's tokens."
-                )
-            eg.predicted.spans[key] = aligned
+            try:
+                align_pair_to_predicted(eg, self.span_key)
+            except PairError as err:
+                raise PairError(f"Example {i} {err}") from None
 
     def _examples_to_truth(
         self, examples: List[Example]
