@@ -18,6 +18,7 @@ from .layers import FrozenVectors
 from .layers.decomposable_attention import build_decomposable_attention
 from .pipeline import PairClassifier, make_pair_classifier, pair_classifier_score
 from .readers import PairCorpus, create_pair_corpus_reader
+from .render import render
 
 __all__ = [
     "__version__",
@@ -35,4 +36,5 @@ __all__ = [
     "pair_classifier_score",
     "PairCorpus",
     "create_pair_corpus_reader",
+    "render",
 ]

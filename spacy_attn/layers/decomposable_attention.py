@@ -1,6 +1,8 @@
 """Thinc builder for the Decomposable Attention pair classifier."""
 from typing import Callable, List, Optional, Tuple
 
+import numpy
+import torch
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2torch
@@ -93,3 +95,53 @@ def convert_segment_inputs(
         )
 
     return ArgsKwargs(args=args, kwargs={}), reverse
+
+
+def has_soft_alignment(model: Model) -> bool:
+    """Whether ``model`` (a pair model) exposes a soft alignment: a
+    ``segments`` ref and an ``attention`` ref wrapping a torch module with an
+    ``attention()`` method, as ``spacy-attn.DecomposableAttention.v1`` does."""
+    if not (model.has_ref("segments") and model.has_ref("attention")):
+        return False
+    shims = model.get_ref("attention").shims
+    return bool(shims) and callable(getattr(getattr(shims[0], "_model", None), "attention", None))
+
+
+def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]:
+    """The soft alignment of each pair doc's first segment over its second,
+    computed in prediction mode (no dropout, no gradients).
+
+    model (Model): A pair model for which ``has_soft_alignment`` is True.
+    docs (List[Doc]): Pair docs. Nothing is written to them.
+    RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc; each
+        row sums to one over the second segment's tokens (all-zero rows when
+        the second segment is empty).
+    """
+    if not docs:
+        return []
+    A, lengths_a, B, lengths_b = model.get_ref("segments").predict(docs)
+    shim = model.get_ref("attention").shims[0]
+    module = shim._model
+    device = shim.device
+    was_training = module.training
+    # PyTorchShim.predict leaves the module in train mode whatever it was
+    # before; here the caller's mode is restored instead.
+    module.eval()
+    try:
+        with torch.no_grad():
+            weights = module.attention(
+                xp2torch(A, device=device),
+                xp2torch(lengths_a, device=device),
+                xp2torch(B, device=device),
+                xp2torch(lengths_b, device=device),
+            )
+    finally:
+        module.train(was_training)
+    weights = weights.float().cpu().numpy()
+    ops = model.ops
+    lengths_a = ops.to_numpy(lengths_a)
+    lengths_b = ops.to_numpy(lengths_b)
+    return [
+        numpy.ascontiguousarray(weights[i, : int(lengths_a[i]), : int(lengths_b[i])])
+        for i in range(len(docs))
+    ]

@@ -12,6 +12,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
+from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
 from ..pairs import DEFAULT_SPAN_KEY, PairError, align_pair_to_predicted
 
 DEFAULT_PAIR_MODEL = """
@@ -207,6 +208,33 @@ class PairClassifier(TrainablePipe):
         for i, doc in enumerate(docs):
             for j, label in enumerate(labels):
                 doc.cats[label] = float(scores[i, j])
+
+    def alignment(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        """The soft alignment of each pair's first text over its second text,
+        as the trained model computes it when predicting (for inspection and
+        ``spacy_attn.render(..., style="alignment")``). Docs are not modified.
+
+        If the model listens to a shared tok2vec or transformer, pass docs
+        that went through the pipeline (``nlp(doc)``), as for ``predict``.
+
+        docs (Iterable[Doc]): Pair docs.
+        RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc:
+            rows are the first text's tokens, columns the second text's, and
+            each row sums to one (all zeros if the second text is empty).
+        RAISES (ValueError): If the model architecture has no soft alignment
+            (e.g. a siamese encoder that never compares tokens).
+        RAISES (PairError): If a doc has no valid pair (the message names it).
+        """
+        if not has_soft_alignment(self.model):
+            raise ValueError(
+                f"'{self.name}' cannot compute an alignment: its model "
+                f"architecture ({self.model.name}) has no token-level soft "
+                f"alignment between the two texts (it needs the 'segments' and "
+                f"'attention' refs of spacy-attn.DecomposableAttention.v1)."
+            )
+        docs = list(docs)
+        self._require_labels()
+        return predict_soft_alignment(self.model, docs)
 
     # -- training --------------------------------------------------------
 

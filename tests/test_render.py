@@ -1,0 +1,351 @@
+"""spacy_attn.render: attention heatmaps and pair alignment matrices."""
+import html
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from thinc.api import Model, fix_random_seed
+
+from spacy_attn import PairError, get_pair_bounds, make_pair, render
+from spacy_attn.pipeline import PairClassifier
+
+from .conftest import make_examples, pair_config
+
+if not Doc.has_extension("attn_weights"):
+    Doc.set_extension("attn_weights", default=None)
+
+VOID = {"meta", "br", "img", "hr", "input", "link"}
+RGB = re.compile(r"background-color: rgb\((\d+), (\d+), (\d+)\)")
+# IMDB reviews contain literal "<br />" markup; "&" must be escaped too.
+TEXT = 'Loved it <br /><br /> Tom & Jerry "rock" \'n\' roll'
+
+
+class Markup(HTMLParser):
+    """Checks that tags balance and collects the rows of a visualisation:
+    per row, the (text, title, rgb) of every token span / alignment cell."""
+
+    def __init__(self, markup):
+        super().__init__(convert_charrefs=True)
+        self.stack = []
+        self.rows = []  # (classes, [cells])
+        self.col_heads = []
+        self.row_heads = []
+        self._cell = None
+        self._head = None
+        self.feed(markup)
+        self.close()
+        assert not self.stack, f"unclosed tags: {self.stack}"
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if tag not in VOID:
+            self.stack.append(tag)
+        if tag == "tr" and "attn-row" in classes:
+            self.rows.append((classes, []))
+        if "attn-token" in classes or "attn-cell" in classes:
+            rgb = tuple(int(c) for c in RGB.search(attrs["style"]).groups())
+            self._cell = {"text": "", "title": attrs["title"], "rgb": rgb}
+            self.rows[-1][1].append(self._cell)
+        if "attn-col" in classes or "attn-rowhead" in classes:
+            self._head = [self.col_heads if "attn-col" in classes else self.row_heads, ""]
+
+    def handle_startendtag(self, tag, attrs):
+        pass
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
+        self.stack.pop()
+        if tag in ("span", "td"):
+            self._cell = None
+        if tag == "th" and self._head is not None:
+            self._head[0].append(self._head[1])
+            self._head = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell["text"] += data
+        if self._head is not None:
+            self._head[1] += data
+
+
+def lightness(rgb):
+    return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
+
+
+def assert_monotone(pairs):
+    """(weight, rgb) pairs: a higher weight never gets a lighter colour."""
+    pairs = sorted(pairs, key=lambda p: p[0])
+    light = [lightness(rgb) for _, rgb in pairs]
+    assert all(a >= b for a, b in zip(light, light[1:])), pairs
+    # Not trivially monotone: the colours really vary.
+    assert light[0] > light[-1]
+
+
+def title_value(title):
+    return float(title.rsplit(": ", 1)[-1])
+
+
+@pytest.fixture
+def nlp():
+    return spacy.blank("en")
+
+
+@pytest.fixture
+def doc(nlp):
+    return nlp(TEXT)
+
+
+def random_weights(n_hops, n_tokens, seed=0):
+    rng = numpy.random.default_rng(seed)
+    return rng.dirichlet(numpy.ones(n_tokens), size=n_hops).astype("float32")
+
+
+def test_attention_rows_tokens_and_tooltips(doc):
+    weights = random_weights(3, len(doc))
+    markup = render(doc, weights=weights, title="Review & <b>", jupyter=False)
+    assert "<br />" not in markup and ">&lt;<" in markup and ">&amp;<" in markup
+    assert "<h2>Review &amp; &lt;b&gt;</h2>" in markup
+    parsed = Markup(markup)
+    assert [classes[-1] for classes, _ in parsed.rows] == ["attn-hop"] * 3 + ["attn-sum"]
+    expected = list(weights) + [weights.sum(0) / weights.sum()]
+    for (_, cells), values in zip(parsed.rows, expected):
+        assert [c["text"] for c in cells] == [t.text for t in doc]
+        numpy.testing.assert_allclose([title_value(c["title"]) for c in cells], values, rtol=1e-3)
+    # The text reads as the doc: tokens plus their whitespace.
+    row_text = re.search(r'<td class="attn-text">(.*?)</td>', markup).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", row_text)) == TEXT
+
+
+def test_attention_colours_monotone_across_rows(doc):
+    weights = random_weights(4, len(doc), seed=1)
+    weights[0, :3] = weights[0, 3]  # ties get the same colour
+    parsed = Markup(render(doc, weights=weights, jupyter=False))
+    pairs = [(title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells]
+    assert_monotone(pairs)
+    row0 = parsed.rows[0][1]
+    assert row0[0]["rgb"] == row0[1]["rgb"] == row0[3]["rgb"]
+    # The largest weight shown gets the full colour.
+    assert max(pairs, key=lambda p: p[0])[1] == (0xD6, 0x27, 0x28)
+    custom = Markup(render(doc, weights=weights, color="#00f", jupyter=False))
+    assert max(((title_value(c["title"]), c["rgb"]) for _, cells in custom.rows for c in cells), key=lambda p: p[0])[1] == (0, 0, 255)
+
+
+def test_attention_hop_selection(doc):
+    weights = random_weights(3, len(doc))
+
+    def labels(markup):
+        return re.findall(r'<th class="attn-label">([^<]*)</th>', markup)
+
+    assert labels(render(doc, weights=weights, jupyter=False)) == ["hop 0", "hop 1", "hop 2", "sum"]
+    assert labels(render(doc, weights=weights, hops=[2, 0], summed=False, jupyter=False)) == ["hop 2", "hop 0"]
+    assert labels(render(doc, weights=weights, hops=1, jupyter=False)) == ["hop 1", "sum"]
+    # hops=[] with summed: the paper's Figure 2, all hops summed.
+    only_sum = Markup(render(doc, weights=weights, hops=[], jupyter=False))
+    assert len(only_sum.rows) == 1
+    numpy.testing.assert_allclose(
+        [title_value(c["title"]) for c in only_sum.rows[0][1]], weights.mean(0), rtol=1e-3
+    )
+    # A single hop given as a 1-d array.
+    assert labels(render(doc, weights=weights[1], jupyter=False)) == ["hop 0", "sum"]
+    with pytest.raises(ValueError, match=r"hop\(s\) \[3\] out of range.*3 hop"):
+        render(doc, weights=weights, hops=[0, 3])
+    with pytest.raises(ValueError, match="nothing to show"):
+        render(doc, weights=weights, hops=[], summed=False)
+    with pytest.raises(ValueError, match="hops must be 'all'"):
+        render(doc, weights=weights, hops="first")
+
+
+def test_attention_from_extension(nlp):
+    docs = [nlp("A great film."), nlp("Dull and far too long, sadly.")]
+    stored = [random_weights(2, len(d), seed=i) for i, d in enumerate(docs)]
+    for d, w in zip(docs, stored):
+        d._.attn_weights = w
+    parsed = Markup(render(docs, jupyter=False))
+    assert len(parsed.rows) == 2 * 3
+    for k, w in enumerate(stored):
+        for h in range(2):
+            cells = parsed.rows[3 * k + h][1]
+            assert [c["text"] for c in cells] == [t.text for t in docs[k]]
+            numpy.testing.assert_allclose([title_value(c["title"]) for c in cells], w[h], rtol=1e-3)
+    # weights= wins over the extension.
+    override = Markup(render(docs[0], weights=numpy.ones(len(docs[0])) / len(docs[0]), jupyter=False))
+    assert len(override.rows) == 2
+    assert {c["title"] for c in override.rows[0][1]} == {"0.25"}
+
+
+def test_attention_bad_input(nlp, doc):
+    with pytest.raises(ValueError, match=r"has no attention weights: doc._.attn_weights is not set"):
+        render(nlp("No embedder ran on this doc."))
+    with pytest.raises(ValueError, match=rf"doc 0 .*shape \(2, {len(doc) + 1}\).*{len(doc)} tokens"):
+        render(doc, weights=random_weights(2, len(doc) + 1))
+    doc._.attn_weights = random_weights(2, len(doc) - 1)
+    with pytest.raises(ValueError, match=r"doc._.attn_weights has shape"):
+        render(doc)
+    with pytest.raises(ValueError, match="shape"):
+        render(doc, weights=numpy.ones((1, 1, len(doc))))
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        render(doc, weights=-random_weights(1, len(doc)))
+    with pytest.raises(TypeError, match="one array per doc"):
+        render([doc, doc], weights=random_weights(2, len(doc)))
+    with pytest.raises(ValueError, match="2 entries but 3 docs"):
+        render([doc, doc, doc], weights=[random_weights(1, len(doc))] * 2)
+    with pytest.raises(TypeError, match="not a Doc"):
+        render([doc, "text"], weights=[random_weights(1, len(doc))] * 2)
+    with pytest.raises(ValueError, match="unknown style"):
+        render(doc, style="dep", weights=random_weights(1, len(doc)))
+    with pytest.raises(ValueError, match="hex colour"):
+        render(doc, weights=random_weights(1, len(doc)), color="red")
+
+
+def test_page_and_file(doc, tmp_path):
+    weights = random_weights(2, len(doc))
+    fragment = render(doc, weights=weights, title="IMDB & co", jupyter=False)
+    page = render(doc, weights=weights, title="IMDB & co", page=True, jupyter=False)
+    assert page.startswith("<!DOCTYPE html>") and fragment in page
+    # The page is well-formed XML as well as balanced HTML.
+    root = ET.fromstring(page.split("\n", 1)[1])
+    assert root.find("head/title").text == "IMDB & co"
+    spans = [el for el in root.iter("span") if "attn-token" in el.get("class", "")]
+    assert [el.text for el in spans] == [t.text for t in doc] * 3
+    Markup(page)
+    path = tmp_path / "out" / "attention.html"
+    returned = render(doc, weights=weights, title="IMDB & co", path=path, jupyter=False)
+    assert returned == fragment
+    assert path.read_text(encoding="utf8") == page
+
+
+def test_jupyter_display(doc, monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj) or "displayed")
+    weights = random_weights(1, len(doc))
+    assert render(doc, weights=weights, jupyter=True) == "displayed"
+    assert isinstance(shown[0], IPython.display.HTML)
+    assert render(doc, weights=weights, jupyter=False) in shown[0].data
+    # Outside a notebook, auto-detection returns the markup.
+    assert render(doc, weights=weights).startswith('<div class="spacy-attn">')
+    assert len(shown) == 1
+
+
+# -- alignment ---------------------------------------------------------------
+
+
+def test_alignment_from_weights(nlp):
+    pair = make_pair(nlp, "A man <br /> sleeps & snores.", "A person is awake.")
+    s1, e1, s2, e2 = get_pair_bounds(pair)
+    weights = random_weights(e1 - s1, e2 - s2)
+    markup = render(pair, style="alignment", weights=weights, jupyter=False)
+    parsed = Markup(markup)
+    assert parsed.row_heads == [t.text for t in pair[s1:e1]]
+    assert parsed.col_heads == [t.text for t in pair[s2:e2]]
+    assert len(parsed.rows) == e1 - s1
+    for i, (_, cells) in enumerate(parsed.rows):
+        assert len(cells) == e2 - s2
+        numpy.testing.assert_allclose([title_value(c["title"]) for c in cells], weights[i], rtol=1e-3)
+        assert cells[0]["title"].startswith(f"{pair[s1 + i].text} \u2192 {pair[s2].text}: ")
+    assert_monotone([(title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells])
+    with pytest.raises(ValueError, match=rf"shape \({e2 - s2}, {e1 - s1}\).*expected \({e1 - s1}, {e2 - s2}\)"):
+        render(pair, style="alignment", weights=weights.T)
+
+
+def test_alignment_bad_input(nlp):
+    with pytest.raises(PairError, match="doc 0 .*has no text pair"):
+        render(nlp("Not a pair."), style="alignment", weights=numpy.ones((1, 1)))
+    pair = make_pair(nlp, "A b", "c")
+    with pytest.raises(ValueError, match="needs weights= .* or pipe="):
+        render(pair, style="alignment")
+    with pytest.raises(TypeError, match="alignment\\(\\) method"):
+        render(pair, style="alignment", pipe=object())
+    with pytest.raises(ValueError, match="pipe= is only used by style='alignment'"):
+        render(pair, weights=numpy.ones(len(pair)), pipe=object())
+
+
+@pytest.fixture(scope="module")
+def trained(snli_rows):
+    """A tiny pair classifier, a few updates on real SNLI pairs, with dropout
+    so that anything run in training mode would be random."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    config = pair_config("tok2vec", hidden=16)
+    config["model"]["dropout"] = 0.5
+    nlp.add_pipe("attn_pair_classifier", config=config)
+    examples = make_examples(nlp, snli_rows[:8])
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, drop=0.5)
+    return nlp, nlp.get_pipe("attn_pair_classifier")
+
+
+def test_pair_classifier_alignment(trained, snli_rows):
+    nlp, pipe = trained
+    docs = [make_pair(nlp, r["premise"], r["hypothesis"]) for r in snli_rows[8:14]]
+    docs.append(make_pair(nlp, "Hi", "A much longer second text that pads the batch."))
+    before = [d.to_bytes() for d in docs]
+    module = pipe.model.get_ref("attention").shims[0]._model
+    assert module.training
+    alignments = pipe.alignment(docs)
+    assert module.training  # train mode restored
+    assert [d.to_bytes() for d in docs] == before and all(not d.cats for d in docs)
+    assert len(alignments) == len(docs)
+    for doc, matrix in zip(docs, alignments):
+        s1, e1, s2, e2 = get_pair_bounds(doc)
+        assert matrix.shape == (e1 - s1, e2 - s2) and matrix.dtype == numpy.float32
+        numpy.testing.assert_allclose(matrix.sum(axis=1), 1.0, atol=1e-5)
+        assert (matrix >= 0).all()
+        assert matrix.std() > 0  # a real alignment, not uniform
+    # Prediction mode: no dropout, so repeated and single-doc calls agree,
+    # and padding in a batch changes nothing.
+    for again, single, matrix in zip(pipe.alignment(docs), [pipe.alignment([d])[0] for d in docs], alignments):
+        numpy.testing.assert_array_equal(again, matrix)
+        numpy.testing.assert_allclose(single, matrix, atol=1e-6)
+    module.eval()
+    pipe.alignment(docs[:1])
+    assert not module.training
+    module.train()
+    assert pipe.alignment([]) == []
+
+
+def test_pair_classifier_alignment_empty_segments(trained):
+    nlp, pipe = trained
+    docs = [make_pair(nlp, "", "A person sings."), make_pair(nlp, "A man plays.", "")]
+    first_empty, second_empty = pipe.alignment(docs)
+    assert first_empty.shape == (0, 4)  # "A person sings ."
+    assert second_empty.shape == (4, 0)
+    markup = render(docs, style="alignment", pipe=pipe, jupyter=False)
+    assert markup.count("One of the texts is empty") == 2
+    Markup(markup)
+
+
+def test_render_alignment_with_pipe(trained, snli_rows):
+    nlp, pipe = trained
+    docs = [make_pair(nlp, r["premise"], r["hypothesis"]) for r in snli_rows[20:22]]
+    expected = pipe.alignment(docs)
+    parsed = Markup(render(docs, style="alignment", pipe=pipe, jupyter=False))
+    rows = [cells for _, cells in parsed.rows]
+    n_first = [m.shape[0] for m in expected]
+    assert len(rows) == sum(n_first)
+    got = [[title_value(c["title"]) for c in cells] for cells in rows]
+    numpy.testing.assert_allclose(got[: n_first[0]], expected[0], rtol=1e-3, atol=1e-7)
+    numpy.testing.assert_allclose(got[n_first[0]:], expected[1], rtol=1e-3, atol=1e-7)
+    # Explicit weights for one doc, computed ones for the other.
+    mixed = Markup(render(docs, style="alignment", pipe=pipe, weights=[None, numpy.ones_like(expected[1])], jupyter=False))
+    assert {c["title"].rsplit(": ", 1)[1] for _, cells in mixed.rows[n_first[0]:] for c in cells} == {"1"}
+
+
+def test_alignment_needs_an_aligning_architecture(nlp):
+    """An architecture without a soft alignment (e.g. a siamese encoder with
+    no 'attention' ref) gets a clear error rather than an AttributeError."""
+    model = Model("siamese_stub", lambda model, X, is_train: (X, lambda d: d))
+    pipe = PairClassifier(nlp.vocab, model, "pairs")
+    pipe.cfg["labels"] = ["yes", "no"]
+    pair = make_pair(nlp, "A b", "c d")
+    with pytest.raises(ValueError, match=r"'pairs' cannot compute an alignment.*siamese_stub"):
+        pipe.alignment([pair])
+    with pytest.raises(ValueError, match="cannot compute an alignment"):
+        render(pair, style="alignment", pipe=pipe)
