@@ -18,6 +18,7 @@ from .layers import FrozenVectors
 from .layers.decomposable_attention import build_decomposable_attention
 from .pipeline import PairClassifier, make_pair_classifier, pair_classifier_score
 from .readers import PairCorpus, create_pair_corpus_reader
+from .squad import SquadCorpus, create_squad_corpus_reader, read_squad, squad_evaluate, squad_score
 from .render import render
 
 __all__ = [
@@ -36,5 +37,10 @@ __all__ = [
     "pair_classifier_score",
     "PairCorpus",
     "create_pair_corpus_reader",
+    "SquadCorpus",
+    "create_squad_corpus_reader",
+    "read_squad",
+    "squad_evaluate",
+    "squad_score",
     "render",
 ]

@@ -10,8 +10,8 @@ import spacy_attn  # noqa: F401  (registers)
 REGISTERED = {
     "spacy_factories": ["attn_pair_classifier"],
     "spacy_architectures": ["spacy-attn.DecomposableAttention.v1", "spacy-attn.FrozenVectors.v1"],
-    "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1"],
-    "spacy_readers": ["spacy-attn.PairCorpus.v1"],
+    "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.squad_scorer.v1"],
+    "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1"],
 }
 
 
