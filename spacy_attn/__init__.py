@@ -16,10 +16,20 @@ from .pairs import (
 )
 from .layers import FrozenVectors
 from .layers.decomposable_attention import build_decomposable_attention
+from .layers.self_attention import (
+    build_generalized_pooling,
+    build_self_attentive_textcat,
+    build_siamese_self_attention,
+    build_structured_self_attention,
+)
+from .pipeline.doc_embedder import DocEmbedder, make_doc_embedder, span_embedding
 from .pipeline import PairClassifier, make_pair_classifier, pair_classifier_score
 from .readers import PairCorpus, create_pair_corpus_reader
 from .squad import SquadCorpus, create_squad_corpus_reader, read_squad, squad_evaluate, squad_score
 from .render import render
+from .layers.coattention import build_dynamic_coattention
+from .pipeline.span_qa import SpanQA, make_span_qa
+from .qa import answer_questions
 
 __all__ = [
     "__version__",
@@ -32,6 +42,13 @@ __all__ = [
     "get_pair_texts",
     "FrozenVectors",
     "build_decomposable_attention",
+    "build_structured_self_attention",
+    "build_generalized_pooling",
+    "build_self_attentive_textcat",
+    "build_siamese_self_attention",
+    "DocEmbedder",
+    "make_doc_embedder",
+    "span_embedding",
     "PairClassifier",
     "make_pair_classifier",
     "pair_classifier_score",
@@ -43,4 +60,8 @@ __all__ = [
     "squad_evaluate",
     "squad_score",
     "render",
+    "build_dynamic_coattention",
+    "SpanQA",
+    "make_span_qa",
+    "answer_questions",
 ]

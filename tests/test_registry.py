@@ -8,9 +8,16 @@ from spacy.util import registry
 import spacy_attn  # noqa: F401  (registers)
 
 REGISTERED = {
-    "spacy_factories": ["attn_pair_classifier"],
-    "spacy_architectures": ["spacy-attn.DecomposableAttention.v1", "spacy-attn.FrozenVectors.v1"],
-    "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.squad_scorer.v1"],
+    "spacy_factories": ["attn_pair_classifier", "attn_doc_embedder"],
+    "spacy_architectures": [
+        "spacy-attn.DecomposableAttention.v1",
+        "spacy-attn.FrozenVectors.v1",
+        "spacy-attn.StructuredSelfAttention.v1",
+        "spacy-attn.GeneralizedPooling.v1",
+        "spacy-attn.SelfAttentiveTextCat.v1",
+        "spacy-attn.SiameseSelfAttention.v1",
+    ],
+    "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.doc_embedder_scorer.v1", "spacy-attn.squad_scorer.v1"],
     "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1"],
 }
 

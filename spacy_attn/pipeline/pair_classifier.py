@@ -269,6 +269,13 @@ class PairClassifier(TrainablePipe):
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss
+        if self.model.has_ref("self_attention"):
+            # Self-attentive encoders add their penalty's gradient in their
+            # own backward pass; report it too (and in the full objective).
+            penalty = self.model.get_ref("self_attention").attrs["penalty"]
+            losses.setdefault(f"{self.name}_penalty", 0.0)
+            losses[f"{self.name}_penalty"] += penalty
+            losses[self.name] += penalty
         return losses
 
     def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:

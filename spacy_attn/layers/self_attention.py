@@ -1,0 +1,378 @@
+"""Thinc builders for the self-attentive embeddings (Lin et al. 2017; Chen et
+al. 2018) and the text classifier built on them.
+
+The encoders map docs to a ``SelfAttentionOutput`` (M, A, H, lengths):
+    M (Floats3d): (n_docs, r, 2u) the embedding matrix, r hops / heads.
+    A (Floats3d): (n_docs, r, L) per-hop token weights, rows sum to one over
+        the doc's tokens, exact zeros on padding (L = longest doc).
+    H (Floats3d): (n_docs, L, 2u) BiLSTM token states, zeros on padding.
+    lengths (Ints1d): (n_docs,) tokens per doc.
+Only M takes a gradient. The attention penalty needs no help from the
+component that owns the layer: the backward pass of the torch wrapper adds
+the penalty's gradient to M's (see ``convert_self_attention_outputs``), so it
+is trained by spaCy's own ``textcat`` just as by ``attn_doc_embedder``. Its
+value for the last training batch is in ``model.get_ref("self_attention")
+.attrs["penalty"]``; spacy-attn's components add it to their losses.
+"""
+from typing import Callable, List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, Relu, chain, torch2xp, xp2torch
+from thinc.types import Floats2d, Floats3d, Ints1d
+
+from ..models.self_attention import build_encoder
+from ..models.siamese import SiameseSelfAttention
+from ..pairs import DEFAULT_SPAN_KEY
+from .decomposable_attention import convert_segment_inputs
+from .pair_output import pair_output
+from .pair_segments import pair_segments
+
+SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
+POOLINGS = ("flatten", "mean", "max")
+
+
+@registry.architectures("spacy-attn.StructuredSelfAttention.v1")
+def build_structured_self_attention(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    *,
+    hidden_width: int = 300,
+    attention_width: int = 350,
+    hops: int = 30,
+    penalty_coef: float = 1.0,
+    depth: int = 1,
+    dropout: float = 0.0,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], SelfAttentionOutput]:
+    """Lin et al. (2017), "A Structured Self-Attentive Sentence Embedding":
+    BiLSTM + r-hop self-attention, trained with the penalty
+    ``penalty_coef * ||A A^T - I||_F^2``.
+
+    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors:
+        ``spacy-attn.FrozenVectors.v1`` (fixed word vectors), a
+        ``spacy.Tok2Vec.v2`` / listener, or a spacy-transformers listener.
+    hidden_width (int): LSTM units per direction (u; 300 in the paper).
+    attention_width (int): d_a, the attention MLP's hidden width (350 for
+        Yelp and Age, 150 for SNLI in the paper).
+    hops (int): r, the number of attention hops (30 in the paper).
+    penalty_coef (float): Weight of the penalty (1.0 in the paper; 0 = off).
+        It is summed over the docs of a batch, like spaCy's textcat loss.
+    depth (int): Stacked BiLSTM layers.
+    dropout (float): Dropout on the BiLSTM input.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths).
+    """
+    module = build_encoder(
+        "structured",
+        _width_of(tok2vec),
+        nH=hidden_width,
+        nA=attention_width,
+        hops=hops,
+        penalty_coef=penalty_coef,
+        depth=depth,
+        dropout=dropout,
+    )
+    return _encoder_model(tok2vec, module, hops, 2 * hidden_width, mixed_precision)
+
+
+@registry.architectures("spacy-attn.GeneralizedPooling.v1")
+def build_generalized_pooling(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    *,
+    hidden_width: int = 300,
+    attention_width: int = 600,
+    heads: int = 5,
+    param_penalty: float = 0.0,
+    attention_penalty: float = 0.0,
+    output_penalty: float = 0.0,
+    penalty_margin: float = 1.0,
+    depth: int = 1,
+    dropout: float = 0.0,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], SelfAttentionOutput]:
+    """Chen, Ling & Zhu (2018), "Enhancing Sentence Embedding with Generalized
+    Pooling": vector-based multi-head attention over BiLSTM states, with the
+    paper's three optional disagreement penalties, each
+    ``coef * sum_{i<j} max(margin - ||X_i - X_j||^2, 0)`` over pairs of heads.
+
+    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors (see
+        ``spacy-attn.StructuredSelfAttention.v1``).
+    hidden_width (int): LSTM units per direction.
+    attention_width (int): Hidden width of each head's attention network.
+    heads (int): Number of heads (I).
+    param_penalty (float): Penalty on the heads' first-layer weights (0 = off).
+    attention_penalty (float): Penalty on the heads' attention matrices.
+    output_penalty (float): Penalty on the heads' pooled vectors.
+    penalty_margin (float): The hinge margin (lambda) of the penalties.
+    depth (int): Stacked BiLSTM layers.
+    dropout (float): Dropout on the BiLSTM input.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths); A is
+        each head's attention averaged over the 2u dimensions.
+    """
+    module = build_encoder(
+        "generalized",
+        _width_of(tok2vec),
+        nH=hidden_width,
+        nA=attention_width,
+        heads=heads,
+        param_penalty=param_penalty,
+        attention_penalty=attention_penalty,
+        output_penalty=output_penalty,
+        margin=penalty_margin,
+        depth=depth,
+        dropout=dropout,
+    )
+    return _encoder_model(tok2vec, module, heads, 2 * hidden_width, mixed_precision)
+
+
+@registry.architectures("spacy-attn.SelfAttentiveTextCat.v1")
+def build_self_attentive_textcat(
+    encoder: Model[List[Doc], SelfAttentionOutput],
+    *,
+    pooling: str = "flatten",
+    hidden_width: int = 512,
+    dropout: float = 0.0,
+    exclusive_classes: bool = True,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Text classifier on a self-attentive embedding: pool the embedding
+    matrix M, one ReLU hidden layer (the paper's 2-layer MLP), then softmax or
+    a sigmoid per label. Usable as the model of spaCy's ``textcat`` and
+    ``textcat_multilabel`` and of ``attn_doc_embedder``.
+
+    encoder (Model[List[Doc], SelfAttentionOutput]): A
+        ``spacy-attn.StructuredSelfAttention.v1`` or
+        ``spacy-attn.GeneralizedPooling.v1``.
+    pooling (str): "flatten" (the paper: M reshaped to r*2u), "mean" or "max"
+        over hops (2u).
+    hidden_width (int): Width of the hidden layer.
+    dropout (float): Dropout on the hidden layer.
+    exclusive_classes (bool): Softmax (textcat) or one sigmoid per label
+        (textcat_multilabel).
+    nO (Optional[int]): Number of labels; set by the component.
+    RETURNS (Model[List[Doc], Floats2d]): Label probabilities. Refs:
+        "encoder", "self_attention" (the torch layer), "tok2vec", "head"
+        (pooled embedding -> probabilities), "output_layer";
+        ``attrs["multi_label"]`` as spaCy's textcat expects.
+    """
+    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
+    head = chain(
+        embedding_pool(pooling),
+        Relu(nO=hidden_width, dropout=dropout, normalize=False),
+        output_layer,
+    )
+    model = chain(encoder, head)
+    model.set_ref("encoder", encoder)
+    model.set_ref("self_attention", encoder.get_ref("self_attention"))
+    model.set_ref("tok2vec", encoder.get_ref("tok2vec"))
+    model.set_ref("head", head)
+    model.set_ref("output_layer", output_layer)
+    model.attrs["multi_label"] = not exclusive_classes
+    return model
+
+
+def _width_of(tok2vec: Model) -> Optional[int]:
+    return tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
+
+
+def _encoder_model(
+    tok2vec: Model, module, n_rows: int, width: int, mixed_precision: bool
+) -> Model[List[Doc], SelfAttentionOutput]:
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_padded_inputs,
+        convert_outputs=convert_self_attention_outputs,
+        mixed_precision=mixed_precision,
+    )
+    torch_layer.attrs["penalty"] = 0.0
+    model = chain(tok2vec, pad_sequences(), torch_layer)
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("self_attention", torch_layer)
+    model.attrs["n_rows"] = n_rows  # r hops / I heads
+    model.attrs["width"] = width  # 2u
+    return model
+
+
+def pad_sequences() -> Model[List[Floats2d], Tuple[Floats3d, Ints1d]]:
+    """List of (n_tokens, width) arrays -> zero-padded (n_docs, L, width) and
+    the lengths. L is at least 1, so empty docs still give a valid tensor."""
+    return Model("pad_sequences", _pad_forward)
+
+
+def _pad_forward(model: Model, Xs: List[Floats2d], is_train: bool):
+    ops = model.ops
+    lengths = numpy.asarray([len(x) for x in Xs], dtype="int32")
+    width = Xs[0].shape[1] if Xs else 0
+    example = numpy.repeat(numpy.arange(len(Xs), dtype="int32"), lengths)
+    position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(
+        numpy.cumsum(lengths) - lengths, lengths
+    )
+    example_i, position_i = ops.asarray1i(example), ops.asarray1i(position)
+    padded = ops.alloc3f(len(Xs), max(int(lengths.max(initial=0)), 1), width)
+    if len(example):
+        padded[example_i, position_i] = ops.flatten(Xs)
+
+    def backprop(d_padded: Tuple[Floats3d, Optional[Ints1d]]) -> List[Floats2d]:
+        dX = d_padded[0]
+        return ops.unflatten(dX[example_i, position_i], ops.asarray1i(lengths))
+
+    return (padded, ops.asarray1i(lengths)), backprop
+
+
+def convert_padded_inputs(model: Model, X: Tuple[Floats3d, Ints1d], is_train: bool):
+    """(padded, lengths) -> torch; the gradient flows back to ``padded``."""
+    device = model.shims[0].device
+    padded, lengths = X
+    args = (xp2torch(padded, requires_grad=is_train, device=device), xp2torch(lengths, device=device))
+
+    def reverse(d_inputs: ArgsKwargs):
+        d_padded = d_inputs.args[0]
+        return (torch2xp(d_padded) if d_padded is not None else None, None)
+
+    return ArgsKwargs(args=args, kwargs={}), reverse
+
+
+def convert_self_attention_outputs(model: Model, X_Ytorch, is_train: bool):
+    """torch (M, A, H, penalty) -> Thinc (M, A, H, lengths).
+
+    The backward pass sends the gradient of M and a gradient of 1 for the
+    (already weighted) penalty into ``torch.autograd.backward`` together, so
+    whatever loss the owner puts on M, the parameters get d(loss + penalty).
+    """
+    (_, lengths), (M, A, H, penalty) = X_Ytorch
+    device = model.shims[0].device
+    if is_train:
+        model.attrs["penalty"] = float(penalty.detach())
+    Y = (torch2xp(M), torch2xp(A), torch2xp(H), lengths)
+
+    def reverse(dY: SelfAttentionOutput) -> ArgsKwargs:
+        tensors, grads = [], []
+        for y_torch, dy in zip((M, A, H), dY[:3]):
+            if dy is not None:
+                tensors.append(y_torch)
+                grads.append(xp2torch(dy, device=device))
+        if penalty.requires_grad:
+            tensors.append(penalty)
+            grads.append(penalty.new_ones(()))
+        return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
+
+    return Y, reverse
+
+
+def embedding_pool(pooling: str = "flatten") -> Model[SelfAttentionOutput, Floats2d]:
+    """The embedding matrix M (n_docs, r, 2u) -> one vector per doc.
+
+    pooling (str): "flatten" (r * 2u, Lin et al.), "mean" or "max" over the
+        hops (2u).
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+    return Model("embedding_pool", _pool_forward, attrs={"pooling": pooling})
+
+
+def pool_matrix(M: Floats3d, pooling: str) -> Floats2d:
+    """Pool (n, r, d) -> (n, r*d) or (n, d) without a backward pass."""
+    if pooling == "flatten":
+        return M.reshape((M.shape[0], -1))
+    if pooling == "mean":
+        return M.mean(axis=1)
+    return M.max(axis=1)
+
+
+def _pool_forward(model: Model, X: SelfAttentionOutput, is_train: bool):
+    ops = model.ops
+    M = X[0]
+    pooling = model.attrs["pooling"]
+    Y = ops.xp.ascontiguousarray(pool_matrix(M, pooling))
+    shape = M.shape
+
+    def backprop(dY: Floats2d) -> SelfAttentionOutput:
+        if pooling == "flatten":
+            dM = dY.reshape(shape)
+        elif pooling == "mean":
+            dM = ops.xp.repeat(dY[:, None, :] / shape[1], shape[1], axis=1)
+        else:
+            # The gradient goes to the hop that gave the maximum.
+            dM = (M == Y[:, None, :]) * dY[:, None, :]
+        return (ops.asarray3f(dM), None, None, None)
+
+    return Y, backprop
+
+
+@registry.architectures("spacy-attn.SiameseSelfAttention.v1")
+def build_siamese_self_attention(
+    encoder: Model[List[Doc], SelfAttentionOutput],
+    *,
+    combination: str = "features",
+    hidden_width: int = 300,
+    dropout: float = 0.0,
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Siamese self-attentive pair classifier for ``attn_pair_classifier``
+    (Lin et al. 2017, SNLI): both texts of a pair doc go through the same
+    encoder, their embeddings are combined and classified.
+
+    encoder (Model[List[Doc], SelfAttentionOutput]): A
+        ``spacy-attn.StructuredSelfAttention.v1`` or
+        ``spacy-attn.GeneralizedPooling.v1``; its tok2vec and torch module are
+        reused (the tok2vec runs once over the whole pair doc).
+    combination (str): "features" ([u; v; u*v; |u-v|]) or "multiplicative"
+        (the paper's per-hop gated interaction).
+    hidden_width (int): Width of the hidden layer after the combination.
+    dropout (float): Dropout on the combined features.
+    exclusive_classes (bool): Softmax over labels, or one sigmoid per label.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    nO (Optional[int]): Number of labels; set by the component.
+    RETURNS (Model[List[Doc], Floats2d]): Label probabilities, with the refs
+        the pair classifier uses ("segments", "output_layer") and
+        "self_attention" / "tok2vec". The penalty is averaged over the batch,
+        like the pair classifier's loss.
+    """
+    tok2vec = encoder.get_ref("tok2vec")
+    encoder_module = encoder.get_ref("self_attention").shims[0]._model
+    encoder_module.reduction = "mean"
+    module = SiameseSelfAttention(
+        encoder_module,
+        hidden_width,
+        n_rows=encoder.attrs["n_rows"],
+        combination=combination,
+        dropout=dropout,
+    )
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_segment_inputs,
+        convert_outputs=convert_penalized_outputs,
+        mixed_precision=mixed_precision,
+    )
+    torch_layer.attrs["penalty"] = 0.0
+    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
+    segments = pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
+    model = chain(segments, torch_layer, output_layer)
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("segments", segments)
+    model.set_ref("self_attention", torch_layer)
+    model.set_ref("output_layer", output_layer)
+    model.attrs["multi_label"] = not exclusive_classes
+    return model
+
+
+def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
+    """torch (Y, penalty) -> Thinc Y; the backward pass adds the penalty's
+    gradient (see ``convert_self_attention_outputs``)."""
+    _, (Y, penalty) = X_Ytorch
+    device = model.shims[0].device
+    if is_train:
+        model.attrs["penalty"] = float(penalty.detach())
+
+    def reverse(dY: Floats2d) -> ArgsKwargs:
+        tensors, grads = [Y], [xp2torch(dY, device=device)]
+        if penalty.requires_grad:
+            tensors.append(penalty)
+            grads.append(penalty.new_ones(()))
+        return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
+
+    return torch2xp(Y), reverse

@@ -1,0 +1,265 @@
+"""Self-attentive sentence embeddings (torch only, no spaCy).
+
+* ``StructuredSelfAttention``: Lin et al. (2017), "A Structured Self-Attentive
+  Sentence Embedding". A BiLSTM gives token states H (L x 2u); r attention
+  hops A = softmax(W_s2 tanh(W_s1 H^T)) (r x L) pool them into the embedding
+  matrix M = A H (r x 2u). The penalty ||A A^T - I||_F^2 pushes the hops to
+  attend to different tokens.
+* ``GeneralizedPooling``: Chen, Ling & Zhu (2018), "Enhancing Sentence
+  Embedding with Generalized Pooling". Vector-based multi-head attention:
+  head i scores every *dimension* of every token,
+  A^i = softmax_t(W2^i ReLU(W1^i H^T + b1^i) + b2^i) (2u x L), and pools
+  v^i = sum_t A^i[:, t] * h_t. Three optional disagreement penalties, each a
+  hinge max(margin - ||X^i - X^j||^2, 0) over pairs of heads i < j, on the
+  first-layer weights W1, on the attention matrices A and on the head
+  outputs v.
+
+Both return the same four tensors, so they are interchangeable:
+``M`` (B, r, 2u) the embedding matrix (r = hops or heads), ``A`` (B, r, L)
+per-hop token weights (rows sum to one over real tokens, exact zeros on
+padding; for generalized pooling the mean over dimensions), ``H`` (B, L, 2u)
+the BiLSTM states (zeros on padding) and ``penalty``, a scalar tensor with
+the weighted penalty of the batch (already multiplied by its coefficients, so
+a caller adds it to its loss as it is).
+"""
+import warnings
+from typing import Optional, Tuple
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .decomposable_attention import length_mask, masked_softmax
+
+Output = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+REDUCTIONS = ("sum", "mean")
+
+
+class BiLSTM(nn.Module):
+    """Bidirectional LSTM over padded sequences; padding is skipped (packed)
+    and its output is exactly zero.
+
+    nI (Optional[int]): Input width. None builds the LSTM on the first forward
+        pass, when the width of the token vectors is known (a vectors table
+        or a transformer listener may not know it when the model is built).
+        Loading a state dict also builds it, from the stored weight shapes.
+    nH (int): Hidden units per direction (u in Lin et al.).
+    depth (int): Number of stacked BiLSTM layers.
+    dropout (float): Dropout on the LSTM inputs.
+
+    forward(X, lengths): X (B, L, nI) float, lengths (B,) int
+        RETURNS (B, L, 2 nH) float.
+    """
+
+    def __init__(self, nI: Optional[int], nH: int, *, depth: int = 1, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.nH = nH
+        self.depth = depth
+        self.dropout = nn.Dropout(dropout)
+        self.lstm: Optional[nn.LSTM] = None
+        if nI is not None:
+            self._build(nI)
+        self._register_load_state_dict_pre_hook(self._build_before_load)
+
+    def _build(self, nI: int, device: Optional[torch.device] = None) -> None:
+        self.lstm = nn.LSTM(
+            nI, self.nH, num_layers=self.depth, batch_first=True, bidirectional=True
+        ).to(device)
+
+    def _build_before_load(self, state_dict, prefix, *args, **kwargs) -> None:
+        key = prefix + "lstm.weight_ih_l0"
+        if self.lstm is None and key in state_dict:
+            self._build(state_dict[key].shape[1], device=state_dict[key].device)
+
+    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        if self.lstm is None:
+            self._build(X.shape[-1], device=X.device)
+        B, L, _ = X.shape
+        # pack_padded_sequence rejects empty sequences: run them as one
+        # (zero) token and zero their output afterwards.
+        packed = pack_padded_sequence(
+            self.dropout(X), lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+        )
+        H, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=L)
+        return H * length_mask(lengths, L).unsqueeze(-1).to(H.dtype)
+
+
+class _SelfAttentionBase(nn.Module):
+    """Shared parts: the BiLSTM, the penalty reduction and its validation."""
+
+    def __init__(
+        self, nI: Optional[int], nH: int, *, depth: int, dropout: float, reduction: str
+    ) -> None:
+        super().__init__()
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        self.nO = 2 * nH
+        self.encoder = BiLSTM(nI, nH, depth=depth, dropout=dropout)
+        # "sum" matches losses summed over the batch (spaCy's textcat), "mean"
+        # losses averaged over it (the pair classifier): either way the ratio
+        # of penalty to classification loss is the paper's.
+        self.reduction = reduction
+
+    def _reduce(self, per_example: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+        """Sum or average a (B,) penalty over the non-empty docs."""
+        total = (per_example * real).sum()
+        if self.reduction == "mean":
+            total = total / real.sum().clamp(min=1)
+        return total
+
+
+class StructuredSelfAttention(_SelfAttentionBase):
+    """Lin et al. (2017): BiLSTM + r-hop self-attention + ||AA^T - I||_F^2.
+
+    nI (Optional[int]): Input width (None: inferred on the first batch).
+    nH (int): LSTM hidden units per direction (u; 300 in the paper).
+    nA (int): Attention hidden width (d_a; 350 for Yelp/Age, 150 for SNLI).
+    hops (int): Number of attention hops (r; 30 in the paper).
+    penalty_coef (float): Coefficient of the penalty (1.0 in the paper; 0 off).
+    depth (int): BiLSTM layers.
+    dropout (float): Dropout on the BiLSTM input.
+    reduction (str): "sum" or "mean" of the per-doc penalty over the batch.
+
+    forward(X, lengths): X (B, L, nI), lengths (B,)
+        RETURNS (M (B, r, 2u), A (B, r, L), H (B, L, 2u), penalty ()).
+    """
+
+    def __init__(
+        self,
+        nI: Optional[int],
+        nH: int = 300,
+        nA: int = 350,
+        hops: int = 30,
+        *,
+        penalty_coef: float = 1.0,
+        depth: int = 1,
+        dropout: float = 0.0,
+        reduction: str = "sum",
+    ) -> None:
+        super().__init__(nI, nH, depth=depth, dropout=dropout, reduction=reduction)
+        self.hops = hops
+        self.penalty_coef = penalty_coef
+        self.W_s1 = nn.Linear(2 * nH, nA, bias=False)
+        self.W_s2 = nn.Linear(nA, hops, bias=False)
+
+    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+        H = self.encoder(X, lengths)  # (B, L, 2u)
+        mask = length_mask(lengths, X.shape[1])  # (B, L)
+        scores = self.W_s2(torch.tanh(self.W_s1(H))).transpose(1, 2)  # (B, r, L)
+        A = masked_softmax(scores, mask.unsqueeze(1), dim=2)
+        M = torch.bmm(A, H)  # (B, r, 2u)
+        penalty = A.new_zeros(())
+        if self.penalty_coef:
+            penalty = self.penalty_coef * self._reduce(
+                frobenius_penalty(A), (lengths > 0).to(A.dtype)
+            )
+        return M, A, H, penalty
+
+
+def frobenius_penalty(A: torch.Tensor) -> torch.Tensor:
+    """||A A^T - I||_F^2 per example: A (B, r, L) -> (B,)."""
+    eye = torch.eye(A.shape[1], dtype=A.dtype, device=A.device)
+    return ((torch.bmm(A, A.transpose(1, 2)) - eye) ** 2).sum(dim=(1, 2))
+
+
+def pairwise_hinge(X: torch.Tensor, margin: float) -> torch.Tensor:
+    """sum over head pairs i < j of max(margin - ||X_i - X_j||^2, 0).
+
+    X (..., I, D): one flattened item per head. RETURNS (...): per leading index.
+    """
+    diff = X.unsqueeze(-2) - X.unsqueeze(-3)  # (..., I, I, D)
+    dist = (diff**2).sum(-1)
+    n = X.shape[-2]
+    upper = torch.triu(torch.ones(n, n, dtype=torch.bool, device=X.device), diagonal=1)
+    return torch.relu(margin - dist[..., upper]).sum(-1)
+
+
+class GeneralizedPooling(_SelfAttentionBase):
+    """Chen, Ling & Zhu (2018): vector-based multi-head attention pooling.
+
+    nI (Optional[int]): Input width (None: inferred on the first batch).
+    nH (int): LSTM hidden units per direction (u).
+    nA (int): Hidden width of each head's two-layer attention network (d_a).
+    heads (int): Number of heads (I).
+    param_penalty (float): Coefficient of the disagreement penalty on the
+        heads' first-layer weights W1 (0 = off).
+    attention_penalty (float): ... on the heads' attention matrices A.
+    output_penalty (float): ... on the heads' pooled vectors v.
+    margin (float): The hinge margin (lambda) shared by the three penalties.
+    depth, dropout, reduction: as in ``StructuredSelfAttention``. The
+        parameter penalty does not depend on the docs; with "sum" it is
+        multiplied by the number of (non-empty) docs so its weight relative
+        to a summed loss does not change with the batch size.
+
+    forward(X, lengths): X (B, L, nI), lengths (B,)
+        RETURNS (M (B, I, 2u), A (B, I, L) attention averaged over the 2u
+        dimensions, H (B, L, 2u), penalty ()).
+    """
+
+    def __init__(
+        self,
+        nI: Optional[int],
+        nH: int = 300,
+        nA: int = 600,
+        heads: int = 5,
+        *,
+        param_penalty: float = 0.0,
+        attention_penalty: float = 0.0,
+        output_penalty: float = 0.0,
+        margin: float = 1.0,
+        depth: int = 1,
+        dropout: float = 0.0,
+        reduction: str = "sum",
+    ) -> None:
+        super().__init__(nI, nH, depth=depth, dropout=dropout, reduction=reduction)
+        self.heads = heads
+        self.param_penalty = param_penalty
+        self.attention_penalty = attention_penalty
+        self.output_penalty = output_penalty
+        self.margin = margin
+        d = 2 * nH
+        # All heads' weights stacked, so one einsum runs every head.
+        self.W1 = nn.Parameter(torch.empty(heads, nA, d))
+        self.b1 = nn.Parameter(torch.zeros(heads, nA))
+        self.W2 = nn.Parameter(torch.empty(heads, d, nA))
+        self.b2 = nn.Parameter(torch.zeros(heads, d))
+        for W in (self.W1, self.W2):
+            for i in range(heads):
+                nn.init.xavier_uniform_(W.data[i])
+
+    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+        H = self.encoder(X, lengths)  # (B, L, d)
+        mask = length_mask(lengths, X.shape[1])  # (B, L)
+        hidden = torch.relu(torch.einsum("bld,iad->bila", H, self.W1) + self.b1[None, :, None])
+        scores = torch.einsum("bila,ida->bild", hidden, self.W2) + self.b2[None, :, None]
+        # Softmax over tokens, separately for every head and dimension.
+        A = masked_softmax(scores, mask[:, None, :, None], dim=2)  # (B, I, L, d)
+        M = (A * H.unsqueeze(1)).sum(dim=2)  # (B, I, d)
+        real = (lengths > 0).to(H.dtype)
+        penalty = H.new_zeros(())
+        if self.param_penalty:
+            per_batch = pairwise_hinge(self.W1.flatten(1), self.margin)
+            scale = real.sum() if self.reduction == "sum" else 1.0
+            penalty = penalty + self.param_penalty * per_batch * scale
+        if self.attention_penalty:
+            per_doc = pairwise_hinge(A.flatten(2), self.margin)
+            penalty = penalty + self.attention_penalty * self._reduce(per_doc, real)
+        if self.output_penalty:
+            per_doc = pairwise_hinge(M, self.margin)
+            penalty = penalty + self.output_penalty * self._reduce(per_doc, real)
+        return M, A.mean(dim=3), H, penalty
+
+
+def build_encoder(
+    kind: str, nI: Optional[int], **kwargs
+) -> _SelfAttentionBase:
+    """Build ``StructuredSelfAttention`` ("structured") or
+    ``GeneralizedPooling`` ("generalized") from keyword settings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "structured":
+            return StructuredSelfAttention(nI, **kwargs)
+        if kind == "generalized":
+            return GeneralizedPooling(nI, **kwargs)
+    raise ValueError(f"Unknown self-attention encoder {kind!r}")

@@ -1,0 +1,186 @@
+"""Self-attention torch modules and their Thinc layers: shapes, masking,
+penalties (checked numerically) and gradients reaching training."""
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.util import registry
+from thinc.api import Config, fix_random_seed
+
+from spacy_attn.layers.self_attention import (
+    build_generalized_pooling,
+    build_structured_self_attention,
+    embedding_pool,
+)
+from spacy_attn.models.self_attention import (
+    GeneralizedPooling,
+    StructuredSelfAttention,
+    frobenius_penalty,
+    pairwise_hinge,
+)
+
+from .test_doc_embedder import tok2vec_config
+
+
+def _inputs(seed=0, B=3, L=6, nI=4, lengths=(6, 3, 1)):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(B, L, nI, generator=g, dtype=torch.float64)
+    return X, torch.tensor(lengths)
+
+
+def _modules():
+    torch.manual_seed(0)
+    return [
+        StructuredSelfAttention(4, 5, 3, 2, penalty_coef=0.7).double(),
+        GeneralizedPooling(
+            4, 5, 3, 3, param_penalty=0.5, attention_penalty=0.3, output_penalty=0.2, margin=2.0
+        ).double(),
+    ]
+
+
+@pytest.mark.parametrize("module", _modules(), ids=["structured", "generalized"])
+def test_shapes_rows_sum_to_one_and_padding_is_zero(module):
+    X, lengths = _inputs()
+    M, A, H, penalty = module(X, lengths)
+    r = A.shape[1]
+    assert M.shape == (3, r, 10) and A.shape == (3, r, 6) and H.shape == (3, 6, 10)
+    for i, n in enumerate(lengths.tolist()):
+        numpy.testing.assert_allclose(A[i, :, :n].sum(-1).detach().numpy(), 1.0, rtol=1e-6)
+        assert (A[i, :, n:] == 0).all()
+        assert (H[i, n:] == 0).all()
+    assert penalty.ndim == 0 and penalty.item() > 0
+
+
+@pytest.mark.parametrize("module", _modules(), ids=["structured", "generalized"])
+def test_padding_garbage_does_not_change_outputs(module):
+    """Masking: values in the padding never leak into M, A, H or the penalty."""
+    X, lengths = _inputs()
+    garbage = X.clone()
+    for i, n in enumerate(lengths.tolist()):
+        garbage[i, n:] = 1e3
+    out1, out2 = module(X, lengths), module(garbage, lengths)
+    for a, b in zip(out1, out2):
+        torch.testing.assert_close(a, b)
+
+
+def test_empty_doc_gives_zeros_and_no_penalty():
+    module = _modules()[0]
+    X, _ = _inputs()
+    M, A, H, penalty = module(X, torch.tensor([0, 0, 0]))
+    assert (M == 0).all() and (A == 0).all() and (H == 0).all()
+    assert penalty.item() == 0.0
+
+
+def test_frobenius_penalty_by_hand():
+    # Two hops on the same token: A A^T = [[1, 1], [1, 1]], minus I -> 2 ones.
+    A = torch.tensor([[[1.0, 0.0], [1.0, 0.0]]])
+    assert frobenius_penalty(A).item() == pytest.approx(2.0)
+    # Two hops on different tokens: A A^T = I, no penalty.
+    A = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    assert frobenius_penalty(A).item() == pytest.approx(0.0)
+
+
+def test_pairwise_hinge_by_hand():
+    X = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0]])
+    # squared distances: (0,1) 1, (0,2) 9, (1,2) 10; margin 4 -> 3 + 0 + 0
+    assert pairwise_hinge(X, 4.0).item() == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("module", _modules(), ids=["structured", "generalized"])
+def test_penalty_gradient_matches_finite_differences(module):
+    """torch.autograd.gradcheck of the penalty w.r.t. the inputs and every
+    parameter, in float64."""
+    X, lengths = _inputs(lengths=(6, 3, 2))
+    X.requires_grad_(True)
+    names, params = zip(*[(n, p) for n, p in module.named_parameters()])
+
+    def penalty(X, *values):
+        # A functional call, so gradcheck can perturb the parameters too.
+        return torch.func.functional_call(module, dict(zip(names, values)), (X, lengths))[3]
+
+    assert torch.autograd.gradcheck(penalty, (X, *params), eps=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["structured", "generalized"])
+def test_thinc_backprop_adds_penalty_gradient(kind):
+    """With a zero gradient on M, the Thinc layer's backward pass still gives
+    the parameters d(penalty): compare with central finite differences of the
+    penalty the layer reports (float32, as the layer runs; the float64 check
+    of the torch module is above)."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    docs = [nlp("a short doc"), nlp("another slightly longer doc here"), nlp("x")]
+    t2v = registry.resolve(Config({"t": tok2vec_config(width=8)}))["t"]
+    if kind == "structured":
+        model = build_structured_self_attention(
+            t2v, hidden_width=3, attention_width=4, hops=2, penalty_coef=1.5
+        )
+    else:
+        model = build_generalized_pooling(
+            t2v, hidden_width=3, attention_width=4, heads=2, param_penalty=0.5,
+            attention_penalty=1.0, output_penalty=1.0, penalty_margin=5.0,
+        )
+    model.initialize(X=docs)
+    layer = model.get_ref("self_attention")
+    torch_module = layer.shims[0]._model
+
+    def run_penalty():
+        model.begin_update(docs)  # forward in training mode records the penalty
+        return layer.attrs["penalty"]
+
+    (M, A, H, lengths), backprop = model.begin_update(docs)
+    for p in torch_module.parameters():
+        p.grad = None
+    backprop((model.ops.alloc3f(*M.shape), None, None, None))
+    name, param = next((n, p) for n, p in torch_module.named_parameters() if n.startswith("W"))
+    analytic = param.grad.detach().clone().numpy().ravel()
+    numeric = numpy.zeros_like(analytic)
+    flat = param.data.view(-1)
+    eps = 1e-2  # float32: a larger step keeps rounding error small
+    for j in range(len(flat)):
+        old = flat[j].item()
+        flat[j] = old + eps
+        up = run_penalty()
+        flat[j] = old - eps
+        down = run_penalty()
+        flat[j] = old
+        numeric[j] = (up - down) / (2 * eps)
+    assert numpy.abs(analytic).max() > 1e-4, "the penalty gave no gradient"
+    numpy.testing.assert_allclose(analytic, numeric, rtol=2e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("pooling", ["flatten", "mean", "max"])
+def test_embedding_pool_backprop(pooling):
+    """The pooling layers' backward pass is the gradient of their forward."""
+    pool = embedding_pool(pooling)
+    rng = numpy.random.default_rng(0)
+    M = rng.normal(size=(2, 3, 4)).astype("float32")
+    Y, backprop = pool((M, None, None, None), is_train=True)
+    dY = rng.normal(size=Y.shape).astype("float32")
+    dM = backprop(dY)[0]
+    # Directional derivative check: <dY, f(M + eps D) - f(M - eps D)> / 2eps.
+    D = rng.normal(size=M.shape).astype("float32")
+    eps = 1e-3
+    Yp = pool.predict((M + eps * D, None, None, None))
+    Ym = pool.predict((M - eps * D, None, None, None))
+    numeric = float((dY * (Yp - Ym)).sum() / (2 * eps))
+    assert float((dM * D).sum()) == pytest.approx(numeric, rel=1e-2)
+
+
+def test_bad_settings_raise():
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        embedding_pool("median")
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        StructuredSelfAttention(4, 2, 2, 2, reduction="avg")
+
+
+def test_lazy_width_state_dict_round_trip():
+    """nI=None builds the LSTM on the first batch; loading a state dict into
+    a fresh lazy module builds it from the stored shapes."""
+    torch.manual_seed(0)
+    module = StructuredSelfAttention(None, 5, 3, 2)
+    X, lengths = _inputs()
+    out = module(X.float(), lengths)
+    fresh = StructuredSelfAttention(None, 5, 3, 2)
+    fresh.load_state_dict(module.state_dict())
+    torch.testing.assert_close(fresh(X.float(), lengths)[0], out[0])
