@@ -95,7 +95,11 @@ def render(
     RETURNS (Optional[str]): The markup; like displaCy, the return value of
         ``IPython.display.display`` (None) when displayed in a notebook.
     RAISES (ValueError): For an unknown style or option, missing weights or
-        weights whose shape does not match the doc (the message names it).
+        weights whose shape does not match the doc (the message names it), or
+        a pipe whose architecture has no alignment.
+    RAISES (PairError): For ``style="alignment"`` on a doc without a pair.
+    RAISES (TypeError): For inputs that are not docs, or a ``pipe`` without
+        an ``alignment`` method.
     """
     if style not in STYLES:
         raise ValueError(f"render: unknown style {style!r}; use one of {list(STYLES)}.")
@@ -109,8 +113,8 @@ def render(
             )
         matrices = _attention_weights(docs, _per_doc(weights, docs, single))
         parts = [
-            _render_attention(doc, w, hops=hops, summed=summed, rgb=rgb, index=i)
-            for i, (doc, w) in enumerate(zip(docs, matrices))
+            _render_attention(doc, w, hops=hops, summed=summed, rgb=rgb)
+            for doc, w in zip(docs, matrices)
         ]
     else:
         if span_key is None:
@@ -308,7 +312,7 @@ def _fmt(value: float) -> str:
 # -- markup ------------------------------------------------------------------
 
 
-def _render_attention(doc, weights, *, hops, summed, rgb, index) -> str:
+def _render_attention(doc, weights, *, hops, summed, rgb) -> str:
     indices = _hop_indices(hops, weights.shape[0], summed)
     rows = [(f"hop {h}", "attn-hop", weights[h]) for h in indices]
     if summed:
