@@ -339,12 +339,29 @@ def test_render_alignment_with_pipe(trained, snli_rows):
 
 
 def test_alignment_needs_an_aligning_architecture(nlp):
-    """An architecture without a soft alignment (e.g. a siamese encoder with
-    no 'attention' ref) gets a clear error rather than an AttributeError."""
+    """Architectures without a soft alignment (the siamese self-attentive
+    one compares whole-text embeddings, never tokens) get a clear error
+    rather than an AttributeError."""
+    siamese = {
+        "@architectures": "spacy-attn.SiameseSelfAttention.v1",
+        "hidden_width": 8,
+        "encoder": {
+            "@architectures": "spacy-attn.StructuredSelfAttention.v1",
+            "hidden_width": 8,
+            "attention_width": 8,
+            "hops": 2,
+            "tok2vec": pair_config()["model"]["tok2vec"],
+        },
+    }
+    siamese_pipe = nlp.add_pipe("attn_pair_classifier", config={"model": siamese})
+    siamese_pipe.cfg["labels"] = ["yes", "no"]
+    pair = make_pair(nlp, "A b", "c d")
+    with pytest.raises(ValueError, match=r"'attn_pair_classifier' cannot compute an alignment"):
+        siamese_pipe.alignment([pair])
+    # Any model without the refs, e.g. a user's own architecture.
     model = Model("siamese_stub", lambda model, X, is_train: (X, lambda d: d))
     pipe = PairClassifier(nlp.vocab, model, "pairs")
     pipe.cfg["labels"] = ["yes", "no"]
-    pair = make_pair(nlp, "A b", "c d")
     with pytest.raises(ValueError, match=r"'pairs' cannot compute an alignment.*siamese_stub"):
         pipe.alignment([pair])
     with pytest.raises(ValueError, match="cannot compute an alignment"):
