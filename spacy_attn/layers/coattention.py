@@ -1,0 +1,297 @@
+"""Thinc builder for the Dynamic Coattention Network span-QA model."""
+from typing import Callable, List, NamedTuple, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.types import Floats2d, Floats3d, Ints1d
+
+from ..models.coattention import DynamicCoattention
+from ..pairs import DEFAULT_SPAN_KEY
+from .pair_segments import _gather_index, get_bounds
+
+QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
+
+
+class QAWindows(NamedTuple):
+    """Where each model row (a question-context window) comes from.
+
+    doc (n_windows,): index of the doc in the batch.
+    start (n_windows,): token index, in the doc, of the window's first
+        context token.
+    length (n_windows,): number of context tokens in the window.
+    """
+
+    doc: numpy.ndarray
+    start: numpy.ndarray
+    length: numpy.ndarray
+
+
+class QAOutput(NamedTuple):
+    """Output of ``spacy-attn.DynamicCoattention.v1``.
+
+    start_logits, end_logits (n_windows, T, max_length): per decoder
+        iteration in training (T = max_iterations), the final iteration only
+        at inference (T = 1). Column j is context token ``windows.start + j``.
+    windows (QAWindows): Where each row comes from.
+    iterations (n_windows,): Decoder iterations run per row.
+    """
+
+    start_logits: Floats3d
+    end_logits: Floats3d
+    windows: QAWindows
+    iterations: numpy.ndarray
+
+
+@registry.architectures("spacy-attn.DynamicCoattention.v1")
+def build_dynamic_coattention(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    *,
+    hidden_width: int = 200,
+    pool_size: int = 16,
+    max_iterations: int = 4,
+    dropout: float = 0.3,
+    window: int = 400,
+    stride: int = 200,
+    input_width: Optional[int] = None,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], QAOutput]:
+    """Dynamic Coattention Network (Xiong et al. 2017) over question-context
+    pair docs (first segment = question, second = context).
+
+    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors for whole pair
+        docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's
+        setting), ``spacy.Tok2Vec.v2`` or a spacy-transformers listener.
+    hidden_width (int): Hidden width l of the LSTMs and HMNs (200 in the paper).
+    pool_size (int): Maxout pool size of the HMNs (16 in the paper).
+    max_iterations (int): Dynamic decoder iterations (4 in the paper).
+    dropout (float): Dropout in the torch module.
+    window (int): Contexts longer than this many tokens are split into
+        overlapping windows, each scored with the full question.
+    stride (int): Step between the first tokens of consecutive windows
+        (overlap = window - stride); 0 < stride <= window. The last window
+        ends at the end of the context.
+    input_width (Optional[int]): Width of the token vectors, when the tok2vec
+        cannot tell before initialization (FrozenVectors: the vectors'
+        width, e.g. 100 for glove.6B.100d). With a width, the vectors go
+        straight into the encoder LSTM as in the paper; with none, a learned
+        linear projection to ``hidden_width`` is inferred lazily.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    RETURNS (Model[List[Doc], QAOutput]): Start / end logits per window.
+    """
+    if window < 1 or not 0 < stride <= window:
+        raise ValueError(
+            f"DynamicCoattention: need window >= 1 and 0 < stride <= window, "
+            f"got window={window}, stride={stride}."
+        )
+    nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else input_width
+    module = DynamicCoattention(
+        nI,
+        hidden_width,
+        pool_size=pool_size,
+        max_iterations=max_iterations,
+        dropout=dropout,
+    )
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_qa_inputs,
+        convert_outputs=convert_qa_outputs,
+        mixed_precision=mixed_precision,
+    )
+    segments = qa_windows(tok2vec, span_key=DEFAULT_SPAN_KEY, window=window, stride=stride)
+    model = Model(
+        "dynamic_coattention",
+        forward,
+        init=init,
+        layers=[segments, torch_layer],
+        attrs={"input_width": nI},
+    )
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("segments", segments)
+    model.set_ref("coattention", torch_layer)
+    return model
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    segments = model.layers[0]
+    segments.initialize(X=X)
+    expected = model.attrs["input_width"]
+    if expected is not None and segments.has_dim("nO") is True:
+        width = segments.get_dim("nO")
+        if width != expected:
+            raise ValueError(
+                f"spacy-attn.DynamicCoattention.v1 was built for {expected}-d "
+                f"token vectors (input_width), but the tok2vec gives {width}-d "
+                f"vectors. Set input_width = {width} (or null for a learned "
+                f"projection)."
+            )
+    # A lazy input projection (unknown tok2vec width) materializes on the
+    # first batch; the shim hands parameters to the optimizer per update, so
+    # nothing needs to run here (a transformer listener could not run yet).
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[QAOutput, Callable]:
+    segments, torch_layer = model.layers
+    (inputs, windows), bp_inputs = segments(docs, is_train)
+    (start, end, iterations), bp_torch = torch_layer(inputs, is_train)
+
+    def backprop(d_output: Tuple[Floats3d, Floats3d]) -> List[Doc]:
+        return bp_inputs(bp_torch(d_output))
+
+    return QAOutput(start, end, windows, model.ops.to_numpy(iterations)), backprop
+
+
+def convert_qa_inputs(
+    model: Model, X: QAInput, is_train: bool
+) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], QAInput]]:
+    """Padded Thinc arrays -> torch tensors; gradients flow back to the float
+    inputs only (lengths are integers)."""
+    device = model.shims[0].device
+    Q, lengths_q, D, lengths_d = X
+    args = (
+        xp2torch(Q, requires_grad=is_train, device=device),
+        xp2torch(lengths_q, device=device),
+        xp2torch(D, requires_grad=is_train, device=device),
+        xp2torch(lengths_d, device=device),
+    )
+
+    def reverse(d_inputs: ArgsKwargs) -> QAInput:
+        dQ, _, dD, _ = d_inputs.args
+        return (
+            torch2xp(dQ) if dQ is not None else None,
+            None,
+            torch2xp(dD) if dD is not None else None,
+            None,
+        )
+
+    return ArgsKwargs(args=args, kwargs={}), reverse
+
+
+def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
+    """(start, end, iterations) torch -> xp; the backward pass takes
+    (d_start, d_end) only (iterations is an integer output)."""
+    device = model.shims[0].device
+    _, (start, end, iterations) = X_Ytorch
+    Y = (torch2xp(start), torch2xp(end), torch2xp(iterations))
+
+    def reverse(dY: Tuple[Floats3d, Floats3d]) -> ArgsKwargs:
+        d_start, d_end = dY
+        grads = (xp2torch(d_start, device=device), xp2torch(d_end, device=device))
+        return ArgsKwargs(args=((start, end),), kwargs={"grad_tensors": grads})
+
+    return Y, reverse
+
+
+# -- windows -------------------------------------------------------------
+
+
+def qa_windows(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    *,
+    span_key: str = DEFAULT_SPAN_KEY,
+    window: int = 400,
+    stride: int = 200,
+) -> Model[List[Doc], Tuple[QAInput, QAWindows]]:
+    """Run ``tok2vec`` over whole pair docs, then cut each context into
+    windows and pair every window with its question.
+
+    The tok2vec sees whole docs (a transformer listener must receive exactly
+    the docs its transformer saw); windows are made from its output, so a
+    question is repeated once per window of its context and overlapping
+    windows share token vectors (their gradients are summed).
+
+    RETURNS: ``((Q, Q_lengths, D, D_lengths), windows)`` with Q
+        (n_windows, n, width) and D (n_windows, m, width) zero-padded, int32
+        lengths, and ``QAWindows``. Every doc gets at least one window (an
+        empty context gives one empty window).
+    """
+    return Model(
+        "qa_windows",
+        windows_forward,
+        init=windows_init,
+        layers=[tok2vec],
+        dims={"nO": None},
+        attrs={"span_key": span_key, "window": window, "stride": stride},
+    )
+
+
+def windows_init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    tok2vec = model.layers[0]
+    tok2vec.initialize(X=X)
+    if tok2vec.has_dim("nO") is True:
+        model.set_dim("nO", tok2vec.get_dim("nO"))
+
+
+def window_starts(length: int, window: int, stride: int) -> List[int]:
+    """Offsets of the windows covering ``length`` context tokens: every
+    ``stride`` tokens, the last one aligned to the end of the context."""
+    if length <= window:
+        return [0]
+    starts = list(range(0, length - window, stride))
+    starts.append(length - window)
+    return starts
+
+
+def make_windows(bounds: numpy.ndarray, window: int, stride: int) -> QAWindows:
+    """Windows of a batch from its (n_docs, 4) pair bounds."""
+    doc, start, length = [], [], []
+    for i, (_, _, s2, e2) in enumerate(bounds.tolist()):
+        n = e2 - s2
+        for offset in window_starts(n, window, stride):
+            doc.append(i)
+            start.append(s2 + offset)
+            length.append(min(window, n - offset))
+    return QAWindows(
+        numpy.asarray(doc, dtype="int32"),
+        numpy.asarray(start, dtype="int32"),
+        numpy.asarray(length, dtype="int32"),
+    )
+
+
+def windows_forward(
+    model: Model, docs: List[Doc], is_train: bool
+) -> Tuple[Tuple[QAInput, QAWindows], Callable]:
+    ops = model.ops
+    bounds = get_bounds(docs, model.attrs["span_key"])
+    windows = make_windows(bounds, model.attrs["window"], model.attrs["stride"])
+    vectors, bp_vectors = model.layers[0](docs, is_train)
+    width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    doc_lengths = numpy.asarray([len(v) for v in vectors], dtype="int32")
+    doc_offsets = numpy.cumsum(doc_lengths) - doc_lengths
+    flat = ops.flatten(vectors) if vectors else ops.alloc2f(0, width)
+    # Per-window (start, end) bounds of its question and of its context
+    # slice, gathered from the flat token vectors in one vectorized step each.
+    offsets = doc_offsets[windows.doc] if len(docs) else numpy.zeros(0, dtype="int32")
+    q_bounds = bounds[windows.doc][:, 0:2]
+    d_bounds = numpy.stack([windows.start, windows.start + windows.length], axis=1)
+    indices = [_gather_index(q_bounds, offsets), _gather_index(d_bounds, offsets)]
+    padded = []
+    n_rows = len(windows.doc)
+    for example, position, flat_row, lengths in indices:
+        # At least one column so empty segments still give a valid tensor.
+        X = ops.alloc3f(n_rows, max(int(lengths.max(initial=0)), 1), width)
+        X[ops.asarray1i(example), ops.asarray1i(position)] = flat[ops.asarray1i(flat_row)]
+        padded.append(X)
+    inputs = (
+        padded[0],
+        ops.asarray1i(indices[0][3]),
+        padded[1],
+        ops.asarray1i(indices[1][3]),
+    )
+
+    def backprop(d_inputs: QAInput) -> List[Doc]:
+        dQ, _, dD, _ = d_inputs
+        d_flat = ops.alloc2f(flat.shape[0], width)
+        for dX, (example, position, flat_row, _) in ((dQ, indices[0]), (dD, indices[1])):
+            if dX is not None and len(flat_row):
+                # scatter_add: a question feeds every window of its context
+                # and windows overlap, so gradients of a token add up.
+                ops.scatter_add(
+                    d_flat,
+                    ops.asarray1i(flat_row),
+                    dX[ops.asarray1i(example), ops.asarray1i(position)],
+                )
+        return bp_vectors(ops.unflatten(d_flat, ops.asarray1i(doc_lengths)))
+
+    return (inputs, windows), backprop

@@ -1,0 +1,492 @@
+"""The ``attn_span_qa`` component: extractive question answering.
+
+Each doc is a question-context pair (``spacy_attn.make_pair(nlp, question,
+context)``); the component writes the ranked answer spans, inside the
+context, to ``doc.spans["answers"]``.
+"""
+import warnings
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy
+import torch
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+
+from ..layers.coattention import QAOutput
+from ..models.coattention import top_spans
+from ..pairs import DEFAULT_SPAN_KEY, PairError, align_pair_to_predicted, get_pair_bounds
+
+DEFAULT_ANSWERS_KEY = "answers"
+ANSWER_LABEL = "answer"
+
+DEFAULT_QA_MODEL = """
+[model]
+@architectures = "spacy-attn.DynamicCoattention.v1"
+hidden_width = 96
+pool_size = 4
+max_iterations = 4
+dropout = 0.2
+window = 400
+stride = 200
+input_width = null
+
+[model.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[model.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 96
+attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
+rows = [5000, 1000, 2500, 2500]
+include_static_vectors = false
+
+[model.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 2
+window_size = 1
+maxout_pieces = 3
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_QA_MODEL)["model"]
+
+# One answer: (start token, end token exclusive, score), doc coordinates.
+Answer = Tuple[int, int, float]
+
+
+@Language.factory(
+    "attn_span_qa",
+    assigns=["doc.spans"],
+    requires=["doc.spans"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "pair_key": DEFAULT_SPAN_KEY,
+        "answers_key": DEFAULT_ANSWERS_KEY,
+        "top_k": 5,
+        "max_answer_length": 30,
+        "scorer": {"@scorers": "spacy-attn.squad_scorer.v1"},
+    },
+    default_score_weights={"qa_f1": 1.0, "qa_exact_match": 0.0},
+)
+def make_span_qa(
+    nlp: Language,
+    name: str,
+    model: Model[List[Doc], QAOutput],
+    *,
+    pair_key: str,
+    answers_key: str,
+    top_k: int,
+    max_answer_length: int,
+    scorer: Optional[Callable],
+) -> "SpanQA":
+    """Create an ``attn_span_qa``: extractive QA over question-context pair
+    docs, writing ranked answer spans to ``doc.spans[answers_key]``.
+
+    model (Model[List[Doc], QAOutput]): Span QA model, by default
+        ``spacy-attn.DynamicCoattention.v1``.
+    pair_key (str): ``doc.spans`` key of the (question, context) segments.
+    answers_key (str): ``doc.spans`` key of the answers (gold in training
+        data, predicted on output).
+    top_k (int): Number of answers written per doc (best first).
+    max_answer_length (int): Longest answer, in tokens.
+    scorer (Optional[Callable]): Scoring function (SQuAD EM / F1).
+    """
+    return SpanQA(
+        nlp.vocab,
+        model,
+        name,
+        pair_key=pair_key,
+        answers_key=answers_key,
+        top_k=top_k,
+        max_answer_length=max_answer_length,
+        scorer=scorer,
+    )
+
+
+class SpanQA(TrainablePipe):
+    """Extractive question answering over pair docs (see ``spacy_attn.make_pair``).
+
+    Writes to ``doc.spans[answers_key]`` up to ``top_k`` answer spans (label
+    "answer"), best first, with their scores in
+    ``doc.spans[answers_key].attrs["scores"]``. A score is the model's
+    probability of the span, p_start(i) * p_end(j), renormalized over the
+    valid spans (start <= end, at most ``max_answer_length`` tokens) of the
+    context, so a context's scores sum to at most one. A context longer than
+    the model's ``window`` is read in overlapping windows whose spans are
+    normalized jointly (exp(start logit + end logit) over the sum for every
+    valid span of every window, the way the model is trained); a span seen by
+    several windows keeps its best score. Answers are always context tokens:
+    never the question, the sentinel or padding. An empty context gets no
+    answers (an empty span group).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "attn_span_qa",
+        *,
+        pair_key: str = DEFAULT_SPAN_KEY,
+        answers_key: str = DEFAULT_ANSWERS_KEY,
+        top_k: int = 5,
+        max_answer_length: int = 30,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        """Initialize the component.
+
+        vocab (Vocab): The shared vocabulary.
+        model (Model): The Thinc model: pair docs -> start / end logits.
+        name (str): Component name, used as the key of its training loss.
+        pair_key (str): ``doc.spans`` key of the pair segments.
+        answers_key (str): ``doc.spans`` key of the answers.
+        top_k (int): Answers written per doc.
+        max_answer_length (int): Longest answer in tokens.
+        scorer (Optional[Callable]): Scoring function.
+        """
+        if top_k < 1 or max_answer_length < 1:
+            raise ValueError(
+                f"attn_span_qa: top_k ({top_k}) and max_answer_length "
+                f"({max_answer_length}) must be >= 1."
+            )
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self._rehearsal_model = None
+        self.cfg: Dict[str, Any] = {
+            "pair_key": pair_key,
+            "answers_key": answers_key,
+            "top_k": top_k,
+            "max_answer_length": max_answer_length,
+        }
+        self.scorer = scorer
+        # Examples seen in training without an answer span that maps to the
+        # predicted tokens (not serialized; reset with the process).
+        self.n_skipped = 0
+        self._warned_skip = False
+        self._set_pair_key()
+
+    def _set_pair_key(self) -> None:
+        # The component's pair_key is the single source of truth: the layer
+        # that cuts docs into windows reads it from its attrs.
+        if self.model not in (None, True, False) and self.model.has_ref("segments"):
+            self.model.get_ref("segments").attrs["span_key"] = self.cfg["pair_key"]
+
+    @property
+    def pair_key(self) -> str:
+        """RETURNS (str): The ``doc.spans`` key of the question/context segments."""
+        return self.cfg["pair_key"]
+
+    @property
+    def answers_key(self) -> str:
+        """RETURNS (str): The ``doc.spans`` key of the answers."""
+        return self.cfg["answers_key"]
+
+    @property
+    def top_k(self) -> int:
+        """RETURNS (int): Answers written per doc."""
+        return self.cfg["top_k"]
+
+    @property
+    def max_answer_length(self) -> int:
+        """RETURNS (int): Longest answer in tokens."""
+        return self.cfg["max_answer_length"]
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): The one span label, "answer"."""
+        return (ANSWER_LABEL,)
+
+    # -- prediction ------------------------------------------------------
+
+    def predict(self, docs: Iterable[Doc]) -> List[List[Answer]]:
+        """Find the answers of a batch of pair docs without modifying them.
+
+        docs (Iterable[Doc]): Question-context pair docs.
+        RETURNS (List[List[Tuple[int, int, float]]]): Per doc, up to ``top_k``
+            answers ``(start, end, score)`` as doc token offsets (end
+            exclusive), best first.
+        RAISES (PairError): If a doc has no valid pair (the message names it).
+        """
+        docs = list(docs)
+        if not docs:
+            return []
+        output = self.model.predict(docs)
+        return self._decode(output, len(docs))
+
+    def _decode(self, output: QAOutput, n_docs: int) -> List[List[Answer]]:
+        """Top spans of each window, merged per doc (same span: best score)."""
+        ops = self.model.ops
+        windows = output.windows
+        start = torch.from_numpy(numpy.ascontiguousarray(ops.to_numpy(output.start_logits)[:, -1]))
+        end = torch.from_numpy(numpy.ascontiguousarray(ops.to_numpy(output.end_logits)[:, -1]))
+        starts, ends, scores = top_spans(
+            start,
+            end,
+            torch.from_numpy(windows.length.astype("int64")),
+            max_answer_length=self.max_answer_length,
+            top_k=self.top_k,
+            group=torch.from_numpy(windows.doc.astype("int64")),
+        )
+        starts, ends, scores = starts.numpy(), ends.numpy(), scores.numpy()
+        merged: List[Dict[Tuple[int, int], float]] = [{} for _ in range(n_docs)]
+        for w in range(len(windows.doc)):
+            best = merged[windows.doc[w]]
+            offset = int(windows.start[w])
+            for s, e, score in zip(starts[w], ends[w], scores[w]):
+                if s < 0:
+                    continue
+                key = (offset + int(s), offset + int(e) + 1)
+                if float(score) > best.get(key, -1.0):
+                    best[key] = float(score)
+        results = []
+        for best in merged:
+            # Ties broken by position so the order is deterministic.
+            ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: self.top_k]
+            results.append([(s, e, score) for (s, e), score in ranked])
+        return results
+
+    def set_annotations(self, docs: Iterable[Doc], answers: List[List[Answer]]) -> None:
+        """Write the answers to ``doc.spans[answers_key]`` (label "answer"),
+        best first, with ``attrs["scores"]`` in the same order.
+
+        docs (Iterable[Doc]): The docs to annotate.
+        answers (List[List[Tuple[int, int, float]]]): The output of ``predict``.
+        """
+        key = self.answers_key
+        for doc, doc_answers in zip(docs, answers):
+            spans = [Span(doc, s, e, label=ANSWER_LABEL) for s, e, _ in doc_answers]
+            doc.spans[key] = SpanGroup(
+                doc,
+                name=key,
+                spans=spans,
+                attrs={"scores": [float(score) for _, _, score in doc_answers]},
+            )
+
+    # -- training --------------------------------------------------------
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples (the TrainablePipe template).
+
+        examples (Iterable[Example]): Examples whose reference docs hold the
+            gold answers in ``doc.spans[answers_key]``; the first span that
+            maps to the predicted tokens is the target. Examples without one
+            contribute no loss and are counted in ``self.n_skipped``.
+        drop (float): Dropout rate (of Thinc layers; the torch module has its own).
+        sgd (Optional[Optimizer]): The optimizer.
+        losses (Optional[Dict[str, float]]): Running losses, updated in place.
+        RETURNS (Dict[str, float]): The losses.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "SpanQA.update")
+        if not examples:
+            return losses
+        self._copy_pairs_to_predicted(examples)
+        gold = self._gold_spans(examples)
+        if all(g is None for g in gold):
+            # Nothing to learn from: skip the forward pass entirely.
+            return losses
+        set_dropout_rate(self.model, drop)
+        output, backprop = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_output = self._loss_and_gradient(output, gold)
+        if d_output is not None:
+            backprop(d_output)
+            if sgd is not None:
+                self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:
+        """Give predicted docs the pair spans of their reference docs, so
+        training with spaCy's own ``spacy.Corpus.v1`` works."""
+        for i, eg in enumerate(examples):
+            try:
+                align_pair_to_predicted(eg, self.pair_key)
+            except PairError as err:
+                raise PairError(f"Example {i} {err}") from None
+
+    def _gold_spans(self, examples: List[Example]) -> List[Optional[Tuple[int, int]]]:
+        """The target (start, end exclusive) of each example in predicted-doc
+        tokens, or None (no gold span that maps; counted and warned once)."""
+        gold: List[Optional[Tuple[int, int]]] = []
+        n_skipped = 0
+        for i, eg in enumerate(examples):
+            span = self._first_gold_span(eg, i)
+            if span is None:
+                n_skipped += 1
+            gold.append(span)
+        if n_skipped:
+            self.n_skipped += n_skipped
+            if not self._warned_skip:
+                self._warned_skip = True
+                warnings.warn(
+                    f"[{self.name}] {n_skipped} training example(s) in this batch "
+                    f"have no gold answer span in doc.spans[{self.answers_key!r}] "
+                    f"that maps onto the context tokens; they contribute no loss. "
+                    f"The running count is in the component's n_skipped "
+                    f"(warned once per process).",
+                    stacklevel=3,
+                )
+        return gold
+
+    def _first_gold_span(self, eg: Example, index: int) -> Optional[Tuple[int, int]]:
+        ref, pred = eg.reference, eg.predicted
+        key = self.answers_key
+        if key not in ref.spans or not len(ref.spans[key]):
+            return None
+        _, _, c_start, c_end = get_pair_bounds(pred, self.pair_key, index=index)
+        same_tokens = len(ref) == len(pred) and all(
+            a.idx == b.idx and len(a) == len(b) for a, b in zip(ref, pred)
+        )
+        for span in ref.spans[key]:
+            if same_tokens:
+                start, end = span.start, span.end
+            else:
+                aligned = eg.get_aligned_spans_y2x([span], allow_overlap=True)
+                if len(aligned):
+                    start, end = aligned[0].start, aligned[0].end
+                else:
+                    # Fall back to characters: the smallest predicted span
+                    # covering the answer's characters.
+                    char_span = pred.char_span(span.start_char, span.end_char, alignment_mode="expand")
+                    if char_span is None:
+                        raise ValueError(
+                            f"Example {index} ({ref.text[:60]!r}): the gold answer "
+                            f"{span.text!r} (characters {span.start_char}-"
+                            f"{span.end_char}) cannot be mapped onto the predicted "
+                            f"doc's tokens. Reference and predicted docs must have "
+                            f"the same text."
+                        )
+                    start, end = char_span.start, char_span.end
+            if not c_start <= start < end <= c_end:
+                raise ValueError(
+                    f"Example {index} ({ref.text[:60]!r}): the gold answer "
+                    f"{span.text!r} (tokens {start}-{end}) is not inside the "
+                    f"context segment (tokens {c_start}-{c_end}); answers must "
+                    f"be spans of the context."
+                )
+            return start, end
+        return None
+
+    def _loss_and_gradient(
+        self, output: QAOutput, gold: List[Optional[Tuple[int, int]]]
+    ) -> Tuple[float, Optional[Tuple[Any, Any]]]:
+        """Cumulative softmax cross-entropy over decoder iterations (paper
+        section 2.3): the sum over iterations of CE(start) + CE(end),
+        averaged over the examples with a target.
+
+        The softmax of a context runs over the positions of ALL its windows
+        (one window for most contexts, which is exactly the paper's loss).
+        The gold start (end) is every window position holding the gold start
+        (end) token in a window that contains the whole gold span; the loss
+        is minus the log of their summed probability. Training all windows of
+        a context jointly teaches windows without the answer to score low, so
+        their spans can be compared with the other windows' at inference.
+        Examples without a target get no gradient.
+        """
+        ops = self.model.ops
+        windows = output.windows
+        doc = windows.doc.astype("int64")
+        n_windows = len(doc)
+        targets = numpy.full((n_windows, 2), -1, dtype="int64")
+        for w, (i, w_start, w_len) in enumerate(zip(doc, windows.start, windows.length)):
+            g = gold[i]
+            if g is not None and w_start <= g[0] and g[1] <= w_start + w_len:
+                targets[w] = (g[0] - w_start, g[1] - 1 - w_start)
+        rows = numpy.where(targets[:, 0] >= 0)[0]
+        if not len(rows):
+            return 0.0, None
+        has_target = numpy.zeros(len(gold), dtype=bool)
+        has_target[doc[rows]] = True
+        trained = has_target[doc]  # (n_windows,) windows of docs with a target
+        n_examples = float(has_target.sum())
+        # Windows of a doc are contiguous (made doc by doc).
+        firsts = numpy.flatnonzero(numpy.r_[True, doc[1:] != doc[:-1]])
+        win_doc = numpy.searchsorted(firsts, numpy.arange(n_windows), side="right") - 1
+        loss = 0.0
+        grads = []
+        for logits, column in ((output.start_logits, 0), (output.end_logits, 1)):
+            logits = ops.to_numpy(logits).astype("float64")  # (W, T, L)
+            # log-softmax over every position of every window of a doc;
+            # padded logits are -1e4, so their probability is exactly 0.
+            row_max = logits.max(axis=2)  # (W, T)
+            doc_max = numpy.maximum.reduceat(row_max, firsts, axis=0)[win_doc]
+            exp = numpy.exp(logits - doc_max[:, :, None])
+            doc_sum = numpy.add.reduceat(exp.sum(axis=2), firsts, axis=0)
+            probs = exp / doc_sum[win_doc][:, :, None]  # (W, T, L)
+            # Probability of the gold position in each window with a target.
+            t = targets[rows, column]
+            gold_p = numpy.zeros(probs.shape[:2])  # (W, T)
+            gold_p[rows] = probs[rows, :, t]
+            marginal = numpy.add.reduceat(gold_p, firsts, axis=0)[win_doc]  # (W, T)
+            first_rows = firsts[has_target[doc[firsts]]]
+            loss += float(-numpy.log(marginal[first_rows] + 1e-12).sum() / n_examples)
+            # d(-log sum_gold p)/d logits = p - p * [gold] / sum_gold p.
+            d = probs.copy()
+            posterior = numpy.zeros_like(gold_p)
+            posterior[rows] = gold_p[rows] / numpy.maximum(marginal[rows], 1e-30)
+            d[rows, :, t] -= posterior[rows]
+            d[~trained] = 0.0
+            d /= n_examples
+            grads.append(ops.asarray3f(d.astype("float32")))
+        return loss, (grads[0], grads[1])
+
+    def get_loss(self, examples: Iterable[Example], scores: QAOutput) -> Tuple[float, Any]:
+        """The cumulative cross-entropy loss and its gradient with respect to
+        the start / end logits (see ``_loss_and_gradient``).
+
+        examples (Iterable[Example]): The batch (predicted docs with pairs).
+        scores (QAOutput): The model's training output for their predicted docs.
+        RETURNS (Tuple[float, Any]): The loss and (d_start, d_end), or None
+            when no example has a usable gold span.
+        """
+        examples = list(examples)
+        validate_examples(examples, "SpanQA.get_loss")
+        return self._loss_and_gradient(scores, self._gold_spans(examples))
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+    ) -> None:
+        """Initialize the model for training from a sample of examples.
+
+        get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
+        nlp (Optional[Language]): The pipeline.
+        """
+        validate_get_examples(get_examples, "SpanQA.initialize")
+        sample = list(islice(get_examples(), 10))
+        if not sample:
+            raise ValueError(f"'{self.name}' needs at least one example to initialize.")
+        self._copy_pairs_to_predicted(sample)
+        self.model.initialize(X=[eg.predicted for eg in sample])
+
+    def add_label(self, label: str) -> int:
+        """Span QA has the single label "answer"; adding labels is not supported."""
+        raise NotImplementedError(f"'{self.name}' has the fixed label {ANSWER_LABEL!r}.")
+
+    # -- serialization ---------------------------------------------------
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "SpanQA":
+        super().from_bytes(bytes_data, exclude=exclude)
+        self._set_pair_key()
+        return self
+
+    def from_disk(self, path, *, exclude=tuple()) -> "SpanQA":
+        super().from_disk(path, exclude=exclude)
+        self._set_pair_key()
+        return self

@@ -1,0 +1,99 @@
+"""Answer (question, context) string pairs in bulk with an ``attn_span_qa`` pipeline."""
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from .pairs import PairError, make_pair
+
+
+def _qa_component(nlp: Language, component: Optional[str]):
+    if component is not None:
+        return nlp.get_pipe(component)
+    names = [name for name, pipe in nlp.pipeline if hasattr(pipe, "answers_key") and hasattr(pipe, "pair_key")]
+    if not names:
+        raise ValueError(
+            f"The pipeline has no span QA component (components: {nlp.pipe_names}); "
+            f"add one with nlp.add_pipe('attn_span_qa') or load a trained QA pipeline."
+        )
+    if len(names) > 1:
+        raise ValueError(f"The pipeline has several span QA components {names}; pass component=.")
+    return nlp.get_pipe(names[0])
+
+
+def _pairs_to_docs(nlp: Language, pairs: Iterable[Sequence[str]], pair_key: str, kept: List):
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, str) or len(pair) != 2:
+            raise PairError(
+                f"answer_questions: item {i} is {pair!r}; each item must be a "
+                f"(question, context) pair of strings."
+            )
+        question, context = pair
+        kept.append(context)
+        yield make_pair(nlp, question, context, span_key=pair_key)
+
+
+def answer_questions(
+    nlp: Language,
+    pairs: Iterable[Sequence[str]],
+    *,
+    top_k: Optional[int] = None,
+    batch_size: int = 64,
+    component: Optional[str] = None,
+    as_docs: bool = False,
+) -> Iterator[Union[List[Dict[str, Any]], Doc]]:
+    """Answer many questions, each about its own context.
+
+    nlp (Language): A pipeline with an ``attn_span_qa`` component.
+    pairs (Iterable[Sequence[str]]): ``(question, context)`` string pairs;
+        consumed lazily.
+    top_k (Optional[int]): Answers per question; None uses the component's
+        ``top_k``. The component's setting is restored afterwards.
+    batch_size (int): Docs per ``nlp.pipe`` batch.
+    component (Optional[str]): Name of the QA component, if the pipeline has
+        several.
+    as_docs (bool): Yield the annotated pair docs instead of dicts.
+    YIELDS: Per pair, in input order, a list of up to ``top_k`` answers, best
+        first: ``{"text", "score", "start_char", "end_char"}`` where
+        ``context[start_char:end_char] == text`` in the ORIGINAL context string
+        (surrounding whitespace included), and ``score`` is the component's
+        span probability (see ``SpanQA``). An empty context gives ``[]``.
+        With ``as_docs``, the docs (answers in ``doc.spans[answers_key]``).
+    """
+    pipe = _qa_component(nlp, component)
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"answer_questions: top_k must be >= 1, got {top_k}.")
+    contexts: List[str] = []
+    saved = pipe.cfg["top_k"]
+    if top_k is not None:
+        pipe.cfg["top_k"] = top_k
+    try:
+        docs = nlp.pipe(_pairs_to_docs(nlp, pairs, pipe.pair_key, contexts), batch_size=batch_size)
+        for i, doc in enumerate(docs):
+            context = contexts[i]
+            if as_docs:
+                yield doc
+                continue
+            yield _answers(doc, context, pipe.pair_key, pipe.answers_key)
+    finally:
+        pipe.cfg["top_k"] = saved
+
+
+def _answers(doc: Doc, context: str, pair_key: str, answers_key: str) -> List[Dict[str, Any]]:
+    group = doc.spans[answers_key] if answers_key in doc.spans else []
+    if not len(group):
+        return []
+    # make_pair strips the context, so its first character is doc character
+    # ``segment.start_char``, which is context character ``lead``.
+    segment = doc.spans[pair_key][1]
+    lead = len(context) - len(context.lstrip())
+    shift = lead - segment.start_char
+    scores = group.attrs.get("scores", [None] * len(group))
+    out = []
+    for span, score in zip(group, scores):
+        start, end = span.start_char + shift, span.end_char + shift
+        out.append({"text": context[start:end], "score": score, "start_char": start, "end_char": end})
+    return out
+
+
+__all__ = ["answer_questions"]
