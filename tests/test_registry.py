@@ -8,10 +8,11 @@ from spacy.util import registry
 import spacy_attn  # noqa: F401  (registers)
 
 REGISTERED = {
-    "spacy_factories": ["attn_pair_classifier", "attn_doc_embedder"],
+    "spacy_factories": ["attn_pair_classifier", "attn_doc_embedder", "attn_span_qa"],
     "spacy_architectures": [
         "spacy-attn.DecomposableAttention.v1",
         "spacy-attn.FrozenVectors.v1",
+        "spacy-attn.DynamicCoattention.v1",
         "spacy-attn.StructuredSelfAttention.v1",
         "spacy-attn.GeneralizedPooling.v1",
         "spacy-attn.SelfAttentiveTextCat.v1",
