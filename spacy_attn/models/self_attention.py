@@ -27,9 +27,9 @@ from typing import Optional, Tuple
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .decomposable_attention import length_mask, masked_softmax
+from .rnn import run_lstm
 
 Output = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -37,8 +37,8 @@ REDUCTIONS = ("sum", "mean")
 
 
 class BiLSTM(nn.Module):
-    """Bidirectional LSTM over padded sequences; padding is skipped (packed)
-    and its output is exactly zero.
+    """Bidirectional LSTM over padded sequences; padding never reaches a real
+    token and its output is exactly zero.
 
     nI (Optional[int]): Input width. None builds the LSTM on the first forward
         pass, when the width of the token vectors is known (a vectors table
@@ -56,6 +56,7 @@ class BiLSTM(nn.Module):
         super().__init__()
         self.nH = nH
         self.depth = depth
+        self.chunk_size = 32
         self.dropout = nn.Dropout(dropout)
         self.lstm: Optional[nn.LSTM] = None
         if nI is not None:
@@ -75,14 +76,20 @@ class BiLSTM(nn.Module):
     def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         if self.lstm is None:
             self._build(X.shape[-1], device=X.device)
+        X = self.dropout(X)
         B, L, _ = X.shape
-        # pack_padded_sequence rejects empty sequences: run them as one
-        # (zero) token and zero their output afterwards.
-        packed = pack_padded_sequence(
-            self.dropout(X), lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
-        )
-        H, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=L)
-        return H * length_mask(lengths, L).unsqueeze(-1).to(H.dtype)
+        if B <= self.chunk_size:
+            # Masked without packing: see models/rnn.py for why.
+            return run_lstm(self.lstm, X, lengths)
+        # Long, mixed-length batches (nlp.pipe gives 1,000 docs at once):
+        # run length-sorted chunks, each padded to its own longest doc only,
+        # so one long review doesn't make every row 10x longer.
+        H = X.new_zeros(B, L, 2 * self.nH)
+        order = torch.argsort(lengths, descending=True)
+        for chunk in order.split(self.chunk_size):
+            width = max(int(lengths[chunk].max()), 1)
+            H[chunk, :width] = run_lstm(self.lstm, X[chunk, :width], lengths[chunk])
+        return H
 
 
 class _SelfAttentionBase(nn.Module):
