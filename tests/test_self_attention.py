@@ -184,3 +184,38 @@ def test_lazy_width_state_dict_round_trip():
     fresh = StructuredSelfAttention(None, 5, 3, 2)
     fresh.load_state_dict(module.state_dict())
     torch.testing.assert_close(fresh(X.float(), lengths)[0], out[0])
+
+
+@pytest.mark.parametrize("layers,bidirectional", [(1, True), (2, True), (1, False)])
+def test_run_lstm_equals_packed_lstm(layers, bidirectional):
+    """The unpacked masked LSTM gives what torch's packed sequences give."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    from spacy_attn.models.decomposable_attention import length_mask
+    from spacy_attn.models.rnn import run_lstm
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(5, 4, num_layers=layers, batch_first=True, bidirectional=bidirectional).double()
+    X = torch.randn(4, 7, 5, dtype=torch.float64)
+    lengths = torch.tensor([7, 3, 0, 1])
+    packed = pack_padded_sequence(X, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    expected, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=7)
+    expected = expected * length_mask(lengths, 7).unsqueeze(-1)
+    torch.testing.assert_close(run_lstm(lstm, X, lengths), expected)
+
+
+def test_chunked_bilstm_equals_one_by_one():
+    """Batches larger than the chunk size run in length-sorted chunks; every
+    row still equals the row run alone."""
+    from spacy_attn.models.self_attention import BiLSTM
+
+    torch.manual_seed(0)
+    encoder = BiLSTM(3, 4).double()
+    encoder.chunk_size = 4
+    lengths = torch.tensor([9, 1, 0, 5, 2, 8, 3, 7, 6, 4, 2])
+    X = torch.randn(len(lengths), 9, 3, dtype=torch.float64)
+    H = encoder(X, lengths)
+    for i, n in enumerate(lengths.tolist()):
+        alone = encoder(X[i : i + 1, : max(n, 1)], lengths[i : i + 1])
+        torch.testing.assert_close(H[i, : max(n, 1)], alone[0])
+        assert (H[i, n:] == 0).all()
