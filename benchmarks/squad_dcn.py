@@ -107,14 +107,27 @@ def train_row(row: str, args, env: Dict[str, str]) -> Dict[str, Any]:
         cmd += ["--paths.transformer", str(transformer_dir())]
     log(f"{row}: training ({steps} steps) -> {run}/train.log")
     start = time.perf_counter()
+    stopped = False
     with open(run / "train.log", "w") as f:
-        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        try:
+            proc.wait(timeout=args.max_train_minutes * 60 if args.max_train_minutes else None)
+        except subprocess.TimeoutExpired:
+            # The wall-time budget ran out: stop training and keep the last
+            # model-best checkpoint (saved at every dev evaluation).
+            proc.terminate()
+            proc.wait()
+            stopped = True
     seconds = time.perf_counter() - start
-    if proc.returncode != 0:
+    if not stopped and proc.returncode != 0:
         raise RuntimeError(f"{row}: spacy train failed, see {run / 'train.log'}")
+    if not (run / "model" / "model-best").exists():
+        raise RuntimeError(f"{row}: no model-best checkpoint in {run / 'model'}")
     result = {
         "command": " ".join(shlex.quote(c) for c in ["python"] + cmd[1:]),
         "train_wall_seconds": round(seconds, 1),
+        "stopped_by_time_budget": stopped,
+        "max_train_minutes": args.max_train_minutes,
         **parse_train_log(run / "train.log"),
     }
     result_path.write_text(json.dumps(result, indent=2) + "\n")
@@ -196,6 +209,11 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
     model_path = run / "model" / "model-best"
     nlp = spacy.load(model_path)
     rows, data = load_squad_rows(Path(args.splits) / "test.json")
+    subset_file = RESULTS / "squad_dev_subset.json"
+    if args.subset_only:
+        # Only the HF baseline's seeded subset (slow backbones).
+        ids = set(json.loads(subset_file.read_text())["ids"])
+        rows = [r for r in rows if r["id"] in ids]
     if args.test_limit:
         rows = rows[: args.test_limit]
     pairs = [(r["question"], r["context"]) for r in rows]
@@ -215,7 +233,6 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
         "inference_questions_per_s": round(len(rows) / infer, 2),
         "parameters": count_parameters(nlp),
     }
-    subset_file = RESULTS / "squad_dev_subset.json"
     if subset_file.exists():
         ids = set(json.loads(subset_file.read_text())["ids"])
         sub_preds = {k: v for k, v in preds.items() if k in ids}
@@ -345,6 +362,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size at inference")
     p.add_argument("--speed-batches", type=int, default=10)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--max-train-minutes", type=float, default=35.0,
+                   help="stop spacy train after this wall time and use its model-best (0 = no limit)")
+    p.add_argument("--subset-only", action="store_true",
+                   help="score only the HF baseline's SQuAD dev subset (benchmarks/results/squad_dev_subset.json)")
     p.add_argument("--force", action="store_true", help="retrain finished rows")
     p.add_argument("--report-only", action="store_true", help="rewrite the report from squad.json")
     args = p.parse_args(argv)
