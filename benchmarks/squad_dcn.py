@@ -104,7 +104,8 @@ def train_row(row: str, args, env: Dict[str, str]) -> Dict[str, Any]:
     if row == "glove":
         cmd += ["--paths.vectors", str(ensure_vectors(args.mirror))]
     else:
-        cmd += ["--paths.transformer", str(transformer_dir())]
+        cmd += ["--paths.transformer", str(transformer_dir()),
+                "--training.batcher.size", str(args.transformer_batch_size)]
     log(f"{row}: training ({steps} steps) -> {run}/train.log")
     start = time.perf_counter()
     stopped = False
@@ -124,6 +125,7 @@ def train_row(row: str, args, env: Dict[str, str]) -> Dict[str, Any]:
     if not (run / "model" / "model-best").exists():
         raise RuntimeError(f"{row}: no model-best checkpoint in {run / 'model'}")
     result = {
+        "batch_size": 32 if row == "glove" else args.transformer_batch_size,
         "command": " ".join(shlex.quote(c) for c in ["python"] + cmd[1:]),
         "train_wall_seconds": round(seconds, 1),
         "stopped_by_time_budget": stopped,
@@ -299,7 +301,7 @@ def write_reports(results: Dict[str, Any]) -> None:
         lines.append(
             f"| {ROWS[row]['label']} | {fmt(e['exact_match'])} | {fmt(e['f1'])} | {e['test_questions']:,} | "
             f"{(fmt(sub['exact_match']) + ' / ' + fmt(sub['f1'])) if sub else 'n/a'} | "
-            f"{(steps or 0) * 32:,} | {steps} | {t['train_wall_seconds'] / 60:.1f} min | "
+            f"{(steps or 0) * t.get('batch_size', 32):,} | {steps} | {t['train_wall_seconds'] / 60:.1f} min | "
             f"{fmt(e['train_examples_per_s'])} | {fmt(e['inference_questions_per_s'])} | "
             f"{e['parameters']['trainable_total']:,} |"
         )
@@ -357,6 +359,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--steps-glove", type=int, default=1500)
     p.add_argument("--steps-transformer", type=int, default=400)
     p.add_argument("--eval-frequency", type=int, default=250)
+    p.add_argument("--transformer-batch-size", type=int, default=16)
     p.add_argument("--dev-limit", type=int, default=1000, help="dev questions for checkpoint selection")
     p.add_argument("--test-limit", type=int, default=0, help="SQuAD dev questions scored (0 = all)")
     p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size at inference")
