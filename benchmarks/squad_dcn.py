@@ -258,6 +258,18 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
     return result
 
 
+def collect_rows() -> Dict[str, Any]:
+    """Every finished row from its run folder (train.json + eval.json), so
+    rows benchmarked by separate (even concurrent) invocations all land in
+    one report."""
+    rows = {}
+    for row in ROWS:
+        train, evaluation = RUNS / row / "train.json", RUNS / row / "eval.json"
+        if train.exists() and evaluation.exists():
+            rows[row] = {"train": json.loads(train.read_text()), "eval": json.loads(evaluation.read_text())}
+    return rows
+
+
 def fmt(value: Optional[float], digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
@@ -317,8 +329,8 @@ def write_reports(results: Dict[str, Any]) -> None:
         "Columns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, through "
         "`spacy_attn.answer_questions` (tokenization included); \"HF subset\" = the seeded subset of dev "
         "questions the HF baseline is scored on (`benchmarks/results/squad_dev_subset.json`), so that column "
-        "and the HF row compare like with like. \"train questions seen\" = steps x 32 (DCN; a question can be "
-        "seen twice). \"train wall\" = the whole `spacy train` run (start-up, corpus loading, dev "
+        "and the HF row compare like with like. \"train questions seen\" = steps x batch size (32 questions "
+        "per batch for GloVe, 16 for the transformer; a question can be seen twice). \"train wall\" = the whole `spacy train` run (start-up, corpus loading, dev "
         "evaluations). \"train ex/s\" = questions per second of plain `nlp.update` calls (batches of 32, "
         "measured after training, no evaluation). \"inference q/s\" = questions answered per second, "
         "tokenization included, batch size "
@@ -378,6 +390,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     out = RESULTS / "squad.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     if args.report_only:
+        previous["rows"] = collect_rows()
         write_reports(previous)
         return 0
     splits = Path(args.splits)
@@ -389,14 +402,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         "environment": environment(args.threads),
         "batch_size": args.batch_size,
         "paper": PAPER,
-        "rows": previous.get("rows", {}),
+        "rows": collect_rows(),
     }
     for row in [r.strip() for r in args.rows.split(",") if r.strip()]:
         if row not in ROWS:
             raise SystemExit(f"unknown row {row!r}; choose from {sorted(ROWS)}")
         train = train_row(row, args, env)
         evaluation = evaluate_row(row, args)
-        results["rows"][row] = {"train": train, "eval": evaluation}
+        (RUNS / row / "eval.json").write_text(json.dumps(evaluation, indent=2) + "\n")
+        results["rows"] = collect_rows()
         write_reports(results)
         log(f"{row}: EM {evaluation['exact_match']} F1 {evaluation['f1']}")
     write_reports(results)
