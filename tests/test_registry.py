@@ -19,7 +19,7 @@ REGISTERED = {
         "spacy-attn.SiameseSelfAttention.v1",
     ],
     "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.doc_embedder_scorer.v1", "spacy-attn.squad_scorer.v1"],
-    "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1"],
+    "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1", "spacy-attn.TextCatCorpus.v1"],
 }
 
 
