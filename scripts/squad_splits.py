@@ -40,6 +40,7 @@ sha256, per-set counts, the held-out unit ids) and, with --docbin,
 manifest.
 """
 import argparse
+import gzip
 import json
 import math
 import os
@@ -194,8 +195,11 @@ def make_splits(
     output_dir.mkdir(parents=True, exist_ok=True)
     write_json({"version": "1.1", "data": train}, output_dir / "train.json")
     write_json({"version": "1.1", "data": dev}, output_dir / "dev.json")
+    # The official bytes, not a re-serialization: test.json's sha256 is then
+    # the published one (95aa6a52...).
     if test_path.suffix == ".gz":
-        write_json(test, output_dir / "test.json")
+        with gzip.open(test_path, "rb") as src, open(output_dir / "test.json", "wb") as dst:
+            shutil.copyfileobj(src, dst)
     else:
         shutil.copyfile(test_path, output_dir / "test.json")
     manifest: Dict[str, Any] = {
@@ -212,6 +216,7 @@ def make_splits(
             "test": _counts(test["data"]),
         },
         "files": {s: f"{s}.json" for s in ("train", "dev", "test")},
+        "sha256": {f"{s}.json": sha256(output_dir / f"{s}.json") for s in ("train", "dev", "test")},
     }
     if docbin:
         import spacy
