@@ -40,7 +40,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shlex
 import subprocess
 import sys
@@ -407,7 +406,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for row in [r.strip() for r in args.rows.split(",") if r.strip()]:
         if row not in ROWS:
             raise SystemExit(f"unknown row {row!r}; choose from {sorted(ROWS)}")
-        train = train_row(row, args, env)
+        train_row(row, args, env)
         evaluation = evaluate_row(row, args)
         (RUNS / row / "eval.json").write_text(json.dumps(evaluation, indent=2) + "\n")
         results["rows"] = collect_rows()

@@ -17,7 +17,12 @@ from thinc.api import fix_random_seed
 
 import spacy_attn
 from spacy_attn import PairError, answer_questions, make_pair
-from spacy_attn.layers.coattention import QAOutput, QAWindows, make_windows, window_starts
+from spacy_attn.layers.coattention import (
+    QAOutput,
+    QAWindows,
+    make_windows,
+    window_starts,
+)
 from spacy_attn.squad import SquadQuestion, make_qa_doc
 
 from .conftest import REPO, mirror_dir

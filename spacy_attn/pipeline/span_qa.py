@@ -20,7 +20,12 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..layers.coattention import QAOutput
 from ..models.coattention import top_spans
-from ..pairs import DEFAULT_SPAN_KEY, PairError, align_pair_to_predicted, get_pair_bounds
+from ..pairs import (
+    DEFAULT_SPAN_KEY,
+    PairError,
+    align_pair_to_predicted,
+    get_pair_bounds,
+)
 
 DEFAULT_ANSWERS_KEY = "answers"
 ANSWER_LABEL = "answer"
