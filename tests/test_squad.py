@@ -213,3 +213,83 @@ def test_real_nyt_bigbench_offsets(nlp):
     assert stats.relocated == n_shifted and stats.unaligned == 0
     assert stats.exact + stats.expanded + stats.relocated == stats.answers
     assert stats.questions == sum(len(p["qas"]) for i in picked for p in data["data"][i]["paragraphs"])
+
+
+def _write_mirror(root, sets):
+    """A tiny data mirror in the shared/data layout, with SHA256SUMS."""
+    import hashlib
+
+    files = {
+        "squad_shifts/new_wiki.json.gz": sets["new_wiki"],
+        "squad_shifts/reddit.json.gz": sets["reddit"],
+        "squad_shifts/nyt_bigbench.json.gz": sets["nyt"],
+        "squad/dev-v1.1.json.gz": sets["dev"],
+    }
+    lines = []
+    for rel, articles in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf8") as f:
+            json.dump({"version": "1.0", "data": articles}, f)
+        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}")
+    (root / "SHA256SUMS").write_text("\n".join(lines) + "\n")
+
+
+def _articles(prefix, n_articles, n_paragraphs):
+    return [
+        article(
+            f"{prefix}{a}",
+            *[(CTX, [qa(f"{prefix}{a}_{p}", "Who?", ("Denver Broncos", 4))]) for p in range(n_paragraphs)],
+        )
+        for a in range(n_articles)
+    ]
+
+
+def test_squad_splits_script(tmp_path, nlp):
+    import importlib.util
+    import sys
+
+    from .conftest import REPO
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        spec = importlib.util.spec_from_file_location("squad_splits", REPO / "scripts" / "squad_splits.py")
+        splits = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(splits)
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    mirror = tmp_path / "mirror"
+    _write_mirror(
+        mirror,
+        {
+            "new_wiki": _articles("w", 20, 2),
+            "reddit": _articles("r", 1, 30),  # one pseudo-article: split by paragraph
+            "nyt": _articles("n", 12, 1),
+            "dev": _articles("d", 2, 3),
+        },
+    )
+    out = tmp_path / "out"
+    m = splits.make_splits(out, assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=3, docbin=True)
+    assert m["sets"]["new_wiki"]["unit"] == "article" and m["sets"]["new_wiki"]["dev_units"] == 2
+    assert m["sets"]["reddit"]["unit"] == "paragraph" and m["sets"]["reddit"]["dev_units"] == 3
+    assert m["sets"]["nyt"]["dev_units"] == 2  # ceil(10% of 12)
+    train = json.loads((out / "train.json").read_text())["data"]
+    dev = json.loads((out / "dev.json").read_text())["data"]
+    titles = lambda arts, s: {a["title"] for a in arts if a["split"] == s}
+    assert not titles(train, "new_wiki") & titles(dev, "new_wiki")  # disjoint articles
+    assert sorted(titles(dev, "new_wiki")) == m["sets"]["new_wiki"]["dev_unit_ids"]
+    ids = lambda arts: [q["id"] for a in arts for p in a["paragraphs"] for q in p["qas"]]
+    assert len(ids(train)) == 40 + 30 + 12 - (4 + 3 + 2) and len(ids(dev)) == 9
+    assert not set(ids(train)) & set(ids(dev))
+    assert m["counts"]["test"]["questions"] == 6 and m["alignment"]["train"]["exact"] == 73
+    # The DocBins read back with the reader; the same seed gives the same split.
+    assert len(list(SquadCorpus(out / "dev.spacy")(nlp))) == 9
+    again = splits.make_splits(tmp_path / "again", assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=3)
+    assert again["sets"] == m["sets"]
+    other = splits.make_splits(tmp_path / "other", assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=4)
+    assert other["sets"]["nyt"]["dev_unit_ids"] != m["sets"]["nyt"]["dev_unit_ids"]
+    # A corrupted mirror file is refused.
+    with gzip.open(mirror / "squad_shifts" / "reddit.json.gz", "wt") as f:
+        f.write("{}")
+    with pytest.raises(splits.PrepareError, match="Checksum mismatch"):
+        splits.make_splits(tmp_path / "bad", assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)))
