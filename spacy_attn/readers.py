@@ -326,7 +326,8 @@ def create_textcat_corpus_reader(
     text_key (str): Key of the text.
     label_key (str): Key of the label (str, int or list of them).
     labels (Optional[List[str]]): The full label set; by default the labels
-        found in the file (give it when a dev file may lack some labels).
+        found in the whole file, even with ``limit`` (give it when a dev file
+        may lack some labels).
     label_map (Optional[Dict[str, str]]): Rename raw labels, e.g. {"1": "neg"}.
     limit (int): Read at most this many rows (0 = all), after shuffling.
     shuffle (bool): Shuffle the rows once with ``seed``.
@@ -370,6 +371,7 @@ class TextCatCorpus:
         self.shuffle = shuffle
         self.seed = seed
         self._rows: Optional[List[Tuple[str, List[str]]]] = None
+        self._file_labels: List[str] = []
 
     def _label(self, value: object) -> str:
         label = str(value)
@@ -397,6 +399,9 @@ class TextCatCorpus:
                 value = record[self.label_key]
                 values = value if isinstance(value, list) else [value]
                 rows.append((str(record[self.text_key]), [self._label(v) for v in values]))
+        # The label set comes from the whole file: a limited (or sorted) slice
+        # may miss a label, and exclusive textcat needs every label in cats.
+        self._file_labels = sorted({label for _, row_labels in rows for label in row_labels})
         if self.shuffle:
             import random
 
@@ -410,7 +415,7 @@ class TextCatCorpus:
         if self.path is None:
             return
         rows = self.read_rows()
-        labels = self.labels or sorted({label for _, row_labels in rows for label in row_labels})
+        labels = self.labels or self._file_labels
         for text, row_labels in rows:
             unknown = set(row_labels) - set(labels)
             if unknown:

@@ -101,3 +101,53 @@ def test_convert_cli_and_docbin_reader(tmp_path, nlp):
     assert [get_pair_texts(e.predicted) for e in examples] == [("A man sleeps.", "A man rests."), ("A cat.", "A dog.")]
     assert examples[0].predicted.cats == {}  # gold only on the reference
     assert examples[1].reference.cats == {"contradiction": 1.0}
+
+
+# -- spacy-attn.TextCatCorpus.v1 --------------------------------------------
+
+
+def test_textcat_corpus_real_rotten_tomatoes(nlp):
+    """The mirror's RT file: every example carries both labels, exactly one
+    of them 1.0, and the text is the row's text."""
+    from spacy_attn.readers import TextCatCorpus
+
+    from .conftest import mirror_dir
+
+    path = mirror_dir() / "rotten_tomatoes" / "train.jsonl.gz"
+    corpus = TextCatCorpus(path, limit=20)
+    examples = list(corpus(nlp))
+    assert len(examples) == 20
+    rows = corpus.read_rows()
+    for eg, (text, labels) in zip(examples, rows):
+        assert eg.reference.text == text
+        assert set(eg.reference.cats) == {"neg", "pos"}
+        assert sum(eg.reference.cats.values()) == 1.0
+        assert eg.reference.cats[labels[0]] == 1.0
+
+
+def test_textcat_corpus_keys_labels_and_errors(tmp_path, nlp):
+    from spacy.util import registry
+
+    from spacy_attn.readers import CorpusFormatError
+
+    path = tmp_path / "yelp.jsonl"
+    path.write_text(
+        '{"text": "Great food.", "stars": 5}\n\n{"text": "Meh.", "stars": 2}\n'
+        '{"text": "Both.", "stars": [1, 5]}\n'
+    )
+    reader = registry.readers.get("spacy-attn.TextCatCorpus.v1")
+    examples = list(reader(path, label_key="stars", labels=["1", "2", "5"])(nlp))
+    assert [e.reference.cats for e in examples] == [
+        {"1": 0.0, "2": 0.0, "5": 1.0},
+        {"1": 0.0, "2": 1.0, "5": 0.0},
+        {"1": 1.0, "2": 0.0, "5": 1.0},
+    ]
+    with pytest.raises(CorpusFormatError, match=r"not in labels \['1', '2'\]"):
+        list(reader(path, label_key="stars", labels=["1", "2"])(nlp))
+    with pytest.raises(CorpusFormatError, match=r"yelp.jsonl:1: expected keys 'text' and 'label'"):
+        list(reader(path)(nlp))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok", "label": "a"}\n{"text": \n')
+    with pytest.raises(CorpusFormatError, match=r"bad.jsonl:2: invalid JSON"):
+        list(reader(bad)(nlp))
+    assert list(reader(None)(nlp)) == []
