@@ -3,6 +3,7 @@ algorithm of ``evaluate-v1.1.py``, and on the real dev set."""
 import gzip
 import json
 
+import numpy
 import pytest
 import spacy
 from spacy.tokens import Span, SpanGroup
@@ -169,3 +170,35 @@ def test_real_dev_first_gold_answer_scores_100():
     assert official["exact_match"] == pytest.approx(100 * s["qa_exact_match"])
     assert official["f1"] == pytest.approx(100 * s["qa_f1"])
     assert 0.95 < s["qa_exact_match"] < 1.0
+
+
+def test_hf_baseline_features_round_trip():
+    """benchmarks/squad_hf.py: the training targets of every window, fed back
+    as logits through the n-best post-processing, give back the gold answers
+    (EM 100 with the official metric), with several windows per context."""
+    import importlib.util
+
+    from transformers import AutoTokenizer
+
+    from .conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("squad_hf", REPO / "benchmarks" / "squad_hf.py")
+    hf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hf)
+    with gzip.open(mirror_dir() / "squad" / "dev-v1.1.json.gz", "rt", encoding="utf8") as f:
+        data = json.load(f)
+    data = {"data": [{**data["data"][1], "paragraphs": data["data"][1]["paragraphs"][:6]}]}
+    rows = hf.flatten(data)
+    tokenizer = AutoTokenizer.from_pretrained(hf.model_dir(), local_files_only=True)
+    kw = {"max_length": 96, "doc_stride": 32}
+    train = hf.train_features(tokenizer, rows, **kw)
+    evals = hf.eval_features(tokenizer, rows, **kw)
+    assert len(train) == len(evals) > 1.5 * len(rows)  # contexts span several windows
+    starts, ends = [], []
+    for tf in train:
+        s, e = numpy.zeros(len(tf["input_ids"])), numpy.zeros(len(tf["input_ids"]))
+        s[tf["start_positions"]] = e[tf["end_positions"]] = 10.0
+        starts.append(s)
+        ends.append(e)
+    preds = hf.postprocess(rows, evals, starts, ends)
+    assert squad_evaluate(data, preds) == {"exact_match": 100.0, "f1": 100.0}
