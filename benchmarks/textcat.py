@@ -55,7 +55,6 @@ import copy
 import gzip
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -69,6 +68,9 @@ RESULTS = REPO / "benchmarks" / "results"
 BASE_CONFIG = REPO / "configs" / "textcat_selfattn.cfg"
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy import ensure_glove_vectors, environment  # noqa: E402
+
+sys.path.insert(0, str(REPO / "scripts"))
+from textcat_splits import split_rows  # noqa: E402
 
 SEED = 0
 DATASETS = {
@@ -168,17 +170,10 @@ def ensure_splits(name: str, data: Path) -> Dict[str, Any]:
         return json.loads(manifest_path.read_text())
     spec = DATASETS[name]
     rows = read_jsonl_gz(data / spec["file"])
-    random.Random(SEED).shuffle(rows)
-    if spec["sizes"] is None:
-        n_train, n_dev = int(0.8 * len(rows)), int(0.1 * len(rows))
-        sizes = (n_train, n_dev, len(rows) - n_train - n_dev)
-    else:
-        sizes = spec["sizes"]
-    splits, start = {}, 0
-    for split, size in zip(("train", "dev", "test"), sizes):
-        splits[split] = rows[start : start + size]
-        start += size
-        write_jsonl_gz(out / f"{split}.jsonl.gz", splits[split])
+    # The same split function as the project's prepare-rt / prepare-imdb.
+    splits = split_rows(rows, seed=SEED, sizes=spec["sizes"])
+    for split, split_rows_ in splits.items():
+        write_jsonl_gz(out / f"{split}.jsonl.gz", split_rows_)
     manifest = {
         "source": spec["file"],
         "seed": SEED,
@@ -243,7 +238,6 @@ def evaluate_run(run_dir: Path, manifest, dataset: str, row: str, *, quick: bool
     import numpy
     import spacy
     import torch
-    from spacy.training import Example
 
     import spacy_attn  # noqa: F401
 

@@ -317,6 +317,7 @@ def create_textcat_corpus_reader(
     mirror's IMDB / Rotten Tomatoes files (``text``, ``label``) or Yelp's
     ``review.json`` (``text_key = "text"``, ``label_key = "stars"``), for
     spaCy's ``textcat`` / ``textcat_multilabel`` or ``attn_doc_embedder``.
+    A ``.spacy`` DocBin with gold ``cats`` is read as it is (``limit`` applies).
 
     Every example gets all labels in ``doc.cats`` (1.0 for its own, 0.0 for
     the others), which spaCy's exclusive textcat needs. A row whose label is a
@@ -413,6 +414,14 @@ class TextCatCorpus:
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         if self.path is None:
+            return
+        if detect_format(self.path) == "spacy":
+            # A DocBin with gold cats (e.g. from scripts/textcat_splits.py).
+            docbin = DocBin().from_disk(self.path)
+            for i, reference in enumerate(docbin.get_docs(nlp.vocab)):
+                if self.limit and i >= self.limit:
+                    break
+                yield Example(nlp.make_doc(reference.text), reference)
             return
         rows = self.read_rows()
         labels = self.labels or self._file_labels

@@ -151,3 +151,27 @@ def test_textcat_corpus_keys_labels_and_errors(tmp_path, nlp):
     with pytest.raises(CorpusFormatError, match=r"bad.jsonl:2: invalid JSON"):
         list(reader(bad)(nlp))
     assert list(reader(None)(nlp)) == []
+
+
+def test_textcat_splits_script_and_docbin_reader(tmp_path, nlp):
+    """scripts/textcat_splits.py makes the documented seeded RT split; the
+    DocBins carry every label and TextCatCorpus reads them back."""
+    from spacy_attn.readers import TextCatCorpus
+
+    from .conftest import REPO, mirror_dir
+
+    out = tmp_path / "rt"
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "textcat_splits.py"), "rt", str(out), "--mirror", str(mirror_dir())],
+        check=True, capture_output=True,
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"] == {"train": 6824, "dev": 853, "test": 853}
+    examples = list(TextCatCorpus(out / "test.spacy")(nlp))
+    assert len(examples) == 853
+    with gzip.open(out / "test.jsonl.gz", "rt") as f:
+        rows = [json.loads(line) for line in f]
+    for eg, row in zip(examples, rows):
+        assert eg.predicted.text == eg.reference.text == row["text"]
+        assert eg.reference.cats == {"neg": float(row["label"] == "neg"), "pos": float(row["label"] == "pos")}
+    assert len(list(TextCatCorpus(out / "dev.spacy", limit=5)(nlp))) == 5

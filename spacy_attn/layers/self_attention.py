@@ -14,7 +14,7 @@ is trained by spaCy's own ``textcat`` just as by ``attn_doc_embedder``. Its
 value for the last training batch is in ``model.get_ref("self_attention")
 .attrs["penalty"]``; spacy-attn's components add it to their losses.
 """
-from typing import Callable, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
