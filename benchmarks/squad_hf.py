@@ -247,6 +247,13 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path = SUBSET
     return subset
 
 
+def _rel(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(REPO))
+    except ValueError:
+        return path
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py")
@@ -266,6 +273,14 @@ def main(argv=None) -> None:
     p.add_argument("--subset-file", default=str(SUBSET_FILE), help="where the dev subset ids are written")
     p.add_argument("--save-model", default="", help="folder to save the fine-tuned model (optional)")
     p.add_argument("--log-every", type=int, default=10)
+    p.add_argument(
+        "--eval-only", default="",
+        help="skip training: evaluate the model saved in this folder (by --save-model)",
+    )
+    p.add_argument(
+        "--merge-key", default="",
+        help="store this run's result under this key of the existing --output file (e.g. full_dev)",
+    )
     p.add_argument(
         "--max-train-seconds", type=float, default=0,
         help="stop training after this long (0 = no limit); recorded as stopped_early",
@@ -302,20 +317,26 @@ def main(argv=None) -> None:
     keep = set(subset_ids)
     dev_rows = [r for r in dev_rows if r["id"] in keep]
 
-    path = model_dir()
+    path = Path(args.eval_only) if args.eval_only else model_dir()
+    if args.eval_only:
+        train_rows = []
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
     n_params = sum(p.numel() for p in model.parameters())
-    features = train_features(tokenizer, train_rows, max_length=args.max_length, doc_stride=args.doc_stride)
+    features = (
+        train_features(tokenizer, train_rows, max_length=args.max_length, doc_stride=args.doc_stride)
+        if train_rows
+        else []
+    )
     steps_per_epoch = math.ceil(len(features) / args.batch_size)
-    total_steps = max(1, int(round(steps_per_epoch * args.epochs)))
+    total_steps = 0 if args.eval_only else max(1, int(round(steps_per_epoch * args.epochs)))
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
         {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
         {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
     ]
     optimizer = torch.optim.AdamW(groups, lr=args.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup * total_steps), total_steps)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup * total_steps), max(1, total_steps))
     print(
         f"transformers {transformers.__version__}, torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
         f"{len(train_rows)} training questions -> {len(features)} features, {total_steps} steps; "
@@ -350,8 +371,8 @@ def main(argv=None) -> None:
                     f"{seen / el:.2f} features/s elapsed {el:.0f}s",
                     flush=True,
                 )
-    train_time = time.perf_counter() - t_train
-    if args.save_model:
+    train_time = max(time.perf_counter() - t_train, 1e-9)
+    if args.save_model and not args.eval_only:
         model.save_pretrained(args.save_model)
         tokenizer.save_pretrained(args.save_model)
 
@@ -375,18 +396,19 @@ def main(argv=None) -> None:
         "exact_match": scores["exact_match"],
         "f1": scores["f1"],
         "dev_questions": len(dev_rows),
-        "dev_subset_file": args.subset_file if len(dev_rows) < len(flatten(test_data)) else None,
+        "dev_subset_file": _rel(args.subset_file) if len(dev_rows) < len(flatten(test_data)) else None,
+        "eval_only_model": args.eval_only or None,
         "train_questions": len(train_rows),
         "train_features": len(features),
         "steps": step,
         "planned_steps": total_steps,
         "stopped_early": step < total_steps,
         "train_seconds": round(train_time, 1),
-        "train_features_per_s": round(seen / train_time, 3),
+        "train_features_per_s": round(seen / train_time, 3) if features else None,
         # Questions/s = features/s scaled by questions per feature (long
         # contexts give several windows).
-        "train_questions_per_s": round(seen / train_time * len(train_rows) / len(features), 3),
-        "final_loss_mean_last_10": float(numpy.mean(losses[-10:])),
+        "train_questions_per_s": round(seen / train_time * len(train_rows) / len(features), 3) if features else None,
+        "final_loss_mean_last_10": float(numpy.mean(losses[-10:])) if losses else None,
         "inference_seconds": round(infer_time, 1),
         "inference_questions_per_s": round(len(dev_rows) / infer_time, 3),
         "wall_seconds": round(wall, 1),
@@ -399,7 +421,12 @@ def main(argv=None) -> None:
     }
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+    if args.merge_key:
+        merged = json.loads(out.read_text(encoding="utf8")) if out.exists() else {}
+        merged[args.merge_key] = result
+        out.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf8")
+    else:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
     print(json.dumps({k: result[k] for k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")}))
 
 
