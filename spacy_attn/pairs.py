@@ -70,11 +70,28 @@ def make_pair(
     else:
         doc = make_doc(second)
         boundary = 0
-    doc.spans[span_key] = [
-        Span(doc, 0, boundary, label=labels[0]),
-        Span(doc, boundary, len(doc), label=labels[1]),
-    ]
+    _set_segments(doc, boundary, span_key, labels)
     return doc
+
+
+def _set_segments(doc: Doc, boundary: int, span_key: str, labels: Tuple[str, str]) -> None:
+    """Store the segments [0, boundary) and [boundary, len(doc)).
+
+    An empty segment is not stored as a span: spaCy cannot copy an empty
+    span (``Doc.copy`` maps spans through character offsets and fails with
+    E1052), and ``nlp.update`` copies every example. The group's
+    ``attrs["empty"]`` ("first", "second" or "both") records it instead;
+    ``get_pair_bounds`` reads both forms.
+    """
+    spans = []
+    if boundary > 0:
+        spans.append(Span(doc, 0, boundary, label=labels[0]))
+    if boundary < len(doc):
+        spans.append(Span(doc, boundary, len(doc), label=labels[1]))
+    doc.spans[span_key] = spans
+    if len(spans) < 2:
+        empty = "both" if not spans else ("first" if boundary == 0 else "second")
+        doc.spans[span_key].attrs["empty"] = empty
 
 
 def make_pairs(
@@ -112,10 +129,7 @@ def set_pair(
         raise PairError(
             f"set_pair: boundary {boundary} is outside the doc (0..{len(doc)})."
         )
-    doc.spans[span_key] = [
-        Span(doc, 0, boundary, label=labels[0]),
-        Span(doc, boundary, len(doc), label=labels[1]),
-    ]
+    _set_segments(doc, boundary, span_key, labels)
     return doc
 
 
@@ -147,14 +161,22 @@ def get_pair_bounds(
             f"component's span_key."
         )
     group = doc.spans[span_key]
-    if len(group) != 2:
-        where, snippet = _describe(doc, index)
-        raise PairError(
-            f"{where}({snippet!r}) has {len(group)} span(s) in "
-            f"doc.spans[{span_key!r}]; a pair needs exactly 2 (first, second)."
-        )
-    first, second = group[0], group[1]
-    return first.start, first.end, second.start, second.end
+    empty = group.attrs.get("empty")
+    if len(group) == 2 and empty is None:
+        first, second = group[0], group[1]
+        return first.start, first.end, second.start, second.end
+    # An empty segment is recorded in attrs rather than as a span.
+    if empty == "both" and len(group) == 0:
+        return 0, 0, 0, 0
+    if empty == "first" and len(group) == 1:
+        return group[0].start, group[0].start, group[0].start, group[0].end
+    if empty == "second" and len(group) == 1:
+        return group[0].start, group[0].end, group[0].end, group[0].end
+    where, snippet = _describe(doc, index)
+    raise PairError(
+        f"{where}({snippet!r}) has {len(group)} span(s) in "
+        f"doc.spans[{span_key!r}]; a pair needs exactly 2 (first, second)."
+    )
 
 
 def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
@@ -177,6 +199,8 @@ def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
             f"do not align with the predicted doc's tokens."
         )
     example.predicted.spans[span_key] = aligned
+    # The marker of an empty segment travels with the spans.
+    example.predicted.spans[span_key].attrs.update(spans.attrs)
 
 
 def get_pair_texts(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[str, str]:

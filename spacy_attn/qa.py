@@ -4,7 +4,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from .pairs import PairError, make_pair
+from .pairs import PairError, get_pair_bounds, make_pair
 
 
 def _qa_component(nlp: Language, component: Optional[str]):
@@ -85,7 +85,8 @@ def _answers(doc: Doc, context: str, pair_key: str, answers_key: str) -> List[Di
         return []
     # make_pair strips the context, so its first character is doc character
     # ``segment.start_char``, which is context character ``lead``.
-    segment = doc.spans[pair_key][1]
+    _, _, context_start, context_end = get_pair_bounds(doc, pair_key)
+    segment = doc[context_start:context_end]
     lead = len(context) - len(context.lstrip())
     shift = lead - segment.start_char
     scores = group.attrs.get("scores", [None] * len(group))

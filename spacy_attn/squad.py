@@ -50,7 +50,7 @@ from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from .pairs import DEFAULT_SPAN_KEY, make_pair
+from .pairs import DEFAULT_SPAN_KEY, get_pair_bounds, make_pair
 from .readers import CorpusFormatError
 
 logger = logging.getLogger("spacy_attn")
@@ -309,7 +309,8 @@ def make_qa_doc(
     with ``attrs["texts"]`` (all gold strings) and ``attrs["id"]``.
     """
     doc = make_pair(nlp, question.question, question.context, span_key=span_key)
-    segment = doc.spans[span_key][1]
+    _, _, context_start, context_end = get_pair_bounds(doc, span_key)
+    segment = doc[context_start:context_end]
     offset = context_offset(question.question, question.context)
     spans = []
     for text, answer_start in question.answers:
@@ -376,8 +377,7 @@ def read_squad(
     stats = SquadStats()
     questions = []
     for question in iter_squad_questions(data, path=path, articles=articles, stats=stats):
-        # A pair doc with an empty segment holds an empty span, which
-        # Doc.copy cannot copy (spaCy E1052), and there is nothing to answer.
+        # An empty question or context gives nothing to learn or score.
         if question.question.strip() and question.context.strip():
             questions.append(question)
         else:

@@ -85,3 +85,42 @@ def test_pair_survives_docbin(nlp):
     doc = make_pair(nlp, "A b c.", "D e.")
     doc2 = list(DocBin(docs=[doc]).get_docs(nlp.vocab))[0]
     assert get_pair_bounds(doc2) == get_pair_bounds(doc)
+
+
+@pytest.mark.parametrize(
+    "first,second,bounds",
+    [("", "A dog runs.", (0, 0, 0, 4)), ("A dog runs.", "", (0, 4, 4, 4)), ("", " ", (0, 0, 0, 0))],
+)
+def test_empty_segments_survive_copy_docbin_and_training(first, second, bounds):
+    """A pair with an empty text can be copied (spaCy cannot copy an empty
+    span, E1052, and nlp.update copies every example), stored in a DocBin,
+    aligned to a re-tokenized predicted doc and trained on."""
+    from spacy.tokens import DocBin
+    from spacy.training import Example
+
+    from spacy_attn import get_pair_bounds
+
+    nlp = spacy.blank("en")
+    doc = make_pair(nlp, first, second)
+    assert get_pair_bounds(doc) == bounds
+    assert get_pair_bounds(doc.copy()) == bounds
+    restored = list(DocBin(store_user_data=True, docs=[doc]).get_docs(nlp.vocab))[0]
+    assert get_pair_bounds(restored) == bounds
+    # spaCy's Corpus gives a fresh predicted doc without the pair spans.
+    example = Example(nlp.make_doc(doc.text), doc)
+    from spacy_attn.pairs import align_pair_to_predicted
+
+    align_pair_to_predicted(example)
+    assert get_pair_bounds(example.predicted) == bounds
+    from .conftest import pair_config
+
+    nlp.add_pipe("attn_pair_classifier", config=pair_config("tok2vec"))
+    ref = doc.copy()
+    ref.cats = {"entailment": 1.0}
+    other = make_pair(nlp, "A cat sleeps.", "A cat is awake.")
+    other_ref = other.copy()
+    other_ref.cats = {"contradiction": 1.0}
+    examples = [Example(doc, ref), Example(other, other_ref)]
+    optimizer = nlp.initialize(lambda: examples)
+    losses = nlp.update(examples, sgd=optimizer)
+    assert losses["attn_pair_classifier"] > 0
