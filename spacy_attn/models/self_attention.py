@@ -56,7 +56,6 @@ class BiLSTM(nn.Module):
         super().__init__()
         self.nH = nH
         self.depth = depth
-        self.chunk_size = 32
         self.dropout = nn.Dropout(dropout)
         self.lstm: Optional[nn.LSTM] = None
         if nI is not None:
@@ -76,20 +75,8 @@ class BiLSTM(nn.Module):
     def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         if self.lstm is None:
             self._build(X.shape[-1], device=X.device)
-        X = self.dropout(X)
-        B, L, _ = X.shape
-        if B <= self.chunk_size:
-            # Masked without packing: see models/rnn.py for why.
-            return run_lstm(self.lstm, X, lengths)
-        # Long, mixed-length batches (nlp.pipe gives 1,000 docs at once):
-        # run length-sorted chunks, each padded to its own longest doc only,
-        # so one long review doesn't make every row 10x longer.
-        H = X.new_zeros(B, L, 2 * self.nH)
-        order = torch.argsort(lengths, descending=True)
-        for chunk in order.split(self.chunk_size):
-            width = max(int(lengths[chunk].max()), 1)
-            H[chunk, :width] = run_lstm(self.lstm, X[chunk, :width], lengths[chunk])
-        return H
+        # Masked without packing: see models/rnn.py for why.
+        return run_lstm(self.lstm, self.dropout(X), lengths)
 
 
 class _SelfAttentionBase(nn.Module):
@@ -108,12 +95,62 @@ class _SelfAttentionBase(nn.Module):
         # of penalty to classification loss is the paper's.
         self.reduction = reduction
 
-    def _reduce(self, per_example: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
-        """Sum or average a (B,) penalty over the non-empty docs."""
-        total = (per_example * real).sum()
+        # Larger batches run in length-sorted chunks (see forward).
+        self.chunk_size = 32
+        self.chunk_tokens = 16384
+
+    def _chunks(self, lengths: torch.Tensor):
+        """Index tensors of length-sorted (longest first) chunks of docs."""
+        order = torch.argsort(lengths, descending=True).tolist()
+        sizes = lengths.tolist()
+        chunks, current = [], []
+        for i in order:
+            width = max(sizes[current[0]] if current else sizes[i], 1)
+            if current and (len(current) == self.chunk_size or (len(current) + 1) * width > self.chunk_tokens):
+                chunks.append(current)
+                current = []
+            current.append(i)
+        if current:
+            chunks.append(current)
+        return [torch.tensor(c, device=lengths.device) for c in chunks]
+
+    def _encode(self, X: torch.Tensor, lengths: torch.Tensor):
+        """RETURNS (M, A, H, per-doc penalty (B,))."""
+        raise NotImplementedError
+
+    def _batch_penalty(self, X: torch.Tensor) -> Optional[torch.Tensor]:
+        """A penalty on the parameters only (not per doc), or None."""
+        return None
+
+    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+        B, L, _ = X.shape
+        real = (lengths > 0).to(X.dtype)
+        if B <= self.chunk_size and B * L <= self.chunk_tokens:
+            M, A, H, per_doc = self._encode(X, lengths)
+        else:
+            # nlp.pipe hands over up to 1,000 docs: run length-sorted chunks,
+            # each padded to its own longest doc only and holding at most
+            # chunk_size docs and chunk_tokens padded tokens, so one long
+            # review neither makes every row longer nor multiplies the memory
+            # of the (chunk, r, L, ...) attention tensors by the batch size.
+            M = X.new_zeros(B, self.n_rows, self.nO)
+            A = X.new_zeros(B, self.n_rows, L)
+            H = X.new_zeros(B, L, self.nO)
+            per_doc = X.new_zeros(B)
+            for chunk in self._chunks(lengths):
+                width = max(int(lengths[chunk[0]]), 1)  # longest first
+                m, a, h, p = self._encode(X[chunk, :width], lengths[chunk])
+                M[chunk], A[chunk, :, :width], H[chunk, :width], per_doc[chunk] = m, a, h, p
+        penalty = (per_doc * real).sum()
+        n_docs = real.sum()
         if self.reduction == "mean":
-            total = total / real.sum().clamp(min=1)
-        return total
+            penalty = penalty / n_docs.clamp(min=1)
+        # A per-batch parameter penalty scales with the docs under "sum", so
+        # its weight relative to a summed loss doesn't depend on batch size.
+        batch_penalty = self._batch_penalty(X)
+        if batch_penalty is not None:
+            penalty = penalty + batch_penalty * (n_docs if self.reduction == "sum" else 1.0)
+        return M, A, H, penalty
 
 
 class StructuredSelfAttention(_SelfAttentionBase):
@@ -145,23 +182,19 @@ class StructuredSelfAttention(_SelfAttentionBase):
         reduction: str = "sum",
     ) -> None:
         super().__init__(nI, nH, depth=depth, dropout=dropout, reduction=reduction)
-        self.hops = hops
+        self.hops = self.n_rows = hops
         self.penalty_coef = penalty_coef
         self.W_s1 = nn.Linear(2 * nH, nA, bias=False)
         self.W_s2 = nn.Linear(nA, hops, bias=False)
 
-    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+    def _encode(self, X: torch.Tensor, lengths: torch.Tensor):
         H = self.encoder(X, lengths)  # (B, L, 2u)
         mask = length_mask(lengths, X.shape[1])  # (B, L)
         scores = self.W_s2(torch.tanh(self.W_s1(H))).transpose(1, 2)  # (B, r, L)
         A = masked_softmax(scores, mask.unsqueeze(1), dim=2)
         M = torch.bmm(A, H)  # (B, r, 2u)
-        penalty = A.new_zeros(())
-        if self.penalty_coef:
-            penalty = self.penalty_coef * self._reduce(
-                frobenius_penalty(A), (lengths > 0).to(A.dtype)
-            )
-        return M, A, H, penalty
+        per_doc = self.penalty_coef * frobenius_penalty(A) if self.penalty_coef else A.new_zeros(len(A))
+        return M, A, H, per_doc
 
 
 def frobenius_penalty(A: torch.Tensor) -> torch.Tensor:
@@ -220,7 +253,7 @@ class GeneralizedPooling(_SelfAttentionBase):
         reduction: str = "sum",
     ) -> None:
         super().__init__(nI, nH, depth=depth, dropout=dropout, reduction=reduction)
-        self.heads = heads
+        self.heads = self.n_rows = heads
         self.param_penalty = param_penalty
         self.attention_penalty = attention_penalty
         self.output_penalty = output_penalty
@@ -235,7 +268,7 @@ class GeneralizedPooling(_SelfAttentionBase):
             for i in range(heads):
                 nn.init.xavier_uniform_(W.data[i])
 
-    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+    def _encode(self, X: torch.Tensor, lengths: torch.Tensor):
         H = self.encoder(X, lengths)  # (B, L, d)
         mask = length_mask(lengths, X.shape[1])  # (B, L)
         hidden = torch.relu(torch.einsum("bld,iad->bila", H, self.W1) + self.b1[None, :, None])
@@ -243,19 +276,17 @@ class GeneralizedPooling(_SelfAttentionBase):
         # Softmax over tokens, separately for every head and dimension.
         A = masked_softmax(scores, mask[:, None, :, None], dim=2)  # (B, I, L, d)
         M = (A * H.unsqueeze(1)).sum(dim=2)  # (B, I, d)
-        real = (lengths > 0).to(H.dtype)
-        penalty = H.new_zeros(())
-        if self.param_penalty:
-            per_batch = pairwise_hinge(self.W1.flatten(1), self.margin)
-            scale = real.sum() if self.reduction == "sum" else 1.0
-            penalty = penalty + self.param_penalty * per_batch * scale
+        per_doc = H.new_zeros(len(H))
         if self.attention_penalty:
-            per_doc = pairwise_hinge(A.flatten(2), self.margin)
-            penalty = penalty + self.attention_penalty * self._reduce(per_doc, real)
+            per_doc = per_doc + self.attention_penalty * pairwise_hinge(A.flatten(2), self.margin)
         if self.output_penalty:
-            per_doc = pairwise_hinge(M, self.margin)
-            penalty = penalty + self.output_penalty * self._reduce(per_doc, real)
-        return M, A.mean(dim=3), H, penalty
+            per_doc = per_doc + self.output_penalty * pairwise_hinge(M, self.margin)
+        return M, A.mean(dim=3), H, per_doc
+
+    def _batch_penalty(self, X: torch.Tensor) -> Optional[torch.Tensor]:
+        if not self.param_penalty:
+            return None
+        return self.param_penalty * pairwise_hinge(self.W1.flatten(1), self.margin)
 
 
 def build_encoder(
