@@ -9,6 +9,7 @@ from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..models.coattention import DynamicCoattention
 from ..pairs import DEFAULT_SPAN_KEY
+from .decomposable_attention import convert_segment_inputs
 from .pair_segments import _gather_index, get_bounds
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
@@ -95,7 +96,8 @@ def build_dynamic_coattention(
     )
     torch_layer = PyTorchWrapper_v2(
         module,
-        convert_inputs=convert_qa_inputs,
+        # Same padded (question, context) layout as the pair segments.
+        convert_inputs=convert_segment_inputs,
         convert_outputs=convert_qa_outputs,
         mixed_precision=mixed_precision,
     )
@@ -140,32 +142,6 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[QAOutput, Ca
         return bp_inputs(bp_torch(d_output))
 
     return QAOutput(start, end, windows, model.ops.to_numpy(iterations)), backprop
-
-
-def convert_qa_inputs(
-    model: Model, X: QAInput, is_train: bool
-) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], QAInput]]:
-    """Padded Thinc arrays -> torch tensors; gradients flow back to the float
-    inputs only (lengths are integers)."""
-    device = model.shims[0].device
-    Q, lengths_q, D, lengths_d = X
-    args = (
-        xp2torch(Q, requires_grad=is_train, device=device),
-        xp2torch(lengths_q, device=device),
-        xp2torch(D, requires_grad=is_train, device=device),
-        xp2torch(lengths_d, device=device),
-    )
-
-    def reverse(d_inputs: ArgsKwargs) -> QAInput:
-        dQ, _, dD, _ = d_inputs.args
-        return (
-            torch2xp(dQ) if dQ is not None else None,
-            None,
-            torch2xp(dD) if dD is not None else None,
-            None,
-        )
-
-    return ArgsKwargs(args=args, kwargs={}), reverse
 
 
 def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
