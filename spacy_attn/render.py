@@ -133,7 +133,13 @@ def render(
     if page:
         markup = _wrap_page(markup, title)
     if jupyter or (jupyter is None and is_in_jupyter()):
-        from IPython.display import HTML, display
+        try:
+            from IPython.display import HTML, display
+        except ImportError:
+            raise ImportError(
+                "render(..., jupyter=True) displays through IPython, which is not "
+                "installed; pip install ipython, or pass jupyter=False to get the markup."
+            ) from None
 
         # As displaCy does: keep MathJax from typesetting "$" in the text.
         return display(HTML(f'<span class="tex2jax_ignore">{markup}</span>'))

@@ -220,10 +220,24 @@ def test_page_and_file(doc, tmp_path):
 
 
 def test_jupyter_display(doc, monkeypatch):
-    import IPython.display
+    """In a notebook the markup goes to IPython.display.display as HTML.
+    IPython is not a dependency, so a stand-in module records the call."""
+    import sys
+    import types
+
+    class HTML:
+        def __init__(self, data):
+            self.data = data
 
     shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj) or "displayed")
+    display_module = types.ModuleType("IPython.display")
+    display_module.HTML = HTML
+    display_module.display = lambda obj: shown.append(obj) or "displayed"
+    ipython = types.ModuleType("IPython")
+    ipython.display = display_module
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", display_module)
+    IPython = ipython
     weights = random_weights(1, len(doc))
     assert render(doc, weights=weights, jupyter=True) == "displayed"
     assert isinstance(shown[0], IPython.display.HTML)
@@ -231,6 +245,11 @@ def test_jupyter_display(doc, monkeypatch):
     # Outside a notebook, auto-detection returns the markup.
     assert render(doc, weights=weights).startswith('<div class="spacy-attn">')
     assert len(shown) == 1
+    # Without IPython, jupyter=True says what to do.
+    monkeypatch.setitem(sys.modules, "IPython", None)
+    monkeypatch.setitem(sys.modules, "IPython.display", None)
+    with pytest.raises(ImportError, match="pass jupyter=False"):
+        render(doc, weights=weights, jupyter=True)
 
 
 # -- alignment ---------------------------------------------------------------
