@@ -27,7 +27,7 @@ from ..models.siamese import SiameseSelfAttention
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs
 from .pair_output import pair_output
-from .pair_segments import pair_segments
+from .pair_segments import _gather_index, pair_segments
 
 SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
 POOLINGS = ("flatten", "mean", "max")
@@ -205,10 +205,9 @@ def _pad_forward(model: Model, Xs: List[Floats2d], is_train: bool):
     ops = model.ops
     lengths = numpy.asarray([len(x) for x in Xs], dtype="int32")
     width = Xs[0].shape[1] if Xs else 0
-    example = numpy.repeat(numpy.arange(len(Xs), dtype="int32"), lengths)
-    position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(
-        numpy.cumsum(lengths) - lengths, lengths
-    )
+    # Whole docs are segments [0, length): the pair layers' gather index.
+    bounds = numpy.stack([numpy.zeros_like(lengths), lengths], axis=1)
+    example, position, _, _ = _gather_index(bounds, numpy.cumsum(lengths) - lengths)
     example_i, position_i = ops.asarray1i(example), ops.asarray1i(position)
     padded = ops.alloc3f(len(Xs), max(int(lengths.max(initial=0)), 1), width)
     if len(example):
@@ -248,17 +247,23 @@ def convert_self_attention_outputs(model: Model, X_Ytorch, is_train: bool):
     Y = (torch2xp(M), torch2xp(A), torch2xp(H), lengths)
 
     def reverse(dY: SelfAttentionOutput) -> ArgsKwargs:
-        tensors, grads = [], []
-        for y_torch, dy in zip((M, A, H), dY[:3]):
-            if dy is not None:
-                tensors.append(y_torch)
-                grads.append(xp2torch(dy, device=device))
-        if penalty.requires_grad:
-            tensors.append(penalty)
-            grads.append(penalty.new_ones(()))
-        return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
+        return _backward_args(((M, A, H), dY[:3]), penalty, device)
 
     return Y, reverse
+
+
+def _backward_args(outputs_and_grads, penalty, device) -> ArgsKwargs:
+    """Arguments of ``torch.autograd.backward`` for the outputs that got a
+    gradient, plus the (already weighted) penalty with gradient 1."""
+    tensors, grads = [], []
+    for y_torch, dy in zip(*outputs_and_grads):
+        if dy is not None:
+            tensors.append(y_torch)
+            grads.append(xp2torch(dy, device=device))
+    if penalty.requires_grad:
+        tensors.append(penalty)
+        grads.append(penalty.new_ones(()))
+    return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
 
 
 def embedding_pool(pooling: str = "flatten") -> Model[SelfAttentionOutput, Floats2d]:
@@ -369,10 +374,6 @@ def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
         model.attrs["penalty"] = float(penalty.detach())
 
     def reverse(dY: Floats2d) -> ArgsKwargs:
-        tensors, grads = [Y], [xp2torch(dY, device=device)]
-        if penalty.requires_grad:
-            tensors.append(penalty)
-            grads.append(penalty.new_ones(()))
-        return ArgsKwargs(args=(tuple(tensors),), kwargs={"grad_tensors": tuple(grads)})
+        return _backward_args(((Y,), (dY,)), penalty, device)
 
     return torch2xp(Y), reverse

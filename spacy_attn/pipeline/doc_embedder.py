@@ -10,7 +10,7 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats2d
 
 from ..layers.self_attention import POOLINGS, SelfAttentionOutput, pool_matrix
@@ -245,6 +245,7 @@ class DocEmbedder(PairClassifier):
         lengths = ops.to_numpy(lengths)
         if self.cfg["set_cats"]:
             super().set_annotations(docs, scores)
+        span_vector = _make_span_vector(pooling) if H is not None else None
         for i, doc in enumerate(docs):
             n = int(lengths[i])
             doc._.attn_embedding = embeddings[i].copy()
@@ -255,7 +256,7 @@ class DocEmbedder(PairClassifier):
                 doc.user_hooks["similarity"] = _similarity
             if H is not None:
                 doc._.attn_states = H[i, :n].astype("float32")
-                doc.user_span_hooks["vector"] = _make_span_vector(pooling)
+                doc.user_span_hooks["vector"] = span_vector
                 doc.user_span_hooks["has_vector"] = _span_has_vector
                 doc.user_span_hooks["similarity"] = _similarity
 
@@ -279,26 +280,19 @@ class DocEmbedder(PairClassifier):
         losses (Optional[Dict[str, float]]): Running losses, updated in place.
         RETURNS (Dict[str, float]): The losses.
         """
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        losses.setdefault(f"{self.name}_penalty", 0.0)
         examples = list(examples)
         validate_examples(examples, "DocEmbedder.update")
         if not any(len(eg.predicted) for eg in examples):
             # Nothing to learn from (and tok2vec layers can't backprop
             # through zero tokens), as in spaCy's textcat.
+            if losses is None:
+                losses = {}
+            losses.setdefault(self.name, 0.0)
+            losses.setdefault(f"{self.name}_penalty", 0.0)
             return losses
-        set_dropout_rate(self.model, drop)
-        scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
-        loss, d_scores = self.get_loss(examples, scores)
-        bp_scores(d_scores)
-        if sgd is not None:
-            self.finish_update(sgd)
-        penalty = self.model.get_ref("self_attention").attrs["penalty"]
-        losses[self.name] += loss + penalty
-        losses[f"{self.name}_penalty"] += penalty
-        return losses
+        # The pair classifier's update: loss, backprop, and the penalty
+        # reported from the "self_attention" ref (pairs are not copied here).
+        return super().update(examples, drop=drop, sgd=sgd, losses=losses)
 
     def embed(self, docs: Iterable[Doc]) -> numpy.ndarray:
         """The embeddings of ``docs`` as one (n_docs, width) float32 array,
