@@ -58,28 +58,33 @@ def add_random_vectors(nlp, texts, width=16, seed=0):
     return keep
 
 
+def tok2vec_config(width: int = 32):
+    """A small trainable tok2vec (hash embeddings + CNN) for tests."""
+    return {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": width,
+            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+            "rows": [500, 100, 200, 200],
+            "include_static_vectors": False,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": width,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
+        },
+    }
+
+
 def pair_config(tok2vec: str = "tok2vec", *, intra: bool = False, exclusive: bool = True, hidden: int = 32):
     """A small model config for tests."""
     if tok2vec == "vectors":
         t2v = {"@architectures": "spacy-attn.FrozenVectors.v1", "key_attr": "LOWER", "oov_buckets": 5}
     else:
-        t2v = {
-            "@architectures": "spacy.Tok2Vec.v2",
-            "embed": {
-                "@architectures": "spacy.MultiHashEmbed.v2",
-                "width": 32,
-                "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
-                "rows": [500, 100, 200, 200],
-                "include_static_vectors": False,
-            },
-            "encode": {
-                "@architectures": "spacy.MaxoutWindowEncoder.v2",
-                "width": 32,
-                "depth": 1,
-                "window_size": 1,
-                "maxout_pieces": 2,
-            },
-        }
+        t2v = tok2vec_config(32)
     return {
         "model": {
             "@architectures": "spacy-attn.DecomposableAttention.v1",

@@ -13,29 +13,9 @@ from thinc.api import Adam, fix_random_seed
 
 from spacy_attn import PairError, make_pair, span_embedding
 
-from .conftest import make_examples, mirror_dir
+from .conftest import make_examples, mirror_dir, tok2vec_config
 
 FACTORY = "attn_doc_embedder"
-
-
-def tok2vec_config(width=16):
-    return {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": width,
-            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
-            "rows": [500, 100, 200, 200],
-            "include_static_vectors": False,
-        },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": width,
-            "depth": 1,
-            "window_size": 1,
-            "maxout_pieces": 2,
-        },
-    }
 
 
 def encoder_config(kind="structured", *, penalty=1.0, hops=3):
@@ -57,7 +37,7 @@ def encoder_config(kind="structured", *, penalty=1.0, hops=3):
             "attention_penalty": penalty,
             "output_penalty": penalty,
         }
-    enc["tok2vec"] = tok2vec_config()
+    enc["tok2vec"] = tok2vec_config(16)
     return enc
 
 

@@ -25,7 +25,7 @@ from spacy_attn.layers.coattention import (
 )
 from spacy_attn.squad import SquadQuestion, make_qa_doc
 
-from .conftest import REPO, mirror_dir
+from .conftest import REPO, mirror_dir, tok2vec_config
 
 QA_CONFIGS = ["squad_glove.cfg", "squadshifts_glove.cfg", "squad_transformer.cfg"]
 
@@ -44,23 +44,7 @@ def qa_config(*, window=400, stride=200, hidden=32, iterations=3, answers_key="a
             "dropout": 0.0,
             "window": window,
             "stride": stride,
-            "tok2vec": {
-                "@architectures": "spacy.Tok2Vec.v2",
-                "embed": {
-                    "@architectures": "spacy.MultiHashEmbed.v2",
-                    "width": 32,
-                    "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
-                    "rows": [500, 100, 200, 200],
-                    "include_static_vectors": False,
-                },
-                "encode": {
-                    "@architectures": "spacy.MaxoutWindowEncoder.v2",
-                    "width": 32,
-                    "depth": 1,
-                    "window_size": 1,
-                    "maxout_pieces": 2,
-                },
-            },
+            "tok2vec": tok2vec_config(32),
         },
     }
 

@@ -14,6 +14,7 @@ from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats2d
 
 from ..layers.self_attention import POOLINGS, SelfAttentionOutput, pool_matrix
+from .defaults import default_tok2vec_config
 from .pair_classifier import PairClassifier
 
 DEFAULT_EMBEDDER_MODEL = """
@@ -34,23 +35,7 @@ penalty_coef = 1.0
 depth = 1
 dropout = 0.0
 
-[model.encoder.tok2vec]
-@architectures = "spacy.Tok2Vec.v2"
-
-[model.encoder.tok2vec.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
-include_static_vectors = false
-
-[model.encoder.tok2vec.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 2
-window_size = 1
-maxout_pieces = 3
-"""
+""" + default_tok2vec_config("model.encoder.tok2vec")
 DEFAULT_MODEL = Config().from_str(DEFAULT_EMBEDDER_MODEL)["model"]
 
 # One set of extensions, shared by every embedder in a pipeline (the last one

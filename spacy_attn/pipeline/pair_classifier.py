@@ -14,6 +14,7 @@ from thinc.types import Floats2d
 
 from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
 from ..pairs import DEFAULT_SPAN_KEY, PairError, align_pair_to_predicted
+from .defaults import default_tok2vec_config
 
 DEFAULT_PAIR_MODEL = """
 [model]
@@ -25,23 +26,7 @@ max_distance = 10
 exclusive_classes = true
 nO = null
 
-[model.tok2vec]
-@architectures = "spacy.Tok2Vec.v2"
-
-[model.tok2vec.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
-include_static_vectors = false
-
-[model.tok2vec.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 2
-window_size = 1
-maxout_pieces = 3
-"""
+""" + default_tok2vec_config("model.tok2vec")
 DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
 
 

@@ -26,6 +26,7 @@ from ..pairs import (
     align_pair_to_predicted,
     get_pair_bounds,
 )
+from .defaults import default_tok2vec_config
 
 DEFAULT_ANSWERS_KEY = "answers"
 ANSWER_LABEL = "answer"
@@ -41,23 +42,7 @@ window = 400
 stride = 200
 input_width = null
 
-[model.tok2vec]
-@architectures = "spacy.Tok2Vec.v2"
-
-[model.tok2vec.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
-include_static_vectors = false
-
-[model.tok2vec.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 2
-window_size = 1
-maxout_pieces = 3
-"""
+""" + default_tok2vec_config("model.tok2vec")
 DEFAULT_MODEL = Config().from_str(DEFAULT_QA_MODEL)["model"]
 
 # One answer: (start token, end token exclusive, score), doc coordinates.
