@@ -183,3 +183,38 @@ def test_span_logits_band():
     assert band[0, :4, 1].tolist() == [1.0, 2.0, 3.0, 4.0] and band[0, 4, 1] == float("-inf")
     with pytest.raises(ValueError, match="max_answer_length"):
         span_logits(torch.zeros(1, 5), torch.zeros(1, 5), torch.tensor([5]), max_answer_length=0)
+
+
+def test_top_spans_known_group_count_equals_inferred():
+    """n_groups (known to the caller: no device sync) gives what reading it
+    from the group ids gives; empty rows and groups are fine."""
+    g = torch.Generator().manual_seed(3)
+    start, end = torch.randn(4, 6, generator=g), torch.randn(4, 6, generator=g)
+    lengths, group = torch.tensor([6, 0, 4, 5]), torch.tensor([0, 0, 1, 1])
+    inferred = top_spans(start, end, lengths, max_answer_length=3, top_k=7, group=group)
+    known = top_spans(start, end, lengths, max_answer_length=3, top_k=7, group=group, n_groups=2)
+    for a, b in zip(inferred, known):
+        assert torch.equal(a, b)
+    # A group id beyond the last used one (a doc without windows) is harmless.
+    more = top_spans(start, end, lengths, max_answer_length=3, top_k=7, group=group, n_groups=5)
+    assert torch.equal(more[2], known[2])
+
+
+def test_cuda_lstm_path_gives_the_same_logits(monkeypatch):
+    """The whole module with its LSTMs run as on CUDA (packed, cuDNN-style;
+    here on CPU) equals the CPU (padded) path, forward and backward."""
+    import spacy_attn.models.coattention as coattention
+    from spacy_attn.models.rnn import run_lstm_packed
+
+    model = _model().double().train()
+    Q, ql, D, dl = _inputs(seed=4)
+    Q, D = Q.double().requires_grad_(True), D.double().requires_grad_(True)
+    padded = model(Q, ql, D, dl)
+    grads_padded = torch.autograd.grad(padded[0].sum() + padded[1][:, -1].sum(), [Q, D, *model.parameters()])
+    monkeypatch.setattr(coattention, "run_lstm", run_lstm_packed)
+    packed = model(Q, ql, D, dl)
+    grads_packed = torch.autograd.grad(packed[0].sum() + packed[1][:, -1].sum(), [Q, D, *model.parameters()])
+    for a, b in zip(packed, padded):
+        torch.testing.assert_close(a, b)
+    for a, b in zip(grads_packed, grads_padded):
+        torch.testing.assert_close(a, b)

@@ -2,17 +2,20 @@
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy
+import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, get_array_module, torch2xp, xp2torch
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..models.coattention import DynamicCoattention
+from ..models.coattention import DynamicCoattention, top_spans
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs
 from .pair_segments import _gather_index, get_bounds
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
+# One answer: (start token, end token exclusive, score), doc coordinates.
+Answer = Tuple[int, int, float]
 
 
 class QAWindows(NamedTuple):
@@ -35,14 +38,15 @@ class QAOutput(NamedTuple):
     start_logits, end_logits (n_windows, T, max_length): per decoder
         iteration in training (T = max_iterations), the final iteration only
         at inference (T = 1). Column j is context token ``windows.start + j``.
-    windows (QAWindows): Where each row comes from.
-    iterations (n_windows,): Decoder iterations run per row.
+    windows (QAWindows): Where each row comes from (host arrays).
+    iterations (n_windows,): Decoder iterations run per row, on the model's
+        device (not copied to the host: nothing in training needs it).
     """
 
     start_logits: Floats3d
     end_logits: Floats3d
     windows: QAWindows
-    iterations: numpy.ndarray
+    iterations: Ints1d
 
 
 @registry.architectures("spacy-attn.DynamicCoattention.v1")
@@ -141,7 +145,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[QAOutput, Ca
     def backprop(d_output: Tuple[Floats3d, Floats3d]) -> List[Doc]:
         return bp_inputs(bp_torch(d_output))
 
-    return QAOutput(start, end, windows, model.ops.to_numpy(iterations)), backprop
+    return QAOutput(start, end, windows, iterations), backprop
 
 
 def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
@@ -157,6 +161,85 @@ def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
         return ArgsKwargs(args=((start, end),), kwargs={"grad_tensors": grads})
 
     return Y, reverse
+
+
+# -- decoding ------------------------------------------------------------
+
+
+def decode_answers(
+    output: QAOutput, n_docs: int, *, max_answer_length: int, top_k: int
+) -> List[List[Answer]]:
+    """Ranked answer spans of every doc from the model's output.
+
+    The span search runs where the logits are (GPU or CPU): every valid span
+    of every window (start <= end, at most ``max_answer_length`` tokens,
+    inside the window's real context) is scored, scores are normalized
+    jointly over the windows of a doc, and only the ``top_k`` best spans of
+    each window are copied to the host. There, the windows of a doc are
+    merged: a span seen by several windows keeps its best score, and the
+    ``top_k`` best remain, ties broken by position.
+
+    output (QAOutput): The model's output; the last decoder iteration is read.
+    n_docs (int): Number of docs in the batch (window doc ids are 0..n_docs-1).
+    max_answer_length (int): Longest answer in tokens.
+    top_k (int): Answers per doc.
+    RETURNS (List[List[Tuple[int, int, float]]]): Per doc, up to ``top_k``
+        answers ``(start, end, score)`` as doc token offsets (end exclusive),
+        best first. A doc without a valid span (empty context) gets [].
+    """
+    windows = output.windows
+    results: List[List[Answer]] = [[] for _ in range(n_docs)]
+    if not len(windows.doc):
+        return results
+    start = _last_iteration(output.start_logits)  # (W, m)
+    end = _last_iteration(output.end_logits)  # (W, m)
+    device = start.device
+    starts, ends, scores = top_spans(
+        start,
+        end,
+        torch.as_tensor(windows.length, dtype=torch.long, device=device),
+        max_answer_length=max_answer_length,
+        top_k=top_k,
+        group=torch.as_tensor(windows.doc, dtype=torch.long, device=device),
+        n_groups=n_docs,
+    )
+    # One small (3, W, k) device-to-host copy; float64 holds the positions
+    # and the float32 scores exactly.
+    found = torch.stack([starts.double(), ends.double(), scores.double()]).cpu().numpy()
+    starts, ends, scores = found[0].astype("int64"), found[1].astype("int64"), found[2]
+    valid = starts >= 0
+    offset = windows.start.astype("int64")[:, None]
+    doc = numpy.broadcast_to(windows.doc.astype("int64")[:, None], starts.shape)[valid]
+    span_start = (starts + offset)[valid]
+    span_end = (ends + offset + 1)[valid]
+    score = scores[valid]
+    # Same span from several windows: keep its best score.
+    order = numpy.lexsort((-score, span_end, span_start, doc))
+    doc, span_start, span_end, score = doc[order], span_start[order], span_end[order], score[order]
+    first = numpy.ones(len(doc), dtype=bool)
+    first[1:] = (doc[1:] != doc[:-1]) | (span_start[1:] != span_start[:-1]) | (span_end[1:] != span_end[:-1])
+    doc, span_start, span_end, score = doc[first], span_start[first], span_end[first], score[first]
+    # Rank per doc: best score first, ties broken by position.
+    order = numpy.lexsort((span_end, span_start, -score, doc))
+    doc, span_start, span_end, score = doc[order], span_start[order], span_end[order], score[order]
+    rank = numpy.arange(len(doc)) - numpy.searchsorted(doc, doc, side="left")
+    keep = rank < top_k
+    kept = zip(doc[keep].tolist(), span_start[keep].tolist(), span_end[keep].tolist(), score[keep].tolist())
+    for i, s, e, sc in kept:
+        results[i].append((s, e, sc))
+    return results
+
+
+def _last_iteration(logits: Floats3d) -> torch.Tensor:
+    """(W, T, m) xp logits -> (W, m) torch tensor of the last decoder
+    iteration, on the same device (no copy through the host)."""
+    xp = get_array_module(logits)
+    last = xp.ascontiguousarray(logits[:, -1])
+    if isinstance(last, numpy.ndarray):
+        # Not xp2torch: with Thinc's GPU ops active it would move host
+        # logits to the GPU; the search runs where the logits are.
+        return torch.from_numpy(last)
+    return xp2torch(last)  # cupy: zero-copy through DLPack
 
 
 # -- windows -------------------------------------------------------------

@@ -31,7 +31,8 @@ def _run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Te
     ``lengths`` positions of each; outputs beyond a row's length (and all
     outputs of an empty row) are zero, so padding never reaches a real
     position. ``spacy_attn.models.rnn.run_lstm`` gives the result of packed
-    sequences without torch's slow CPU backward pass over packed batches.
+    sequences: padded on CPU (torch's CPU backward over packed batches is
+    slow), packed through cuDNN with the module's flat weights on CUDA.
     """
     return run_lstm(lstm, X, lengths)
 
@@ -287,9 +288,9 @@ def span_logits(
     return band.masked_fill(~valid, float("-inf"))
 
 
-def _group_logsumexp(row_lse: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
-    """(B,) per-row log-sum-exp -> (B,) log-sum-exp over each row's group."""
-    n = int(group.max().item()) + 1 if len(group) else 0
+def _group_logsumexp(row_lse: torch.Tensor, group: torch.Tensor, n: int) -> torch.Tensor:
+    """(B,) per-row log-sum-exp, (B,) group ids in 0..n-1 -> (B,) log-sum-exp
+    over each row's group."""
     finite = torch.isfinite(row_lse)
     shift = row_lse.new_full((n,), float("-inf")).scatter_reduce(
         0, group, row_lse, reduce="amax", include_self=True
@@ -309,6 +310,7 @@ def top_spans(
     max_answer_length: int,
     top_k: int,
     group: Optional[torch.Tensor] = None,
+    n_groups: Optional[int] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The ``top_k`` most probable valid spans of every row.
 
@@ -321,6 +323,8 @@ def top_spans(
     their spans jointly, so scores are comparable across the windows.
 
     group (Optional[Tensor]): (B,) int group id per row (ids 0..G-1).
+    n_groups (Optional[int]): G, when the caller knows it. None reads it from
+        ``group`` (a device-to-host sync on CUDA).
     RETURNS starts (B, k), ends (B, k) (inclusive token positions) and
         scores (B, k), best first; k = min(top_k, number of band cells).
         Slots without a valid span (short or empty contexts) have score 0
@@ -329,8 +333,10 @@ def top_spans(
     band = span_logits(start_logits, end_logits, lengths, max_answer_length=max_answer_length)
     B, m, K = band.shape
     if group is None:
-        group = torch.arange(B, device=band.device)
-    norm = _group_logsumexp(band.reshape(B, m * K).logsumexp(dim=1), group.long())
+        group, n_groups = torch.arange(B, device=band.device), B
+    elif n_groups is None:
+        n_groups = int(group.max().item()) + 1 if len(group) else 0
+    norm = _group_logsumexp(band.reshape(B, m * K).logsumexp(dim=1), group.long(), n_groups)
     k = max(min(top_k, m * K), 0)
     ranked, flat = band.reshape(B, m * K).topk(k, dim=1)
     valid = torch.isfinite(ranked)

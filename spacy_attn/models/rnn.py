@@ -1,18 +1,30 @@
-"""Masked (bi)LSTM over zero-padded batches, without packed sequences.
+"""Masked (bi)LSTM over zero-padded batches: padded on CPU, packed on CUDA.
 
-Why not ``pack_padded_sequence``: with torch 2.x on CPU the backward pass of
-an LSTM over a *packed* batch of long, mixed-length sequences is pathologically
-slow (measured: batch 32 x up to 1,000 tokens, 100 -> 2x150: forward 0.87 s,
-backward 95 s packed vs. 0.9 s padded). Padding is harmless for the forward
-direction (padding comes after the real tokens, and an LSTM is causal); for
-the backward direction each row's real tokens are reversed in place, so the
-reverse LSTM also reads them first. Outputs at padded positions are zeroed.
-The result equals the packed computation (tested), at the padded speed.
+Why not ``pack_padded_sequence`` on CPU: with torch 2.x on CPU the backward
+pass of an LSTM over a *packed* batch of long, mixed-length sequences is
+pathologically slow (measured: batch 32 x up to 1,000 tokens, 100 -> 2x150:
+forward 0.87 s, backward 95 s packed vs. 0.9 s padded). ``run_lstm_padded``
+avoids packing: padding is harmless for the forward direction (padding comes
+after the real tokens, and an LSTM is causal); for the backward direction each
+row's real tokens are reversed in place, so the reverse LSTM also reads them
+first. Outputs at padded positions are zeroed.
+
+Why packed on CUDA: ``run_lstm_padded`` calls ``torch.lstm`` with a list of
+per-direction weights, which cuDNN cannot use as they are: it warns "RNN
+module weights are not part of single contiguous chunk of memory" and copies
+(compacts) the weights on every call. ``run_lstm_packed`` runs the
+``nn.LSTM`` module itself, whose weights live in one flat buffer, over a
+packed batch, which cuDNN handles fast (forward and backward).
+
+Both give the result of torch's packed computation (tested on CPU).
 """
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .decomposable_attention import length_mask
+
+__all__ = ["run_lstm", "run_lstm_padded", "run_lstm_packed", "reverse_index"]
 
 
 def reverse_index(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
@@ -27,18 +39,40 @@ def _gather_time(X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return X.gather(1, index.unsqueeze(-1).expand(-1, -1, X.shape[-1]))
 
 
+def _check_lstm(lstm: nn.LSTM) -> None:
+    if not lstm.batch_first or getattr(lstm, "proj_size", 0):
+        raise ValueError("run_lstm needs an nn.LSTM with batch_first=True and no proj_size")
+
+
 def run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Run a (possibly bidirectional, multi-layer) ``nn.LSTM`` with
     ``batch_first=True`` over zero-padded rows, reading only the first
     ``lengths`` positions of each row. Uses the module's own parameters.
+
+    CUDA tensors go through ``run_lstm_packed`` (cuDNN), all others through
+    ``run_lstm_padded`` (fast CPU backward); see the module docstring.
 
     lstm (nn.LSTM): batch_first, no proj_size.
     X (Tensor): (B, L, nI) padded input.
     lengths (Tensor): (B,) int lengths (0 allowed: the row's output is zero).
     RETURNS (Tensor): (B, L, n_directions * hidden), zero beyond each length.
     """
-    if not lstm.batch_first or getattr(lstm, "proj_size", 0):
-        raise ValueError("run_lstm needs an nn.LSTM with batch_first=True and no proj_size")
+    if X.is_cuda:
+        return run_lstm_packed(lstm, X, lengths)
+    return run_lstm_padded(lstm, X, lengths)
+
+
+def run_lstm_padded(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """``run_lstm`` without packed sequences (the CPU path): ``torch.lstm``
+    per layer and direction over the padded rows, the reverse direction over
+    rows whose real tokens are reversed in place.
+
+    lstm (nn.LSTM): batch_first, no proj_size.
+    X (Tensor): (B, L, nI) padded input.
+    lengths (Tensor): (B,) int lengths (0 allowed: the row's output is zero).
+    RETURNS (Tensor): (B, L, n_directions * hidden), zero beyond each length.
+    """
+    _check_lstm(lstm)
     B, L, _ = X.shape
     mask = length_mask(lengths, L).unsqueeze(-1).to(X.dtype)
     index = reverse_index(lengths, L) if lstm.bidirectional else None
@@ -58,3 +92,52 @@ def run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Ten
             directions.append(_gather_time(Y, index) if reverse else Y)
         out = torch.cat(directions, dim=-1) * mask
     return out
+
+
+def run_lstm_packed(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """``run_lstm`` with the ``nn.LSTM`` module over a packed batch (the CUDA
+    path; it runs on any device, so its results are tested on CPU).
+
+    Packing needs the lengths on the host: one small device-to-host copy per
+    call (cuDNN takes host-side batch sizes, so it cannot be avoided).
+
+    lstm (nn.LSTM): batch_first, no proj_size.
+    X (Tensor): (B, L, nI) padded input.
+    lengths (Tensor): (B,) int lengths (0 allowed: the row's output is zero).
+    RETURNS (Tensor): (B, L, n_directions * hidden), zero beyond each length.
+    """
+    _check_lstm(lstm)
+    B, L, _ = X.shape
+    width = lstm.hidden_size * (2 if lstm.bidirectional else 1)
+    if B == 0 or L == 0:
+        # Nothing to read; still connected to X so a backward pass runs.
+        return X.new_zeros(B, L, width) + X.sum() * 0
+    _ensure_flat_weights(lstm)
+    host_lengths = lengths.detach().to("cpu", torch.int64)
+    # pack_padded_sequence refuses empty rows: they read one (padding) step
+    # and are zeroed by the mask below, which also stops their gradient.
+    packed = pack_padded_sequence(X, host_lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    Y, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=L)
+    return Y.masked_fill(~length_mask(lengths, L).unsqueeze(-1), 0.0)
+
+
+def _ensure_flat_weights(lstm: nn.LSTM) -> None:
+    """Put the CUDA weights of ``lstm`` back into one flat cuDNN buffer when
+    they are not (cheap check, no device sync).
+
+    ``module.to("cuda")`` flattens them, but Thinc's ``PyTorchShim`` assigns
+    every parameter a new tensor (``param.data = xp2torch(...)``) after each
+    optimizer step, which makes each weight its own storage again. Without
+    this, cuDNN would warn and compact the weights on every call; with it,
+    they are compacted once per optimizer step. (``flatten_parameters`` itself
+    always copies, so it must not run on every call.)
+    """
+    weights = list(lstm.parameters())
+    if not weights or not weights[0].is_cuda:
+        return
+    storage = weights[0].untyped_storage()
+    total = sum(w.numel() * w.element_size() for w in weights)
+    ptr = storage.data_ptr()
+    if storage.nbytes() >= total and all(w.untyped_storage().data_ptr() == ptr for w in weights):
+        return
+    lstm.flatten_parameters()

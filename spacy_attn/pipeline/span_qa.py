@@ -9,17 +9,16 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
-import torch
 from spacy.attrs import IDX, LENGTH
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.api import Config, Model, Optimizer, get_array_module, set_dropout_rate
+from thinc.types import Floats2d, Floats3d
 
-from ..layers.coattention import QAOutput
-from ..models.coattention import top_spans
+from ..layers.coattention import Answer, QAOutput, decode_answers
 from ..pairs import (
     DEFAULT_SPAN_KEY,
     PairError,
@@ -44,9 +43,6 @@ input_width = null
 
 """ + default_tok2vec_config("model.tok2vec")
 DEFAULT_MODEL = Config().from_str(DEFAULT_QA_MODEL)["model"]
-
-# One answer: (start token, end token exclusive, score), doc coordinates.
-Answer = Tuple[int, int, float]
 
 
 @Language.factory(
@@ -206,39 +202,12 @@ class SpanQA(TrainablePipe):
         if not docs:
             return []
         output = self.model.predict(docs)
-        return self._decode(output, len(docs))
-
-    def _decode(self, output: QAOutput, n_docs: int) -> List[List[Answer]]:
-        """Top spans of each window, merged per doc (same span: best score)."""
-        ops = self.model.ops
-        windows = output.windows
-        start = torch.from_numpy(numpy.ascontiguousarray(ops.to_numpy(output.start_logits)[:, -1]))
-        end = torch.from_numpy(numpy.ascontiguousarray(ops.to_numpy(output.end_logits)[:, -1]))
-        starts, ends, scores = top_spans(
-            start,
-            end,
-            torch.from_numpy(windows.length.astype("int64")),
+        return decode_answers(
+            output,
+            len(docs),
             max_answer_length=self.max_answer_length,
             top_k=self.top_k,
-            group=torch.from_numpy(windows.doc.astype("int64")),
         )
-        starts, ends, scores = starts.numpy(), ends.numpy(), scores.numpy()
-        merged: List[Dict[Tuple[int, int], float]] = [{} for _ in range(n_docs)]
-        for w in range(len(windows.doc)):
-            best = merged[windows.doc[w]]
-            offset = int(windows.start[w])
-            for s, e, score in zip(starts[w], ends[w], scores[w]):
-                if s < 0:
-                    continue
-                key = (offset + int(s), offset + int(e) + 1)
-                if float(score) > best.get(key, -1.0):
-                    best[key] = float(score)
-        results = []
-        for best in merged:
-            # Ties broken by position so the order is deterministic.
-            ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: self.top_k]
-            results.append([(s, e, score) for (s, e), score in ranked])
-        return results
 
     def set_annotations(self, docs: Iterable[Doc], answers: List[List[Answer]]) -> None:
         """Write the answers to ``doc.spans[answers_key]`` (label "answer"),
@@ -297,7 +266,9 @@ class SpanQA(TrainablePipe):
             backprop(d_output)
             if sgd is not None:
                 self.finish_update(sgd)
-        losses[self.name] += loss
+        # The step's one device-to-host copy, once the backward pass and the
+        # optimizer step are queued.
+        losses[self.name] += float(loss)
         return losses
 
     def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:
@@ -375,7 +346,7 @@ class SpanQA(TrainablePipe):
 
     def _loss_and_gradient(
         self, output: QAOutput, gold: List[Optional[Tuple[int, int]]]
-    ) -> Tuple[float, Optional[Tuple[Any, Any]]]:
+    ) -> Tuple[Any, Optional[Tuple[Floats3d, Floats3d]]]:
         """Cumulative softmax cross-entropy over decoder iterations (paper
         section 2.3): the sum over iterations of CE(start) + CE(end),
         averaged over the examples with a target.
@@ -388,52 +359,80 @@ class SpanQA(TrainablePipe):
         a context jointly teaches windows without the answer to score low, so
         their spans can be compared with the other windows' at inference.
         Examples without a target get no gradient.
+
+        Everything runs with the array module of the logits (on the GPU when
+        the model is there); only small integer index arrays built from the
+        gold spans and the windows go host -> device, and nothing comes back
+        (the loss stays a device scalar until ``update`` reads it once).
+        Float64 logits are computed in float64, all others in float32.
+
+        output (QAOutput): The model's training output.
+        gold (List[Optional[Tuple[int, int]]]): Per doc, the target (start,
+            end exclusive) in doc tokens, or None.
+        RETURNS (Tuple[Any, Optional[Tuple[Floats3d, Floats3d]]]): The loss (a
+            0-d array on the logits' device, or 0.0 when no window holds a
+            target) and the float32 gradients (d_start, d_end) of the logits,
+            or None.
         """
-        ops = self.model.ops
         windows = output.windows
         doc = windows.doc.astype("int64")
         n_windows = len(doc)
-        targets = numpy.full((n_windows, 2), -1, dtype="int64")
-        for w, (i, w_start, w_len) in enumerate(zip(doc, windows.start, windows.length)):
-            g = gold[i]
-            if g is not None and w_start <= g[0] and g[1] <= w_start + w_len:
-                targets[w] = (g[0] - w_start, g[1] - 1 - w_start)
-        rows = numpy.where(targets[:, 0] >= 0)[0]
+        # -- host: integer targets and window groups (small) ---------------
+        gold_start = numpy.full(len(gold), -1, dtype="int64")
+        gold_end = numpy.full(len(gold), -1, dtype="int64")
+        for i, g in enumerate(gold):
+            if g is not None:
+                gold_start[i], gold_end[i] = g
+        w_start = windows.start.astype("int64")
+        w_end = w_start + windows.length.astype("int64")
+        g_start, g_end = gold_start[doc], gold_end[doc]
+        inside = (g_start >= 0) & (w_start <= g_start) & (g_end <= w_end)
+        rows = numpy.flatnonzero(inside)  # windows holding a whole gold span
         if not len(rows):
             return 0.0, None
         has_target = numpy.zeros(len(gold), dtype=bool)
         has_target[doc[rows]] = True
-        trained = has_target[doc]  # (n_windows,) windows of docs with a target
         n_examples = float(has_target.sum())
-        # Windows of a doc are contiguous (made doc by doc).
-        firsts = numpy.flatnonzero(numpy.r_[True, doc[1:] != doc[:-1]])
-        win_doc = numpy.searchsorted(firsts, numpy.arange(n_windows), side="right") - 1
-        loss = 0.0
+        # The windows of a doc are contiguous (made doc by doc): group runs.
+        new_run = numpy.r_[True, doc[1:] != doc[:-1]]
+        firsts = numpy.flatnonzero(new_run)
+        run_lengths = numpy.diff(numpy.r_[firsts, n_windows])
+        win_run = numpy.cumsum(new_run) - 1  # (W,) run of each window
+        # (runs, longest run) window index per run; padding points at row W.
+        slots = numpy.arange(run_lengths.max())
+        grid = numpy.where(slots < run_lengths[:, None], firsts[:, None] + slots, n_windows)
+        first_rows = firsts[has_target[doc[firsts]]]  # one row per example
+        # -- device --------------------------------------------------------
+        xp = get_array_module(output.start_logits)
+        dtype = "float64" if output.start_logits.dtype == numpy.float64 else "float32"
+        rows_d = xp.asarray(rows)
+        win_run_d = xp.asarray(win_run)
+        grid_d = xp.asarray(grid)
+        first_rows_d = xp.asarray(first_rows)
+        # Windows of docs without a target get no gradient; 1 / n_examples
+        # folded in.
+        scale = xp.asarray(has_target[doc] / n_examples, dtype=dtype)[:, None, None]
+        loss = xp.zeros((), dtype=dtype)
         grads = []
-        for logits, column in ((output.start_logits, 0), (output.end_logits, 1)):
-            logits = ops.to_numpy(logits).astype("float64")  # (W, T, L)
+        for logits, t in ((output.start_logits, g_start - w_start), (output.end_logits, g_end - 1 - w_start)):
+            logits = xp.asarray(logits, dtype=dtype)  # (W, T, L)
+            t_d = xp.asarray(t[rows])
             # log-softmax over every position of every window of a doc;
             # padded logits are -1e4, so their probability is exactly 0.
             row_max = logits.max(axis=2)  # (W, T)
-            doc_max = numpy.maximum.reduceat(row_max, firsts, axis=0)[win_doc]
-            exp = numpy.exp(logits - doc_max[:, :, None])
-            doc_sum = numpy.add.reduceat(exp.sum(axis=2), firsts, axis=0)
-            probs = exp / doc_sum[win_doc][:, :, None]  # (W, T, L)
+            doc_max = _run_max(row_max, grid_d)[win_run_d]  # (W, T)
+            exp = xp.exp(logits - doc_max[:, :, None])
+            doc_sum = _run_sum(exp.sum(axis=2), grid_d)[win_run_d]  # (W, T)
+            probs = exp / doc_sum[:, :, None]  # (W, T, L)
             # Probability of the gold position in each window with a target.
-            t = targets[rows, column]
-            gold_p = numpy.zeros(probs.shape[:2])  # (W, T)
-            gold_p[rows] = probs[rows, :, t]
-            marginal = numpy.add.reduceat(gold_p, firsts, axis=0)[win_doc]  # (W, T)
-            first_rows = firsts[has_target[doc[firsts]]]
-            loss += float(-numpy.log(marginal[first_rows] + 1e-12).sum() / n_examples)
+            gold_p = xp.zeros(probs.shape[:2], dtype=dtype)  # (W, T)
+            gold_p[rows_d] = probs[rows_d, :, t_d]
+            marginal = _run_sum(gold_p, grid_d)[win_run_d]  # (W, T)
+            loss = loss - xp.log(marginal[first_rows_d] + 1e-12).sum() / n_examples
             # d(-log sum_gold p)/d logits = p - p * [gold] / sum_gold p.
-            d = probs.copy()
-            posterior = numpy.zeros_like(gold_p)
-            posterior[rows] = gold_p[rows] / numpy.maximum(marginal[rows], 1e-30)
-            d[rows, :, t] -= posterior[rows]
-            d[~trained] = 0.0
-            d /= n_examples
-            grads.append(ops.asarray3f(d.astype("float32")))
+            posterior = gold_p[rows_d] / xp.maximum(marginal[rows_d], 1e-30)  # (R, T)
+            probs[rows_d, :, t_d] -= posterior
+            grads.append(xp.asarray(probs * scale, dtype="float32"))
         return loss, (grads[0], grads[1])
 
     def get_loss(self, examples: Iterable[Example], scores: QAOutput) -> Tuple[float, Any]:
@@ -447,7 +446,8 @@ class SpanQA(TrainablePipe):
         """
         examples = list(examples)
         validate_examples(examples, "SpanQA.get_loss")
-        return self._loss_and_gradient(scores, self._gold_spans(examples))
+        loss, d_scores = self._loss_and_gradient(scores, self._gold_spans(examples))
+        return float(loss), d_scores
 
     def initialize(
         self,
@@ -482,3 +482,23 @@ class SpanQA(TrainablePipe):
         super().from_disk(path, exclude=exclude)
         self._set_pair_key()
         return self
+
+
+def _run_max(X: Floats2d, grid: Any) -> Floats2d:
+    """(W, T) window rows -> (runs, T) max over each run's windows.
+
+    grid (runs, G): window indices of each run, padded with W (a row of
+    -inf). A dense gather instead of a segment reduction: Thinc's segment
+    ops check their lengths on the host, which would sync a GPU step.
+    """
+    xp = get_array_module(X)
+    padded = xp.concatenate([X, xp.full((1, X.shape[1]), -xp.inf, dtype=X.dtype)])
+    return padded[grid].max(axis=1)
+
+
+def _run_sum(X: Floats2d, grid: Any) -> Floats2d:
+    """(W, T) window rows -> (runs, T) sum over each run's windows (grid as
+    for ``_run_max``, padded with a row of zeros)."""
+    xp = get_array_module(X)
+    padded = xp.concatenate([X, xp.zeros((1, X.shape[1]), dtype=X.dtype)])
+    return padded[grid].sum(axis=1)
