@@ -189,7 +189,7 @@ def load_task(task: str, assets: Path, mirror: Mirror, tmp: Path) -> Tuple[Split
 
 
 def write_docbin(nlp, rows: Split, path: Path) -> int:
-    docbin = DocBin(store_user_data=False)
+    docbin = DocBin(store_user_data=True)
     for row in rows:
         doc = make_pair(nlp, row.first, row.second)
         doc.cats = cats_for(row.label, None)

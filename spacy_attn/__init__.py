@@ -9,10 +9,13 @@ from .pairs import (
     DEFAULT_SPAN_KEY,
     PairError,
     get_pair_bounds,
+    get_pair_spans,
     get_pair_texts,
+    has_pair,
     make_pair,
     make_pairs,
     set_pair,
+    upgrade_pair,
 )
 from .layers import FrozenVectors
 from .layers.decomposable_attention import build_decomposable_attention
@@ -40,6 +43,9 @@ __all__ = [
     "set_pair",
     "get_pair_bounds",
     "get_pair_texts",
+    "get_pair_spans",
+    "has_pair",
+    "upgrade_pair",
     "FrozenVectors",
     "build_decomposable_attention",
     "build_structured_self_attention",

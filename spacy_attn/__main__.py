@@ -26,7 +26,7 @@ def convert(args: argparse.Namespace) -> None:
     nlp = spacy.blank(args.lang) if args.model is None else spacy.load(args.model)
     label_map = json.loads(args.label_map) if args.label_map else None
     rows, stats = read_pair_rows(args.input, format=args.format, label_map=label_map, limit=args.limit)
-    docbin = DocBin(store_user_data=False)
+    docbin = DocBin(store_user_data=True)
     for row in rows:
         doc = make_pair(nlp, row.first, row.second, span_key=args.span_key)
         doc.cats = cats_for(row.label, args.positive_label)

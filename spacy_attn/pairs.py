@@ -1,12 +1,25 @@
 """The pair convention shared by every pair component of spacy-attn.
 
 A text pair is ONE ``Doc``: both texts tokenized by the pipeline's own
-tokenizer and joined with a single space, with the two segments recorded as a
-span group (default key ``"pair"``). Keeping a pair in one ``Doc`` means that
-``DocBin`` corpora, ``Example`` objects, ``nlp.pipe``, ``spacy evaluate`` and
-shared tok2vec / transformer layers all work unchanged.
+tokenizer and joined with a single space. Keeping a pair in one ``Doc`` means
+that ``DocBin`` corpora, ``Example`` objects, ``nlp.pipe``, ``spacy evaluate``
+and shared tok2vec / transformer layers all work unchanged.
+
+Where the two texts meet is stored as one plain int, the index of the first
+token of the second text, in ``doc.user_data`` under a string key
+(``"spacy_attn.pair"`` for the default name ``"pair"``). Why not a span group
+(the storage of spacy-attn 0.1): ``nlp.update`` copies every predicted doc
+(``Language._copy_examples`` -> ``Doc.copy``), and ``Doc.copy`` rebuilds
+each span of a span group through ``Doc.char_span`` — 6 µs per pair on a
+2-core CPU, 30% of spaCy's whole per-doc training cost. ``Doc.copy`` copies
+``user_data`` with ``copy.deepcopy``, for which an int under a *string* key
+is an atom (a tuple key, as ``Doc._`` extensions use, costs 2 µs more).
+``user_data`` survives ``Doc.copy``, pickling (``nlp.pipe(n_process=...)``),
+``Doc.to_bytes`` and ``DocBin(store_user_data=True)``; no parser, senter or
+transformer touches it. Docs of the old format (a span group with two spans)
+are still read.
 """
-from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.attrs import IDX
@@ -15,10 +28,21 @@ from spacy.tokens import Doc, Span
 
 DEFAULT_SPAN_KEY = "pair"
 SEGMENT_LABELS = ("first", "second")
+_DATA_PREFIX = "spacy_attn."
 
 
 class PairError(ValueError):
     """Raised when a ``Doc`` does not carry a valid text pair."""
+
+
+def pair_data_key(span_key: str = DEFAULT_SPAN_KEY) -> str:
+    """The ``doc.user_data`` key that holds the boundary of the pair named
+    ``span_key`` (``"spacy_attn.pair"`` by default).
+
+    span_key (str): The name of the pair (the components' ``span_key``).
+    RETURNS (str): The key.
+    """
+    return _DATA_PREFIX + span_key
 
 
 def _tokenizer(nlp_or_tokenizer):
@@ -32,7 +56,6 @@ def make_pair(
     second: str,
     *,
     span_key: str = DEFAULT_SPAN_KEY,
-    labels: Tuple[str, str] = SEGMENT_LABELS,
 ) -> Doc:
     """Make one pair ``Doc`` from two strings.
 
@@ -46,9 +69,8 @@ def make_pair(
     first (str): The first text (premise, question, ...). May be empty.
         Leading and trailing whitespace is removed from both texts.
     second (str): The second text (hypothesis, context, ...). May be empty.
-    span_key (str): The ``doc.spans`` key that records the two segments.
-    labels (Tuple[str, str]): Labels of the two segment spans.
-    RETURNS (Doc): The pair doc; ``doc.spans[span_key]`` holds the two segments.
+    span_key (str): The name of the pair (see ``pair_data_key``).
+    RETURNS (Doc): The pair doc; ``get_pair_spans(doc)`` gives the segments.
     """
     if not isinstance(first, str) or not isinstance(second, str):
         raise TypeError(
@@ -70,28 +92,8 @@ def make_pair(
     else:
         doc = make_doc(second)
         boundary = 0
-    _set_segments(doc, boundary, span_key, labels)
+    doc.user_data[pair_data_key(span_key)] = boundary
     return doc
-
-
-def _set_segments(doc: Doc, boundary: int, span_key: str, labels: Tuple[str, str]) -> None:
-    """Store the segments [0, boundary) and [boundary, len(doc)).
-
-    An empty segment is not stored as a span: spaCy cannot copy an empty
-    span (``Doc.copy`` maps spans through character offsets and fails with
-    E1052), and ``nlp.update`` copies every example. The group's
-    ``attrs["empty"]`` ("first", "second" or "both") records it instead;
-    ``get_pair_bounds`` reads both forms.
-    """
-    spans = []
-    if boundary > 0:
-        spans.append(Span(doc, 0, boundary, label=labels[0]))
-    if boundary < len(doc):
-        spans.append(Span(doc, boundary, len(doc), label=labels[1]))
-    doc.spans[span_key] = spans
-    if len(spans) < 2:
-        empty = "both" if not spans else ("first" if boundary == 0 else "second")
-        doc.spans[span_key].attrs["empty"] = empty
 
 
 def make_pairs(
@@ -99,7 +101,6 @@ def make_pairs(
     pairs: Iterable[Sequence[str]],
     *,
     span_key: str = DEFAULT_SPAN_KEY,
-    labels: Tuple[str, str] = SEGMENT_LABELS,
 ) -> Iterator[Doc]:
     """Lazily make pair docs from an iterable of ``(first, second)`` strings,
     ready for ``nlp.pipe``.
@@ -112,25 +113,33 @@ def make_pairs(
                 f"make_pairs: item {i} is {pair!r}; each item must be a "
                 f"(first, second) pair of strings."
             )
-        yield make_pair(nlp, pair[0], pair[1], span_key=span_key, labels=labels)
+        yield make_pair(nlp, pair[0], pair[1], span_key=span_key)
 
 
-def set_pair(
-    doc: Doc,
-    boundary: int,
-    *,
-    span_key: str = DEFAULT_SPAN_KEY,
-    labels: Tuple[str, str] = SEGMENT_LABELS,
-) -> Doc:
+def set_pair(doc: Doc, boundary: int, *, span_key: str = DEFAULT_SPAN_KEY) -> Doc:
     """Mark an existing doc as a pair: tokens ``[0, boundary)`` are the first
     segment and ``[boundary, len(doc))`` the second.
+
+    doc (Doc): The doc, modified in place.
+    boundary (int): The first token of the second text.
+    span_key (str): The name of the pair.
+    RETURNS (Doc): The doc.
+    RAISES (PairError): If ``boundary`` is outside ``0..len(doc)``.
     """
+    if isinstance(boundary, bool) or not isinstance(boundary, (int, numpy.integer)):
+        raise PairError(f"set_pair: boundary must be an int, got {boundary!r}.")
     if not 0 <= boundary <= len(doc):
         raise PairError(
             f"set_pair: boundary {boundary} is outside the doc (0..{len(doc)})."
         )
-    _set_segments(doc, boundary, span_key, labels)
+    doc.user_data[pair_data_key(span_key)] = int(boundary)
     return doc
+
+
+def has_pair(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> bool:
+    """RETURNS (bool): Whether ``doc`` carries a pair named ``span_key``
+    (in either storage format)."""
+    return pair_data_key(span_key) in doc.user_data or span_key in doc.spans
 
 
 def _describe(doc: Doc, index: Optional[int]) -> Tuple[str, str]:
@@ -140,32 +149,29 @@ def _describe(doc: Doc, index: Optional[int]) -> Tuple[str, str]:
     return where, text[:60] + ("..." if len(text) > 60 else "")
 
 
-def get_pair_bounds(
-    doc: Doc, span_key: str = DEFAULT_SPAN_KEY, *, index: Optional[int] = None
-) -> Tuple[int, int, int, int]:
-    """Return the token offsets ``(start1, end1, start2, end2)`` of a pair doc.
+def _missing_pair_error(doc: Doc, span_key: str, index: Optional[int]) -> PairError:
+    where, snippet = _describe(doc, index)
+    return PairError(
+        f"{where}({snippet!r}) has no text pair: doc.user_data"
+        f"[{pair_data_key(span_key)!r}] is missing (pair '{span_key}'). Make pair "
+        f"docs with spacy_attn.make_pair(nlp, first, second) or "
+        f"spacy_attn.set_pair(doc, boundary), or read corpora with "
+        f"spacy-attn.PairCorpus.v1. Docs read from a DocBin keep the pair only "
+        f"if it was written with DocBin(store_user_data=True). If your docs use "
+        f"another pair name, set the component's span_key."
+    )
 
-    RAISES (PairError): If the doc has no span group ``span_key`` or it does
-        not hold exactly two spans. The message names the doc (its position in
-        the batch, when given, and the start of its text) and how to fix it.
-    """
-    if span_key not in doc.spans:
-        where, snippet = _describe(doc, index)
-        keys = list(doc.spans.keys())
-        raise PairError(
-            f"{where}({snippet!r}) has no text pair: doc.spans[{span_key!r}] is "
-            f"missing (span groups present: {keys}). Make pair docs with "
-            f"spacy_attn.make_pair(nlp, first, second) or "
-            f"spacy_attn.set_pair(doc, boundary), or read corpora with "
-            f"spacy-attn.PairCorpus.v1; if your docs use another key, set the "
-            f"component's span_key."
-        )
+
+def _legacy_bounds(
+    doc: Doc, span_key: str, index: Optional[int]
+) -> Tuple[int, int, int, int]:
+    """Bounds from the span-group storage of spacy-attn 0.1 (still read)."""
     group = doc.spans[span_key]
     empty = group.attrs.get("empty")
     if len(group) == 2 and empty is None:
         first, second = group[0], group[1]
         return first.start, first.end, second.start, second.end
-    # An empty segment is recorded in attrs rather than as a span.
+    # An empty segment was recorded in attrs rather than as a span.
     if empty == "both" and len(group) == 0:
         return 0, 0, 0, 0
     if empty == "first" and len(group) == 1:
@@ -179,28 +185,67 @@ def get_pair_bounds(
     )
 
 
-def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
-    """Give an ``Example``'s predicted doc the pair spans of its reference doc,
-    if it lacks them.
+def get_pair_bounds(
+    doc: Doc, span_key: str = DEFAULT_SPAN_KEY, *, index: Optional[int] = None
+) -> Tuple[int, int, int, int]:
+    """Return the token offsets ``(start1, end1, start2, end2)`` of a pair doc.
 
-    spaCy's ``Corpus`` re-tokenizes the reference text into a fresh predicted
-    doc without span groups. The pair is input structure rather than an
-    annotation to predict, so aligning it from the reference leaks no gold.
-
-    RAISES (PairError): If the spans do not align with the predicted tokens.
+    doc (Doc): A pair doc.
+    span_key (str): The name of the pair.
+    index (Optional[int]): The doc's position in its batch, for the error.
+    RETURNS (Tuple[int, int, int, int]): The two segments' token offsets.
+    RAISES (PairError): If the doc carries no valid pair. The message names
+        the doc (its position in the batch, when given, and the start of its
+        text) and how to fix it.
     """
-    if span_key in example.predicted.spans or span_key not in example.reference.spans:
-        return
-    spans = example.reference.spans[span_key]
-    aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
-    if len(aligned) != len(spans):
-        raise PairError(
-            f"{example.reference.text[:60]!r}: the pair spans of the reference doc "
-            f"do not align with the predicted doc's tokens."
-        )
-    example.predicted.spans[span_key] = aligned
-    # The marker of an empty segment travels with the spans.
-    example.predicted.spans[span_key].attrs.update(spans.attrs)
+    boundary = doc.user_data.get(_DATA_PREFIX + span_key)
+    if boundary is not None:
+        n = len(doc)
+        if not 0 <= boundary <= n:
+            where, snippet = _describe(doc, index)
+            raise PairError(
+                f"{where}({snippet!r}) has pair boundary {boundary}, outside the "
+                f"doc (0..{n}): was it retokenized after the pair was made? Call "
+                f"spacy_attn.set_pair(doc, boundary) again."
+            )
+        return 0, boundary, boundary, n
+    if span_key in doc.spans:
+        return _legacy_bounds(doc, span_key, index)
+    raise _missing_pair_error(doc, span_key, index)
+
+
+def get_batch_bounds(docs: Sequence[Doc], span_key: str = DEFAULT_SPAN_KEY) -> numpy.ndarray:
+    """The pair bounds of a batch, as the model layers need them.
+
+    docs (Sequence[Doc]): Pair docs.
+    span_key (str): The name of the pair.
+    RETURNS (numpy.ndarray): (n_docs, 4) int32 ``(start1, end1, start2, end2)``.
+    RAISES (PairError): For the first doc without a valid pair (named).
+    """
+    key = _DATA_PREFIX + span_key
+    out = numpy.empty((len(docs), 4), dtype="int32")
+    for i, doc in enumerate(docs):
+        boundary = doc.user_data.get(key)
+        n = len(doc)
+        # The fast path is one dict lookup per doc; anything else (old
+        # format, bad boundary, no pair) goes through get_pair_bounds.
+        if boundary is not None and 0 <= boundary <= n:
+            out[i] = (0, boundary, boundary, n)
+        else:
+            out[i] = get_pair_bounds(doc, span_key, index=i)
+    return out
+
+
+def get_pair_spans(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[Span, Span]:
+    """The two segments of a pair doc as spans (labels "first", "second").
+
+    RETURNS (Tuple[Span, Span]): The first and the second text.
+    """
+    s1, e1, s2, e2 = get_pair_bounds(doc, span_key)
+    return (
+        Span(doc, s1, e1, label=SEGMENT_LABELS[0]),
+        Span(doc, s2, e2, label=SEGMENT_LABELS[1]),
+    )
 
 
 def get_pair_texts(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[str, str]:
@@ -209,13 +254,84 @@ def get_pair_texts(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[str, str
     return doc[s1:e1].text, doc[s2:e2].text
 
 
+def upgrade_pair(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Doc:
+    """Move a pair stored in the old format (span group ``doc.spans[span_key]``
+    of two adjacent spans covering the doc) to the current one, in place.
+    Docs already in the current format, or whose old spans do not cover the
+    doc as two adjacent segments, are left as they are (still readable).
+
+    RETURNS (Doc): The doc.
+    """
+    if pair_data_key(span_key) in doc.user_data or span_key not in doc.spans:
+        return doc
+    s1, e1, s2, e2 = _legacy_bounds(doc, span_key, None)
+    if s1 == 0 and e1 == s2 and e2 == len(doc):
+        doc.user_data[pair_data_key(span_key)] = e1
+        del doc.spans[span_key]
+    return doc
+
+
+def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
+    """Give an ``Example``'s predicted doc the pair of its reference doc, if
+    it lacks it.
+
+    spaCy's ``Corpus`` re-tokenizes the reference text into a fresh predicted
+    doc without ``user_data`` or span groups. The pair is input structure
+    rather than an annotation to predict, so aligning it from the reference
+    leaks no gold.
+
+    RAISES (PairError): If the boundary falls inside a predicted token.
+    """
+    predicted, reference = example.predicted, example.reference
+    if has_pair(predicted, span_key) or not has_pair(reference, span_key):
+        return
+    s1, e1, s2, e2 = get_pair_bounds(reference, span_key)
+    if not (s1 == 0 and e1 == s2 and e2 == len(reference)):
+        _align_legacy_spans(example, span_key)
+        return
+    if len(predicted) == len(reference) and predicted.text == reference.text:
+        # Same text, same tokenizer: the token offsets carry over as they are.
+        predicted.user_data[pair_data_key(span_key)] = e1
+        return
+    char = reference[e1].idx if e1 < len(reference) else len(reference.text)
+    starts = predicted.to_array(IDX)
+    boundary = int(numpy.searchsorted(starts, char))
+    if boundary < len(predicted) and starts[boundary] != char or (
+        boundary == len(predicted) and len(predicted) and char < len(predicted.text)
+    ):
+        raise PairError(
+            f"{reference.text[:60]!r}: the pair boundary of the reference doc "
+            f"(character {char}) falls inside a token of the predicted doc."
+        )
+    predicted.user_data[pair_data_key(span_key)] = boundary
+
+
+def _align_legacy_spans(example, span_key: str) -> None:
+    # Old-format pairs with arbitrary (e.g. overlapping) spans: align them as
+    # spans, as spacy-attn 0.1 did.
+    spans = example.reference.spans[span_key]
+    aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
+    if len(aligned) != len(spans):
+        raise PairError(
+            f"{example.reference.text[:60]!r}: the pair spans of the reference doc "
+            f"do not align with the predicted doc's tokens."
+        )
+    example.predicted.spans[span_key] = aligned
+    example.predicted.spans[span_key].attrs.update(spans.attrs)
+
+
 __all__ = [
     "DEFAULT_SPAN_KEY",
     "PairError",
     "make_pair",
     "make_pairs",
     "set_pair",
+    "has_pair",
     "get_pair_bounds",
+    "get_batch_bounds",
+    "get_pair_spans",
     "get_pair_texts",
+    "pair_data_key",
+    "upgrade_pair",
     "align_pair_to_predicted",
 ]

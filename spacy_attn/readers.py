@@ -31,7 +31,7 @@ from spacy.tokens import DocBin
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from .pairs import DEFAULT_SPAN_KEY, make_pair
+from .pairs import DEFAULT_SPAN_KEY, make_pair, upgrade_pair
 
 logger = logging.getLogger("spacy_attn")
 
@@ -212,7 +212,7 @@ def create_pair_corpus_reader(
     path (Union[str, Path]): A jsonl, tsv or DocBin (.spacy) file, optionally
         gzipped. None gives an empty corpus (e.g. for an unused dev set).
     format (str): "auto", "jsonl", "tsv" or "spacy".
-    span_key (str): ``doc.spans`` key for the two segments.
+    span_key (str): The name of the pair (see ``spacy_attn.pairs``).
     label_map (Optional[Dict[str, str]]): Rename raw labels, e.g.
         {"0": "not_duplicate", "1": "duplicate"}.
     positive_label (Optional[str]): For a single-score binary model
@@ -293,6 +293,9 @@ class PairCorpus:
         for i, reference in enumerate(docbin.get_docs(nlp.vocab)):
             if self.limit and i >= self.limit:
                 break
+            # DocBins of spacy-attn 0.1 hold the pair as a span group, which
+            # makes every Doc.copy in nlp.update slow: move it to user_data.
+            upgrade_pair(reference, self.span_key)
             predicted = reference.copy()
             predicted.cats = {}
             yield Example(predicted, reference)

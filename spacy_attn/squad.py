@@ -50,7 +50,7 @@ from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from .pairs import DEFAULT_SPAN_KEY, get_pair_bounds, make_pair
+from .pairs import DEFAULT_SPAN_KEY, get_pair_bounds, make_pair, upgrade_pair
 from .readers import CorpusFormatError
 
 logger = logging.getLogger("spacy_attn")
@@ -502,13 +502,14 @@ class SquadCorpus:
         for i, reference in enumerate(docs):
             if self.limit and i >= self.limit:
                 break
+            upgrade_pair(reference, self.span_key)  # DocBins of spacy-attn 0.1
             yield Example(_strip_gold(reference, self.answers_key), reference)
 
 
 def write_squad_docbin(examples: Iterable[Example], path: Union[str, Path]) -> int:
     """Save the reference docs of QA examples as a DocBin (span groups and
     their attrs included). RETURNS (int): The number of docs written."""
-    docbin = DocBin(store_user_data=False)
+    docbin = DocBin(store_user_data=True)
     n = 0
     for eg in examples:
         docbin.add(eg.reference)

@@ -241,7 +241,7 @@ def _textcat_penalty_run(rows, factory, coef, n_iter=30):
         coef_then, module.penalty_coef = module.penalty_coef, 1.0
         pipe.model.get_ref("encoder").begin_update([eg.predicted for eg in examples])
         module.penalty_coef = coef_then
-        measured.append(layer.attrs["penalty"])
+        measured.append(float(layer.attrs["penalty"]))
     return nlp, examples, measured
 
 

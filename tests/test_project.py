@@ -118,7 +118,7 @@ def test_spacy_evaluate_with_pair_spans_code(tmp_path):
         docs.append(doc)
     nlp.initialize(lambda: [Example(d.copy(), d) for d in docs])
     nlp.to_disk(tmp_path / "m")
-    DocBin(docs=docs).to_disk(tmp_path / "test.spacy")
+    DocBin(docs=docs, store_user_data=True).to_disk(tmp_path / "test.spacy")
     out = tmp_path / "scores.json"
     _run([sys.executable, "-m", "spacy", "evaluate", str(tmp_path / "m"), str(tmp_path / "test.spacy"),
           "--code", "scripts/pair_spans.py", "--output", str(out)], cwd=REPO)

@@ -8,7 +8,7 @@ import pytest
 import spacy
 from spacy.util import registry
 
-from spacy_attn import get_pair_texts
+from spacy_attn import get_pair_texts, has_pair
 from spacy_attn.readers import CorpusFormatError, PairCorpus, read_pair_rows
 
 
@@ -38,7 +38,7 @@ def test_official_snli_jsonl_skips_unlabelled(tmp_path, nlp, caplog):
     assert len(examples) == 2
     assert get_pair_texts(examples[0].predicted) == ("A b.", "C d.")
     assert examples[0].reference.cats == {"neutral": 1.0}
-    assert "pair" in examples[1].predicted.spans
+    assert has_pair(examples[1].predicted)
 
 
 def test_mirror_jsonl_gz_and_label_map(tmp_path, nlp):

@@ -126,7 +126,7 @@ def test_thinc_backprop_adds_penalty_gradient(kind):
 
     def run_penalty():
         model.begin_update(docs)  # forward in training mode records the penalty
-        return layer.attrs["penalty"]
+        return float(layer.attrs["penalty"])
 
     (M, A, H, lengths), backprop = model.begin_update(docs)
     for p in torch_module.parameters():

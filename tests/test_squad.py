@@ -9,7 +9,7 @@ import spacy
 from spacy.tokens import DocBin
 from spacy.util import registry
 
-from spacy_attn import get_pair_texts
+from spacy_attn import get_pair_spans, get_pair_texts, has_pair
 from spacy_attn.readers import CorpusFormatError
 from spacy_attn.squad import (
     SquadCorpus,
@@ -88,7 +88,7 @@ def test_alignment_statuses_and_gold_layout(tmp_path, nlp):
     # Gold spans lie inside the context segment; the predicted doc has the
     # pair but no answers.
     for eg in examples:
-        segment = eg.reference.spans["pair"][1]
+        segment = get_pair_spans(eg.reference)[1]
         assert all(segment.start <= s.start and s.end <= segment.end for s in eg.reference.spans["answers"])
         assert "answers" not in eg.predicted.spans
         assert get_pair_texts(eg.predicted)[1] == CTX
@@ -106,7 +106,7 @@ def test_context_offsets_with_leading_whitespace(tmp_path, nlp, question, lead):
     span = eg.reference.spans["answers"][0]
     assert span.text == "Santa Clara" and stats.exact == 1
     doc_start = context_offset(question, context) + start
-    assert span.start_char == doc_start == eg.reference.spans["pair"][1].start_char + (start - len(lead))
+    assert span.start_char == doc_start == get_pair_spans(eg.reference)[1].start_char + (start - len(lead))
 
 
 def test_answer_with_surrounding_whitespace_is_trimmed(tmp_path, nlp):
@@ -137,7 +137,7 @@ def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
     only_b = SquadCorpus(path, articles=["B"], answers_key="qa", span_key="pq")
     egs = list(only_b(nlp))
     assert [eg.reference.spans["qa"].attrs["id"] for eg in egs] == ["b1", "b2"]
-    assert "pq" in egs[0].predicted.spans and "qa" not in egs[0].predicted.spans
+    assert has_pair(egs[0].predicted, "pq") and "qa" not in egs[0].predicted.spans
     assert len(list(SquadCorpus(path, articles=[0])(nlp))) == 1
     assert len(list(SquadCorpus(path, limit=2, shuffle=True, seed=1)(nlp))) == 2
     # DocBin round trip keeps the spans and their attrs.
@@ -149,7 +149,7 @@ def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
         ga, gb = a.reference.spans["answers"], b.reference.spans["answers"]
         assert [(s.start, s.end, s.label_) for s in ga] == [(s.start, s.end, s.label_) for s in gb]
         assert gb.attrs == ga.attrs
-        assert "answers" not in b.predicted.spans and "pair" in b.predicted.spans
+        assert "answers" not in b.predicted.spans and has_pair(b.predicted)
     assert len(DocBin().from_disk(out)) == 3
 
 

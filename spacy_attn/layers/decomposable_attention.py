@@ -59,6 +59,7 @@ def build_decomposable_attention(
     torch_layer = PyTorchWrapper_v2(
         module,
         convert_inputs=convert_segment_inputs,
+        convert_outputs=convert_float32_outputs,
         mixed_precision=mixed_precision,
     )
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
@@ -95,6 +96,25 @@ def convert_segment_inputs(
         )
 
     return ArgsKwargs(args=args, kwargs={}), reverse
+
+
+def convert_float32_outputs(model: Model, X_Ytorch, is_train: bool):
+    """torch output -> Thinc array, always float32.
+
+    Under ``mixed_precision`` the module's output is float16; the Thinc
+    layers after it keep float32 parameters, and the gradient that comes
+    back must match the dtype of the tensor it is sent into. The cast is part
+    of the autograd graph (a no-op for float32 output), so the backward pass
+    sends the float32 gradient through it.
+    """
+    _, Ytorch = X_Ytorch
+    Y32 = Ytorch.float()
+    device = model.shims[0].device
+
+    def reverse(dY: Floats2d) -> ArgsKwargs:
+        return ArgsKwargs(args=((Y32,),), kwargs={"grad_tensors": (xp2torch(dY, device=device),)})
+
+    return torch2xp(Y32), reverse
 
 
 def has_soft_alignment(model: Model) -> bool:

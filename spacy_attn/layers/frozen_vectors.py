@@ -86,27 +86,65 @@ def init(model: Model, X=None, Y=None) -> None:
     model.set_param("E", model.ops.asarray2f(E.astype("float32")))
 
 
-def _lookup_table(model: Model, vectors):
-    """The vectors table as float32, unit-normalized when configured.
+class _Table:
+    """What one vectors table looks like to this layer, built once.
 
-    Normalizing the whole table once (and caching it for as long as the
-    vocab keeps the same table) is cheaper than normalizing the looked-up
-    rows of every batch. The cache is a plain attribute of the layer's
-    forward function, so it is never serialized with the model.
+    ``keys`` / ``rows``: the table's keys sorted, with their rows, on the
+    host: ``Vectors.find(keys=...)`` loops over the keys in Python and
+    returns its result on the table's device, while a host
+    ``numpy.searchsorted`` over the sorted keys finds a batch's rows at once
+    (the keys come from ``Doc.to_array``, on the host anyway). ``table``:
+    the float32 vectors, unit-normalized when configured, on the model's
+    device, so that the lookup itself is one gather there and no vector
+    ever travels between host and device.
     """
-    data = vectors.data
-    cache = forward.__dict__.setdefault("_tables", {})
-    key = (model.id, id(data), data.shape, model.attrs["normalize"])
-    if key not in cache:
-        if len(cache) >= 8:  # bound the memory held by stale tables
-            cache.clear()
+
+    def __init__(self, model: Model, vectors) -> None:
+        key2row = vectors.key2row
+        keys = numpy.fromiter(key2row.keys(), dtype="uint64", count=len(key2row))
+        rows = numpy.fromiter(key2row.values(), dtype="int64", count=len(key2row))
+        order = numpy.argsort(keys)
+        self.keys = keys[order]
+        self.rows = rows[order].astype("int32")
+        ops = model.ops
+        data = vectors.data
         xp = get_array_module(data)
         table = xp.asarray(data, dtype="float32")
         if model.attrs["normalize"]:
             norms = xp.sqrt((table * table).sum(axis=1, keepdims=True))
             table = table / xp.maximum(norms, 1e-8)
-        cache[key] = (data, table)  # keep data alive so its id stays unique
-    return cache[key][1]
+        # Moved to the model's device once (a no-op when already there).
+        self.table = ops.asarray2f(table)
+        self.n_keys = len(key2row)
+        self.data = data  # kept alive so that id(data) stays unique
+
+    def find(self, keys: numpy.ndarray) -> numpy.ndarray:
+        """Rows of ``keys`` (uint64, host), -1 where a key has no vector."""
+        if not len(self.keys):
+            return numpy.full(len(keys), -1, dtype="int32")
+        pos = numpy.searchsorted(self.keys, keys)
+        pos = numpy.minimum(pos, len(self.keys) - 1)
+        return numpy.where(self.keys[pos] == keys, self.rows[pos], -1).astype("int32")
+
+
+def _lookup_table(model: Model, vectors) -> _Table:
+    """The cached ``_Table`` of ``vectors`` for ``model``.
+
+    The cache is a plain attribute of the layer's forward function, so it is
+    never serialized with the model; it is rebuilt when the vocab's table,
+    its keys or the model's device change.
+    """
+    data = vectors.data
+    cache = forward.__dict__.setdefault("_tables", {})
+    key = (
+        model.id, id(data), data.shape, len(vectors.key2row),
+        model.attrs["normalize"], type(model.ops).__name__,
+    )
+    if key not in cache:
+        if len(cache) >= 8:  # bound the memory held by stale tables
+            cache.clear()
+        cache[key] = _Table(model, vectors)
+    return cache[key]
 
 
 def forward(
@@ -122,34 +160,31 @@ def forward(
             f"spacy-attn.FrozenVectors.v1 was initialized with {width}-d "
             f"vectors but the vocab now has {vectors.shape[1]}-d vectors."
         )
-    lengths = [len(doc) for doc in docs]
-    keys = numpy.concatenate(
-        [doc.to_array([model.attrs["key_attr"]]).reshape(-1) for doc in docs]
-    ).astype("uint64")
-    rows = numpy.asarray(vectors.find(keys=keys)).reshape(-1) if len(keys) else keys
-    known = rows >= 0
+    attr = model.attrs["key_attr"]
+    lengths = numpy.fromiter((len(doc) for doc in docs), dtype="int32", count=len(docs))
+    keys = numpy.concatenate([doc.to_array(attr) for doc in docs]).astype("uint64")
     table = _lookup_table(model, vectors)
-    output = numpy.zeros((len(keys), width), dtype="float32")
-    if known.any():
-        # The table may live on the GPU (cupy) after Vectors.to_ops.
-        xp = get_array_module(table)
-        output[known] = ops.to_numpy(table[xp.asarray(rows[known])])
+    rows = table.find(keys)
+    unknown = numpy.flatnonzero(rows < 0).astype("int32")
     n_oov = model.get_dim("nV")
+    # Host -> device: only the int32 row indices (and the OOV positions).
+    # Unknown words gather row 0 here and are overwritten below.
+    output = table.table[ops.asarray1i(numpy.maximum(rows, 0))]
     oov_idx = None
-    if n_oov > 0 and (~known).any():
-        oov_idx = ops.asarray1i((keys[~known] % n_oov).astype("int32"))
-    output = ops.asarray2f(output)
-    if oov_idx is not None:
-        E = model.get_param("E")
-        output[ops.asarray1i(numpy.where(~known)[0].astype("int32"))] = E[oov_idx]
-    outputs = ops.unflatten(output, ops.asarray1i(lengths))
+    if len(unknown):
+        unknown_dev = ops.asarray1i(unknown)
+        if n_oov > 0:
+            oov_idx = ops.asarray1i((keys[unknown] % n_oov).astype("int32"))
+            output[unknown_dev] = model.get_param("E")[oov_idx]
+        else:
+            output[unknown_dev] = 0.0
+    outputs = ops.unflatten(output, lengths)
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
         if oov_idx is not None and is_train:
             d_flat = ops.flatten(d_outputs)
-            unknown_rows = ops.asarray1i(numpy.where(~known)[0].astype("int32"))
             dE = ops.alloc2f(*model.get_param("E").shape)
-            ops.scatter_add(dE, oov_idx, d_flat[unknown_rows])
+            ops.scatter_add(dE, oov_idx, d_flat[unknown_dev])
             model.inc_grad("E", dE)
         return []
 

@@ -6,7 +6,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..pairs import DEFAULT_SPAN_KEY, get_pair_bounds
+from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
 
 Segments = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 
@@ -45,10 +45,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 
 def get_bounds(docs: List[Doc], span_key: str) -> numpy.ndarray:
     """(n_docs, 4) int array of (start1, end1, start2, end2) token offsets."""
-    return numpy.asarray(
-        [get_pair_bounds(doc, span_key, index=i) for i, doc in enumerate(docs)],
-        dtype="int32",
-    ).reshape(-1, 4)
+    return get_batch_bounds(docs, span_key)
 
 
 def _gather_index(bounds: numpy.ndarray, offsets: numpy.ndarray):

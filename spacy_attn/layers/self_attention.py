@@ -12,7 +12,7 @@ component that owns the layer: the backward pass of the torch wrapper adds
 the penalty's gradient to M's (see ``convert_self_attention_outputs``), so it
 is trained by spaCy's own ``textcat`` just as by ``attn_doc_embedder``. Its
 value for the last training batch is in ``model.get_ref("self_attention")
-.attrs["penalty"]``; spacy-attn's components add it to their losses.
+.attrs["penalty"]`` (a 0-d tensor: ``float()`` it); spacy-attn's components add it to their losses.
 """
 from typing import List, Optional, Tuple
 
@@ -241,9 +241,13 @@ def convert_self_attention_outputs(model: Model, X_Ytorch, is_train: bool):
     whatever loss the owner puts on M, the parameters get d(loss + penalty).
     """
     (_, lengths), (M, A, H, penalty) = X_Ytorch
+    # float32 whatever autocast chose (see convert_float32_outputs).
+    M, A, H, penalty = M.float(), A.float(), H.float(), penalty.float()
     device = model.shims[0].device
     if is_train:
-        model.attrs["penalty"] = float(penalty.detach())
+        # A 0-d tensor, not a float: float() would make every GPU step wait
+        # here for the forward pass. Readers call float() after the step.
+        model.attrs["penalty"] = penalty.detach()
     Y = (torch2xp(M), torch2xp(A), torch2xp(H), lengths)
 
     def reverse(dY: SelfAttentionOutput) -> ArgsKwargs:
@@ -369,9 +373,10 @@ def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
     """torch (Y, penalty) -> Thinc Y; the backward pass adds the penalty's
     gradient (see ``convert_self_attention_outputs``)."""
     _, (Y, penalty) = X_Ytorch
+    Y, penalty = Y.float(), penalty.float()  # see convert_float32_outputs
     device = model.shims[0].device
     if is_train:
-        model.attrs["penalty"] = float(penalty.detach())
+        model.attrs["penalty"] = penalty.detach()  # see convert_self_attention_outputs
 
     def reverse(dY: Floats2d) -> ArgsKwargs:
         return _backward_args(((Y,), (dY,)), penalty, device)

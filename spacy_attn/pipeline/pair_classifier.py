@@ -249,15 +249,16 @@ class PairClassifier(TrainablePipe):
         self._copy_pairs_to_predicted(examples)
         set_dropout_rate(self.model, drop)
         scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
-        loss, d_scores = self.get_loss(examples, scores)
+        loss, d_scores = self._loss_on_device(examples, scores)
         bp_scores(d_scores)
         if sgd is not None:
             self.finish_update(sgd)
-        losses[self.name] += loss
+        # Read the loss only now, with the whole step queued on the device.
+        losses[self.name] += float(loss)
         if self.model.has_ref("self_attention"):
             # Self-attentive encoders add their penalty's gradient in their
             # own backward pass; report it too (and in the full objective).
-            penalty = self.model.get_ref("self_attention").attrs["penalty"]
+            penalty = float(self.model.get_ref("self_attention").attrs["penalty"])
             losses.setdefault(f"{self.name}_penalty", 0.0)
             losses[f"{self.name}_penalty"] += penalty
             losses[self.name] += penalty
@@ -284,12 +285,13 @@ class PairClassifier(TrainablePipe):
         """
         labels = self.labels
         index = {label: j for j, label in enumerate(labels)}
+        multi_label = self.multi_label  # a model attr: read once, not per example
         truths = numpy.zeros((len(examples), len(labels)), dtype="float32")
         not_missing = numpy.ones((len(examples), len(labels)), dtype="float32")
         for i, eg in enumerate(examples):
             cats = eg.reference.cats
-            unknown = [label for label in cats if label not in index]
-            if unknown:
+            if not cats.keys() <= index.keys():
+                unknown = [label for label in cats if label not in index]
                 raise ValueError(
                     f"Example {i} ({eg.reference.text[:60]!r}) has label(s) "
                     f"{unknown} unknown to '{self.name}', whose labels are "
@@ -297,25 +299,23 @@ class PairClassifier(TrainablePipe):
                     f"initialize from data that contains it, or pass labels in "
                     f"[initialize.components.{self.name}]."
                 )
-            if self.multi_label:
-                for j, label in enumerate(labels):
-                    if label in cats:
-                        truths[i, j] = cats[label]
-                    else:
-                        not_missing[i, j] = 0.0
+            if multi_label:
+                for label, value in cats.items():
+                    truths[i, index[label]] = value
+                not_missing[i] = [label in cats for label in labels]
             else:
                 positives = [label for label, value in cats.items() if value == 1.0]
-                if len(positives) > 1:
+                if len(positives) == 1:
+                    truths[i, index[positives[0]]] = 1.0
+                elif not positives:
+                    not_missing[i] = 0.0
+                else:
                     raise ValueError(
                         f"Example {i} ({eg.reference.text[:60]!r}) has "
                         f"{len(positives)} positive labels {positives}, but "
                         f"'{self.name}' has mutually exclusive classes. Use "
                         f"exclusive_classes = false for multi-label data."
                     )
-                if positives:
-                    truths[i, index[positives[0]]] = 1.0
-                else:
-                    not_missing[i] = 0.0
         return truths, not_missing
 
     def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
@@ -329,20 +329,34 @@ class PairClassifier(TrainablePipe):
         scores (Floats2d): Predicted probabilities.
         RETURNS (Tuple[float, Floats2d]): The loss and d_logits.
         """
-        examples = list(examples)
+        loss, d_scores = self._loss_on_device(list(examples), scores)
+        return float(loss), d_scores
+
+    def _loss_on_device(self, examples: List[Example], scores: Floats2d) -> Tuple[Any, Floats2d]:
+        """The loss as a 0-d array on the scores' device, and d_logits.
+
+        Only the small gold matrix travels host -> device; nothing comes
+        back, so a GPU step does not wait here. ``update`` reads the loss
+        value after the backward pass and the optimizer step are queued.
+        """
         validate_examples(examples, "PairClassifier.get_loss")
         truths, not_missing = self._examples_to_truth(examples)
-        probs = self.model.ops.to_numpy(scores)
-        eps = 1e-8
+        ops = self.model.ops
+        xp = ops.xp
         if self.multi_label:
             n = max(float(not_missing.sum()), 1.0)
-            ce = -(truths * numpy.log(probs + eps) + (1 - truths) * numpy.log(1 - probs + eps))
         else:
             n = max(float(not_missing[:, 0].sum()), 1.0)
-            ce = -(truths * numpy.log(probs + eps))
-        loss = float((ce * not_missing).sum() / n)
-        d_scores = (probs - truths) * not_missing / n
-        return loss, self.model.ops.asarray2f(d_scores)
+        truths = ops.asarray2f(truths)
+        not_missing = ops.asarray2f(not_missing)
+        eps = 1e-8
+        if self.multi_label:
+            ce = -(truths * xp.log(scores + eps) + (1 - truths) * xp.log(1 - scores + eps))
+        else:
+            ce = -(truths * xp.log(scores + eps))
+        loss = (ce * not_missing).sum() / n
+        d_scores = (scores - truths) * (not_missing / n)
+        return loss, d_scores
 
     def initialize(
         self,

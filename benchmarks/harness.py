@@ -1,0 +1,268 @@
+"""Shared machinery of the benchmark scripts: data location, device choice,
+seeds, timing, summaries, machine description and writing results.
+
+Every script in ``benchmarks/`` keeps only its own experiment (measure ->
+results dict -> render) and imports the rest from here. Scripts are run from
+the repository root as modules or files, e.g. ``python benchmarks/speed.py``;
+this file sits next to them, so a plain ``import harness`` works without any
+``sys.path`` edits (Python puts the script's folder first on the path).
+
+Results are written as ``benchmarks/results/<name>.json`` and ``.md``; both
+record the command (repository-relative, no machine paths), the git commit
+and the device, so that a number can always be traced to what produced it.
+"""
+import datetime
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+RUNS = REPO / "benchmarks" / "runs"  # git-ignored scratch (caches, quick runs)
+MIRROR_ENV = "SPACY_ATTN_MIRROR"
+
+
+def data_dir() -> Path:
+    """The data mirror: ``$SPACY_ATTN_MIRROR``, else ``../shared/data`` beside
+    the repository."""
+    return Path(os.environ.get(MIRROR_ENV) or REPO.parent / "shared" / "data")
+
+
+def relative(path: os.PathLike) -> str:
+    """A path as it may be written into results: relative to the repository
+    (``../shared/data/...`` for the mirror), never absolute."""
+    path = Path(path).resolve()
+    for base, prefix in ((REPO, ""), (REPO.parent, "../")):
+        try:
+            return prefix + str(path.relative_to(base))
+        except ValueError:
+            continue
+    return path.name
+
+
+def command_line() -> str:
+    """The command that is running, repository-relative."""
+    script = relative(sys.argv[0]) if sys.argv and sys.argv[0] else "?"
+    args = [relative(a) if os.path.isabs(a) else a for a in sys.argv[1:]]
+    return shlex.join(["python", script] + args)
+
+
+def git_commit() -> str:
+    """The commit of the working tree, with ``-dirty`` when it has changes."""
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO, capture_output=True, text=True,
+        ).stdout.strip()
+        return (sha or "unknown") + ("-dirty" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
+def spacy_vectors(rel_path: str, name: str = "") -> Path:
+    """A vectors file of the mirror converted once with ``spacy init vectors``
+    into the git-ignored cache ``benchmarks/runs/cache/``.
+
+    rel_path (str): The file, relative to the mirror (e.g.
+        ``glove/glove.6B.100d.top100k.txt.gz``).
+    RETURNS (Path): The spaCy pipeline folder holding the vectors.
+    """
+    out = RUNS / "cache" / (name or Path(rel_path).name.split(".txt")[0])
+    if not (out / "vocab" / "vectors").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en",
+               str(data_dir() / rel_path), str(out)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+# -- device and seeds ---------------------------------------------------------
+
+
+def use_device(gpu_id: int = -1):
+    """Select the device for spaCy/Thinc and return the torch device.
+
+    gpu_id (int): CUDA device, or -1 for the CPU.
+    RETURNS (torch.device): Where the bare PyTorch loop must run too.
+    """
+    import torch
+
+    if gpu_id >= 0:
+        import spacy
+
+        spacy.require_gpu(gpu_id)
+        return torch.device(f"cuda:{gpu_id}")
+    return torch.device("cpu")
+
+
+def sync(device) -> None:
+    """Wait for the device's queued work: timings must include it."""
+    import torch
+
+    if getattr(device, "type", "cpu") == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def seed_all(seed: int) -> None:
+    """Seed Python, numpy, torch and Thinc."""
+    import random
+
+    import numpy
+    import torch
+    from thinc.api import fix_random_seed
+
+    random.seed(seed)
+    numpy.random.seed(seed)
+    torch.manual_seed(seed)
+    fix_random_seed(seed)
+
+
+def device_name(device) -> str:
+    import torch
+
+    if getattr(device, "type", "cpu") == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs)"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_info(device=None) -> Dict[str, Any]:
+    """What a reader needs to compare two runs."""
+    import numpy
+    import spacy
+    import thinc
+    import torch
+
+    return {
+        "device": device_name(device) if device is not None else device_name(None),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "spacy": spacy.__version__,
+        "thinc": thinc.__version__,
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+        "load_average": os.getloadavg(),
+    }
+
+
+# -- timing -------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], Any], device=None) -> Tuple[float, Any]:
+    """Run ``fn`` once. RETURNS (Tuple[float, Any]): seconds, its result."""
+    sync(device)
+    t0 = time.perf_counter()
+    result = fn()
+    sync(device)
+    return time.perf_counter() - t0, result
+
+
+def interleaved(
+    fns: Dict[str, Callable[[], Any]], repeats: int, device=None, *, warmup: int = 1
+) -> Dict[str, List[float]]:
+    """Time every function ``repeats`` times, alternating the order between
+    repeats so that drift (thermal, other processes) spreads evenly.
+
+    RETURNS (Dict[str, List[float]]): seconds per run, by name.
+    """
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: Dict[str, List[float]] = {name: [] for name in fns}
+    names = list(fns)
+    for r in range(repeats):
+        for name in names if r % 2 == 0 else names[::-1]:
+            times[name].append(timed(fns[name], device)[0])
+    return times
+
+
+def summary(values: Sequence[float]) -> Dict[str, float]:
+    """Median, min, max and n of a series."""
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+    }
+
+
+def chunk(seq: Sequence, size: int) -> List[Sequence]:
+    return [seq[i : i + size] for i in range(0, len(seq), size)]
+
+
+def fmt(x: Optional[float], digits: int = 0) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.{digits}f}"
+
+
+def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
+    """A markdown table; ``align`` gives one of l/r per column (default: the
+    first column left, the others right)."""
+    header = list(header)
+    align = align or "l" + "r" * (len(header) - 1)
+    rule = ["---" if a == "l" else "---:" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+# -- results ------------------------------------------------------------------
+
+
+def header(title: str, meta: Dict[str, Any]) -> str:
+    """The top of every results file: title, command, commit, device."""
+    m = meta["machine"]
+    return (
+        f"# {title}\n\n"
+        f"Reproduce (from the repository root):\n\n```\n{meta['command']}\n```\n\n"
+        f"Generated {meta['date']} at commit `{meta['commit']}` on **{m['device']}** "
+        f"(torch {m['torch']}, {m['torch_threads']} torch threads, spaCy {m['spacy']}, "
+        f"Thinc {m['thinc']}, Python {m['python']}; load average at start "
+        f"{' '.join(f'{x:.2f}' for x in m['load_average'])}). Every number below "
+        f"was measured in that run.\n\n"
+    )
+
+
+def metadata(device=None) -> Dict[str, Any]:
+    return {
+        "command": command_line(),
+        "commit": git_commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_info(device),
+    }
+
+
+def write_results(
+    name: str, results: Dict[str, Any], markdown: str, *, out_dir: Optional[Path] = None
+) -> Path:
+    """Write ``<name>.json`` (results + metadata) and ``<name>.md``.
+
+    RETURNS (Path): The markdown file.
+    """
+    out_dir = Path(out_dir) if out_dir else RESULTS
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{name}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    md = out_dir / f"{name}.md"
+    md.write_text(markdown)
+    return md

