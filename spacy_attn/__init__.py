@@ -3,8 +3,12 @@
 Importing the package registers its factories, architectures, layers, readers
 and scorers; spaCy also finds them through the entry points in setup.cfg, so
 ``spacy.load`` of a packaged pipeline works without importing this package.
+Loading a pipeline with one of its components imports the package all the
+same, which installs the fork-safety hook of ``spacy_attn.parallel``: without
+it, ``nlp.pipe(..., n_process=N)`` hangs once torch's thread pool is running.
 """
 from .about import __version__
+from .parallel import install_fork_safety
 from .pairs import (
     DEFAULT_SPAN_KEY,
     PairError,
@@ -33,6 +37,11 @@ from .render import render
 from .layers.coattention import build_dynamic_coattention
 from .pipeline.span_qa import SpanQA, make_span_qa
 from .qa import answer_questions
+
+# Forked workers (nlp.pipe(n_process=N)) get one torch thread each; without
+# this they hang once the parent has used torch's thread pool. See
+# spacy_attn/parallel.py.
+install_fork_safety()
 
 __all__ = [
     "__version__",
@@ -70,4 +79,5 @@ __all__ = [
     "SpanQA",
     "make_span_qa",
     "answer_questions",
+    "install_fork_safety",
 ]
