@@ -266,3 +266,102 @@ def write_results(
     md = out_dir / f"{name}.md"
     md.write_text(markdown)
     return md
+
+
+# -- spaCy vs a bare PyTorch loop (the speed benchmarks) -----------------------
+
+
+def noop_nlp():
+    """A blank English pipeline whose only pipe is trainable and does nothing:
+    ``nlp.update`` on it costs what spaCy itself costs per example before any
+    component work (``Doc.copy`` and ``Example`` construction): the floor of
+    the overhead split."""
+    import spacy
+    from spacy.language import Language
+    from spacy.pipeline import TrainablePipe
+    from thinc.api import Model
+
+    class NoOp(TrainablePipe):
+        def __init__(self, vocab, name="noop"):
+            self.vocab, self.name, self.cfg = vocab, name, {}
+            self.model = Model("noop", lambda m, X, is_train: (X, lambda d: d))
+
+        def update(self, examples, *, drop=0.0, sgd=None, losses=None):
+            losses = {} if losses is None else losses
+            losses.setdefault(self.name, 0.0)
+            return losses
+
+    if not Language.has_factory("bench_noop"):
+        Language.factory("bench_noop", func=lambda nlp, name: NoOp(nlp.vocab, name))
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bench_noop")
+    return nlp
+
+
+def train_row(times: Dict[str, List[float]], n: int, unit: str) -> Dict[str, Dict[str, float]]:
+    """Summaries of ``interleaved`` epoch times of "spacy", "bare" and "floor"
+    over ``n`` items: throughput of both (``spacy_<unit>_s``, ``bare_<unit>_s``),
+    the spaCy / bare throughput ratio, the overhead in µs per item (spaCy −
+    bare, from the per-repeat paired differences) and its split into spaCy's
+    floor (the no-op pipe) and ours (overhead − floor)."""
+    us = {k: [t / n * 1e6 for t in v] for k, v in times.items()}
+    overhead = [s - b for s, b in zip(us["spacy"], us["bare"])]
+    return {
+        f"spacy_{unit}_s": summary([n / t for t in times["spacy"]]),
+        f"bare_{unit}_s": summary([n / t for t in times["bare"]]),
+        "ratio": summary([b / s for s, b in zip(us["spacy"], us["bare"])]),
+        "overhead_us": summary(overhead),
+        "floor_us": summary(us["floor"]),
+        "ours_us": summary([o - f for o, f in zip(overhead, us["floor"])]),
+    }
+
+
+def torch_vectors(vectors, n_oov: int, *, normalize: bool, device):
+    """The torch counterpart of ``spacy-attn.FrozenVectors.v1`` for bare
+    loops: a module holding the (optionally unit-normalized) vectors table as
+    a fixed buffer and ``n_oov`` trainable OOV embeddings.
+
+    ``ids(keys)`` (untimed preparation) maps token keys (e.g. LOWER) to rows:
+    a known key to its table row, an unknown one to ``n + key % n_oov`` with
+    spaCy's stable string hash as the key (never Python's ``hash()``), as
+    FrozenVectors buckets them. ``pad(id_lists)`` gives padded ids and
+    lengths on the device; calling the module on them gives the (B, L, d)
+    vectors, zero on padding.
+    """
+    import numpy
+    import torch
+    from torch import nn
+
+    class FrozenLookup(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            data = vectors.data if isinstance(vectors.data, numpy.ndarray) else vectors.data.get()
+            table = numpy.asarray(data, dtype="float32")
+            if normalize:
+                table = table / numpy.maximum(numpy.linalg.norm(table, axis=1, keepdims=True), 1e-8)
+            self.n, self.key2row = len(table), vectors.key2row
+            self.register_buffer("table", torch.from_numpy(table))
+            self.oov = nn.Embedding(max(n_oov, 1), table.shape[1])
+            nn.init.normal_(self.oov.weight, 0.0, table.shape[1] ** -0.5 if normalize else 1.0)
+
+        def ids(self, keys) -> List[int]:
+            return [self.key2row.get(int(k), self.n + int(k) % n_oov) for k in keys]
+
+        def pad(self, id_lists):
+            L = max(max((len(x) for x in id_lists), default=0), 1)
+            ids = torch.zeros(len(id_lists), L, dtype=torch.long)
+            for i, x in enumerate(id_lists):
+                ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+            lengths = torch.tensor([len(x) for x in id_lists])
+            return ids.to(self.table.device), lengths.to(self.table.device)
+
+        def forward(self, ids, lengths):
+            X = torch.where(
+                (ids < self.n).unsqueeze(-1),
+                self.table[ids.clamp(max=self.n - 1)],
+                self.oov((ids - self.n).clamp(min=0)),
+            )
+            mask = torch.arange(ids.shape[1], device=ids.device) < lengths.unsqueeze(1)
+            return X * mask.unsqueeze(-1)
+
+    return FrozenLookup().to(device)

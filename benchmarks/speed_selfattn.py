@@ -1,222 +1,212 @@
-#!/usr/bin/env python
-"""Speed of the self-attentive classifier: spaCy's ``textcat`` with
-``spacy-attn.SelfAttentiveTextCat.v1`` vs. a bare PyTorch loop of the same
-torch module, in the same run, on the same docs and batches.
+"""Speed of spaCy's ``textcat`` with ``spacy-attn.SelfAttentiveTextCat.v1``
+vs a bare PyTorch loop of the same torch module, and the wrapper overhead
+split into spaCy's floor and ours (the structure of ``speed.py``).
 
-* spaCy: ``nlp.update(batch, sgd=optimizer)`` on pre-made Examples (the model
-  of ``configs/textcat_selfattn.cfg``: fixed GloVe via FrozenVectors, BiLSTM
-  u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP), and ``nlp.pipe(texts)``
-  (tokenization included) for inference.
-* bare: ``spacy_attn.models.self_attention.StructuredSelfAttention`` with
-  the same sizes + ``nn.Linear``/ReLU/``nn.Linear`` head, ``torch.optim.Adam``,
-  cross-entropy + the penalty. Its timed region does the equivalent input
-  work: looking up the pre-tokenized, lower-cased tokens in the same
-  (normalized) GloVe table, OOV tokens hashed to 100 trainable vectors,
-  padding, forward, backward, step. Inference: forward under
-  ``torch.inference_mode`` on pre-tokenized inputs.
+Model of ``configs/textcat_selfattn.cfg`` (sizes read from it); Rotten
+Tomatoes and IMDB train docs from the mirror, the same docs in the same
+batches on one device (``--gpu-id``). Per dataset and batch size, interleaved
+repeats of one epoch of:
 
-Each measurement is one pass over the same docs (batch 32 for training,
-256 for inference), repeated; medians are reported with the spaCy / bare ratio.
-One thread (``torch.set_num_threads(1)``).
+* **spaCy**: ``nlp.update`` on pre-made Examples (thinc Adam, lr 0.001,
+  grad clip 0.5 as in the config).
+* **bare**: ``StructuredSelfAttention`` + Linear/ReLU/Linear, torch Adam,
+  ``clip_grad_norm_(0.5)``, loss = summed cross-entropy + the penalty (what
+  textcat's gradient and the layer's backward amount to); inputs
+  pre-tensorized on the device (``harness.torch_vectors``: FrozenVectors'
+  rows and OOV buckets).
+* **floor**: ``nlp.update`` on the same examples with a no-op trainable pipe.
 
-    python benchmarks/speed_selfattn.py            # -> benchmarks/results/speed_selfattn.{md,json}
-    python benchmarks/speed_selfattn.py --quick
+Overhead (µs/doc) = spaCy − bare (median of per-repeat paired differences)
+= floor + ours. Inference: ``nlp.pipe`` on pre-made docs and from strings vs
+the bare forward (softmax copied to the host).
+
+    python benchmarks/speed_selfattn.py [--gpu-id 0]  # -> benchmarks/results/speed_selfattn[_gpu].{md,json}
+    python benchmarks/speed_selfattn.py --quick       # smoke test -> benchmarks/runs/
 """
 import argparse
 import gzip
 import json
-import os
-import platform
-import statistics
 import sys
-import time
-from pathlib import Path
+from typing import Any, Dict
 
 import numpy
 import torch
 from torch import nn
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import ensure_glove_vectors  # noqa: E402
+import harness
 
-SIZES = {"hidden_width": 150, "attention_width": 100, "hops": 10, "mlp": 300, "oov": 100}
+GLOVE = "glove/glove.6B.100d.top100k.txt.gz"
+DATA = {"rt": "rotten_tomatoes/train.jsonl.gz", "imdb": "imdb/train.jsonl.gz"}
+LEARN_RATE, GRAD_CLIP = 0.001, 0.5
 
 
-def load_rows(data: Path, name: str, n: int):
-    path = data / {"rt": "rotten_tomatoes", "imdb": "imdb"}[name] / "train.jsonl.gz"
-    with gzip.open(path, "rt", encoding="utf8") as f:
+def read_rows(name: str, n: int):
+    with gzip.open(harness.data_dir() / DATA[name], "rt", encoding="utf8") as f:
         rows = [json.loads(line) for line in f]
-    rng = numpy.random.default_rng(0)
-    return [rows[i] for i in rng.permutation(len(rows))[:n]]
+    return [rows[i] for i in numpy.random.default_rng(0).permutation(len(rows))[:n]]
 
 
-def build_spacy(vectors: Path, examples_rows):
+def build_nlp(rows):
     import spacy
     from spacy.training import Example
+    from spacy.training.initialize import load_vectors_into_model
     from thinc.api import Config
 
     import spacy_attn  # noqa: F401
 
-    nlp = spacy.load(vectors)
-    config = Config().from_disk(REPO / "configs" / "textcat_selfattn.cfg", interpolate=False)
-    model = config["components"]["textcat"]["model"]
+    cfg = Config().from_disk(harness.REPO / "configs" / "textcat_selfattn.cfg", interpolate=False)
+    model = cfg["components"]["textcat"]["model"]
+    nlp = spacy.blank("en")
+    load_vectors_into_model(nlp, str(harness.spacy_vectors(GLOVE)))
     nlp.add_pipe("textcat", config={"model": model})
-    examples = [
-        Example.from_dict(nlp.make_doc(r["text"]), {"cats": {"pos": float(r["label"] == "pos"), "neg": float(r["label"] == "neg")}})
-        for r in examples_rows
-    ]
-    optimizer = nlp.initialize(lambda: examples)
-    return nlp, examples, optimizer
+    examples = [Example.from_dict(nlp.make_doc(r["text"]), {"cats": {
+        "pos": float(r["label"] == "pos"), "neg": float(r["label"] != "pos")}}) for r in rows]
+    nlp.initialize(lambda: examples[:200])
+    return nlp, examples, model
 
 
-class BareModel(nn.Module):
-    def __init__(self, table: numpy.ndarray):
-        super().__init__()
+class Bare(nn.Module):
+    """The same torch module and head, trained with plain PyTorch."""
+
+    def __init__(self, nlp, model, device) -> None:
         from spacy_attn.models.self_attention import StructuredSelfAttention
 
-        self.table = torch.from_numpy(table)
-        self.oov = nn.Embedding(SIZES["oov"], table.shape[1])
-        nn.init.uniform_(self.oov.weight, -0.1, 0.1)
+        super().__init__()
+        harness.seed_all(0)
+        enc, t2v = model["encoder"], model["encoder"]["tok2vec"]
+        self.vectors = harness.torch_vectors(
+            nlp.vocab.vectors, t2v["oov_buckets"], normalize=t2v["normalize"], device=device)
         self.encoder = StructuredSelfAttention(
-            table.shape[1], SIZES["hidden_width"], SIZES["attention_width"], SIZES["hops"], penalty_coef=1.0
-        )
-        self.hidden = nn.Linear(SIZES["hops"] * 2 * SIZES["hidden_width"], SIZES["mlp"])
-        self.output = nn.Linear(SIZES["mlp"], 2)
+            self.vectors.table.shape[1], enc["hidden_width"], enc["attention_width"], enc["hops"],
+            penalty_coef=enc["penalty_coef"], depth=enc["depth"], dropout=enc["dropout"])
+        self.head = nn.Sequential(
+            nn.Linear(enc["hops"] * 2 * enc["hidden_width"], model["hidden_width"]),
+            nn.ReLU(), nn.Linear(model["hidden_width"], 2))
+        self.to(device)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
 
-    def forward(self, rows_list, buckets_list):
-        """rows: per doc an int array of vector rows (-1 = OOV); buckets: OOV bucket ids."""
-        lengths = torch.tensor([len(r) for r in rows_list])
-        L = max(int(lengths.max()), 1)
-        X = torch.zeros(len(rows_list), L, self.table.shape[1])
-        for i, (rows, buckets) in enumerate(zip(rows_list, buckets_list)):
-            rows_t = torch.from_numpy(rows)
-            known = rows_t >= 0
-            vecs = torch.empty(len(rows), self.table.shape[1])
-            vecs[known] = self.table[rows_t[known]]
-            vecs[~known] = self.oov(torch.from_numpy(buckets)[~known])
-            X[i, : len(rows)] = vecs
-        M, _, _, penalty = self.encoder(X, lengths)
-        return self.output(torch.relu(self.hidden(M.flatten(1)))), penalty
+    def tensorize(self, batch):  # untimed
+        from spacy.attrs import LOWER
 
+        ids, lengths = self.vectors.pad([self.vectors.ids(eg.predicted.to_array(LOWER)) for eg in batch])
+        y = torch.tensor([int(eg.reference.cats["pos"] == 1.0) for eg in batch], device=ids.device)
+        return ids, lengths, y
 
-def bare_inputs(nlp, texts):
-    """Pre-tokenized inputs for the bare loop: the same table rows and OOV
-    buckets FrozenVectors uses (lower-cased keys, normalized table)."""
-    vectors = nlp.vocab.vectors
-    table = vectors.data / numpy.maximum(numpy.linalg.norm(vectors.data, axis=1, keepdims=True), 1e-8)
-    out = []
-    for doc in nlp.tokenizer.pipe(texts):
-        keys = numpy.asarray([t.lower for t in doc], dtype="uint64")
-        rows = vectors.find(keys=keys) if len(keys) else numpy.zeros((0,), dtype="int32")
-        buckets = (keys % SIZES["oov"]).astype("int64")
-        out.append((numpy.asarray(rows, dtype="int64"), buckets))
-    return table.astype("float32"), out
+    def forward(self, ids, lengths):
+        M, _, _, penalty = self.encoder(self.vectors(ids, lengths), lengths)
+        return self.head(M.flatten(1)), penalty
 
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
-
-
-def run(name, data, vectors, n_train, n_infer, repeats):
-    rows = load_rows(data, name, max(n_train, n_infer))
-    nlp, examples, optimizer = build_spacy(vectors, rows[:n_train])
-    texts = [r["text"] for r in rows[:n_infer]]
-    table, inputs = bare_inputs(nlp, [r["text"] for r in rows])
-    labels = torch.tensor([int(r["label"] == "pos") for r in rows])
-    torch.manual_seed(0)
-    bare = BareModel(table)
-    bare_opt = torch.optim.Adam(bare.parameters(), lr=0.001)
-    batches = [list(range(i, min(i + 32, n_train))) for i in range(0, n_train, 32)]
-
-    def spacy_epoch():
-        for b in batches:
-            nlp.update([examples[i] for i in b], sgd=optimizer)
-
-    def bare_epoch():
-        bare.train()
-        for b in batches:
-            logits, penalty = bare([inputs[i][0] for i in b], [inputs[i][1] for i in b])
-            loss = nn.functional.cross_entropy(logits, labels[b], reduction="sum") + penalty
-            bare_opt.zero_grad()
+    def train_epoch(self, batches) -> None:
+        self.train()
+        for ids, lengths, y in batches:
+            logits, penalty = self(ids, lengths)
+            loss = nn.functional.cross_entropy(logits, y, reduction="sum") + penalty
+            self.optimizer.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(bare.parameters(), 0.5)
-            bare_opt.step()
+            nn.utils.clip_grad_norm_(self.parameters(), GRAD_CLIP)
+            self.optimizer.step()
+        self.penalty = penalty.detach()
 
-    def spacy_infer():
-        for _ in nlp.pipe(texts, batch_size=256):
-            pass
-
-    def bare_infer():
-        bare.eval()
+    def predict(self, batches) -> None:
+        self.eval()
         with torch.inference_mode():
-            for i in range(0, n_infer, 256):
-                ids = range(i, min(i + 256, n_infer))
-                bare([inputs[j][0] for j in ids], [inputs[j][1] for j in ids])
-
-    spacy_epoch(), bare_epoch()  # warm-up
-    results = {}
-    for label, fn, n in (
-        ("train_spacy", spacy_epoch, n_train), ("train_bare", bare_epoch, n_train),
-        ("infer_spacy", spacy_infer, n_infer), ("infer_bare", bare_infer, n_infer),
-    ):
-        med, times = median_time(fn, repeats)
-        results[label] = {"docs_per_s": round(n / med, 1), "times_s": [round(t, 3) for t in times]}
-    tokens = sum(len(r[0]) for r in inputs[:n_train]) / n_train
-    return {
-        "dataset": name,
-        "n_train_docs": n_train,
-        "n_infer_docs": n_infer,
-        "mean_tokens": round(tokens, 1),
-        **results,
-        "train_ratio": round(results["train_spacy"]["docs_per_s"] / results["train_bare"]["docs_per_s"], 3),
-        "infer_ratio": round(results["infer_spacy"]["docs_per_s"] / results["infer_bare"]["docs_per_s"], 3),
-    }
+            for ids, lengths, _ in batches:
+                self(ids, lengths)[0].softmax(-1).cpu()
 
 
-def main(argv=None):
+def measure_dataset(args, name: str, n_train: int, n_infer: int, device) -> Dict[str, Any]:
+    from thinc.api import Adam
+
+    rows = read_rows(name, max(n_train, n_infer))
+    nlp, examples, model = build_nlp(rows)
+    bare = Bare(nlp, model, device)
+    floor = harness.noop_nlp()
+    train = examples[:n_train]
+    out: Dict[str, Any] = {"train_docs": n_train, "train": {},
+                           "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train}
+    for bs in args.batch_sizes:
+        sp_batches = harness.chunk(train, bs)
+        bare_batches = [bare.tensorize(b) for b in sp_batches]
+        floor_batches = [[type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches]
+        optimizer = Adam(learn_rate=LEARN_RATE, grad_clip=GRAD_CLIP, use_averages=False)
+        times = harness.interleaved({
+            "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
+            "bare": lambda: bare.train_epoch(bare_batches),
+            "floor": lambda: [floor.update(b) for b in floor_batches],
+        }, args.repeats, device)
+        row = out["train"][str(bs)] = harness.train_row(times, n_train, "docs")
+        print(f"{name} train bs={bs}: " + ", ".join(
+            f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
+    # The penalty of the last training batch, read after timing (a sync).
+    layer = nlp.get_pipe("textcat").model.get_ref("self_attention")
+    out["last_penalty"] = {"spacy": float(layer.attrs["penalty"]), "bare": float(bare.penalty)}
+    ibs = args.infer_batch_size
+    docs = [eg.predicted for eg in examples[:n_infer]]
+    texts = [r["text"] for r in rows[:n_infer]]
+    bare_batches = [bare.tensorize(b) for b in harness.chunk(examples[:n_infer], ibs)]
+    times = harness.interleaved({
+        "spacy_premade_docs": lambda: sum(1 for _ in nlp.pipe(docs, batch_size=ibs)),
+        "spacy_from_strings": lambda: sum(1 for _ in nlp.pipe(texts, batch_size=ibs)),
+        "bare_forward": lambda: bare.predict(bare_batches),
+    }, args.repeats, device)
+    out["infer"] = {"batch_size": ibs, "docs": n_infer,
+                    **{k: harness.summary([n_infer / t for t in v]) for k, v in times.items()}}
+    return out
+
+
+def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
+    f, med = harness.fmt, lambda d: d["median"]
+    md = harness.header("Speed: self-attentive `textcat` vs a bare PyTorch loop", meta)
+    md += (
+        "Model of `configs/textcat_selfattn.cfg` (GloVe 6B 100d fixed + 100 OOV buckets, "
+        "BiLSTM u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP); median of "
+        f"{meta['repeats']} interleaved repeats (ranges min–max). The bare loop runs the "
+        "same module class on the same device with inputs pre-tensorized there. Overhead "
+        "= spaCy − bare step time per doc; floor = `nlp.update` with a no-op trainable "
+        "pipe on the same docs; ours = overhead − floor.\n\n## Training\n\n"
+    )
+    rows = []
+    for name, r in res.items():
+        for bs, t in r["train"].items():
+            rows.append([
+                f"{name} ({r['train_docs']:,} docs, {r['mean_tokens']:.0f} tokens)", bs,
+                f(med(t["spacy_docs_s"])), f(med(t["bare_docs_s"])),
+                f"{med(t['ratio']):.3f} ({t['ratio']['min']:.3f}–{t['ratio']['max']:.3f})",
+                f(med(t["overhead_us"]), 1), f(med(t["floor_us"]), 1), f(med(t["ours_us"]), 1),
+            ])
+    md += harness.md_table(["data", "batch", "spaCy docs/s", "bare docs/s", "spaCy / bare",
+                            "overhead µs/doc", "spaCy floor µs/doc", "ours µs/doc"], rows)
+    md += "\nPenalty of the last training batch (a check that both sides compute it): " + ", ".join(
+        f"{n} spaCy {r['last_penalty']['spacy']:.3f} / bare {r['last_penalty']['bare']:.3f}"
+        for n, r in res.items()) + ".\n\n## Inference (`nlp.pipe` vs the bare forward)\n\n"
+    md += harness.md_table(["data", "batch", "spaCy docs/s, pre-made docs", "spaCy docs/s, from strings",
+                            "bare docs/s", "spaCy (pre-made) / bare"], [[
+        f"{name} ({i['docs']:,} docs)", i["batch_size"], *(f(med(i[k])) for k in (
+            "spacy_premade_docs", "spacy_from_strings", "bare_forward")),
+        f"{med(i['spacy_premade_docs']) / med(i['bare_forward']):.3f}",
+    ] for name, i in ((n, r["infer"]) for n, r in res.items())])
+    return md
+
+
+def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=os.environ.get("SPACY_ATTN_MIRROR") or str(REPO.parent / "shared" / "data"))
-    p.add_argument("--quick", action="store_true")
+    p.add_argument("--gpu-id", type=int, default=-1)
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[32, 256])
+    p.add_argument("--infer-batch-size", type=int, default=256)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="tiny smoke run into benchmarks/runs/")
+    p.add_argument("--name", default=None, help="results name (default speed_selfattn[_gpu])")
     args = p.parse_args(argv)
-    torch.set_num_threads(1)
-    data = Path(args.data)
-    vectors = ensure_glove_vectors(data, REPO / "benchmarks" / "runs" / "vectors", print)
-    plans = [("rt", 320, 1024), ("imdb", 128, 256)] if not args.quick else [("rt", 64, 128)]
-    load_before = os.getloadavg()
-    results = [run(name, data, vectors, n_train, n_infer, 2 if args.quick else args.repeats)
-               for name, n_train, n_infer in plans]
-    env = {"python": platform.python_version(), "torch": torch.__version__, "threads": 1,
-           "load_avg_before": [round(x, 2) for x in load_before],
-           "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
-    out = REPO / "benchmarks" / ("runs/speed-selfattn-quick" if args.quick else "results")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "speed_selfattn.json").write_text(json.dumps({"environment": env, "results": results}, indent=2))
-    lines = [
-        "# Speed: self-attentive textcat in spaCy vs. a bare PyTorch loop",
-        "",
-        "`python benchmarks/speed_selfattn.py` (one thread; medians of "
-        f"{args.repeats} passes; see the script's docstring for what each loop does).",
-        "",
-        f"Environment: {env}",
-        "",
-        "| data | mean tokens | train spaCy docs/s | train bare docs/s | ratio | infer spaCy docs/s (incl. tokenization) | infer bare docs/s | ratio |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in results:
-        lines.append(
-            f"| {r['dataset']} ({r['n_train_docs']} train / {r['n_infer_docs']} infer docs) | {r['mean_tokens']} | "
-            f"{r['train_spacy']['docs_per_s']:,} | {r['train_bare']['docs_per_s']:,} | {r['train_ratio']:.2f} | "
-            f"{r['infer_spacy']['docs_per_s']:,} | {r['infer_bare']['docs_per_s']:,} | {r['infer_ratio']:.2f} |"
-        )
-    (out / "speed_selfattn.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    plans = {"rt": (512, 1024), "imdb": (256, 256)}  # (train docs, inference docs)
+    if args.quick:
+        plans, args.repeats, args.batch_sizes = {"rt": (64, 128), "imdb": (64, 64)}, 2, [32, 64]
+    device = harness.use_device(args.gpu_id)
+    meta = {**harness.metadata(device), "repeats": args.repeats}
+    res = {name: measure_dataset(args, name, *plan, device) for name, plan in plans.items()}
+    name = args.name or ("speed_selfattn_gpu" if args.gpu_id >= 0 else "speed_selfattn")
+    out_dir = harness.RUNS if args.quick else None
+    md = harness.write_results(name, {**meta, "results": res}, render(meta, res), out_dir=out_dir)
+    print(md.read_text())
 
 
 if __name__ == "__main__":
