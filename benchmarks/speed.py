@@ -115,31 +115,6 @@ def spacy_epoch(nlp, optimizer, batches) -> None:
         nlp.update(batch, sgd=optimizer)
 
 
-def floor_nlp(examples):
-    """A pipeline whose only pipe is trainable and does nothing: what
-    ``nlp.update`` costs before any component work."""
-    import spacy
-    from spacy.language import Language
-    from spacy.pipeline import TrainablePipe
-    from thinc.api import Model
-
-    class NoOp(TrainablePipe):
-        def __init__(self, vocab, name="noop"):
-            self.vocab, self.name, self.cfg = vocab, name, {}
-            self.model = Model("noop", lambda m, X, is_train: (X, lambda d: d))
-
-        def update(self, examples, *, drop=0.0, sgd=None, losses=None):
-            losses = {} if losses is None else losses
-            losses.setdefault(self.name, 0.0)
-            return losses
-
-    if not Language.has_factory("bench_noop"):
-        Language.factory("bench_noop", func=lambda nlp, name: NoOp(nlp.vocab, name))
-    nlp = spacy.blank("en")
-    nlp.add_pipe("bench_noop")
-    return nlp
-
-
 # -- the bare PyTorch side ----------------------------------------------------
 
 
@@ -230,7 +205,7 @@ def measure(args) -> Dict[str, Any]:
     rows = read_snli(max(args.pairs, args.infer_pairs))
     nlp, examples = build_nlp(rows)
     bare = Bare(nlp, device)
-    floor = floor_nlp(examples)
+    floor = harness.noop_nlp()
     train = examples[: args.pairs]
     out: Dict[str, Any] = {"pairs": args.pairs, "train": {}, "infer": {}}
     for bs in args.batch_sizes:
@@ -247,16 +222,7 @@ def measure(args) -> Dict[str, Any]:
             args.repeats,
             device,
         )
-        us = {k: [t / args.pairs * 1e6 for t in v] for k, v in times.items()}
-        overhead = [s - b for s, b in zip(us["spacy"], us["bare"])]
-        row = {
-            "spacy_pairs_s": harness.summary([args.pairs / t for t in times["spacy"]]),
-            "bare_pairs_s": harness.summary([args.pairs / t for t in times["bare"]]),
-            "ratio": harness.summary([b / s for s, b in zip(us["spacy"], us["bare"])]),
-            "overhead_us": harness.summary(overhead),
-            "floor_us": harness.summary(us["floor"]),
-            "ours_us": harness.summary([o - f for o, f in zip(overhead, us["floor"])]),
-        }
+        row = harness.train_row(times, args.pairs, "pairs")
         out["train"][str(bs)] = row
         print(f"train bs={bs}: " + ", ".join(
             f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
@@ -297,8 +263,11 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
     ``user_data`` (spacy-attn >= 0.2) and as a span group (spacy-attn 0.1)."""
     from spacy.tokens import Span
 
+    from spacy_attn import get_pair_texts, make_pair
+
+    # Fresh docs: the examples' predicted docs carry cats once nlp.pipe ran.
     plain = [nlp.make_doc(eg.predicted.text) for eg in examples]
-    pair = [eg.predicted for eg in examples]
+    pair = [make_pair(nlp, *get_pair_texts(eg.predicted)) for eg in examples]
     legacy = []
     for doc in plain:
         doc = doc.copy()
