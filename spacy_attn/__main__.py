@@ -1,4 +1,4 @@
-"""Command line helpers: ``python -m spacy_attn convert|evaluate|benchmark-speed``.
+"""Command line helpers: ``python -m spacy_attn convert|evaluate|benchmark-speed|predict``.
 
 convert: pair corpus (jsonl / tsv, optionally .gz) -> DocBin of pair docs.
 evaluate: like ``spacy evaluate``, but reads pair corpora with
@@ -9,6 +9,9 @@ benchmark-speed: like ``spacy benchmark speed`` (same warm-up, batches and
 statistics), but re-tokenizes each benchmark doc into a pair doc with
 ``make_pair``; spaCy's version rebuilds docs with ``nlp.make_doc``, which
 cannot know where the pair's texts meet.
+predict: batch prediction with any spacy-attn pipeline, from jsonl / csv
+(optionally gzipped) to jsonl, streaming, resumable, multi-process; see
+``spacy_attn.predict``.
 """
 import argparse
 import json
@@ -94,6 +97,44 @@ def benchmark_speed(args: argparse.Namespace) -> None:
         Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
 
 
+def predict(args: argparse.Namespace) -> None:
+    from .predict import PredictError, predict_file
+
+    text_cols = [c.strip() for c in args.text_cols.split(",")] if args.text_cols else None
+    try:
+        stats = predict_file(
+            args.model,
+            args.input,
+            args.output,
+            n_process=args.n_process,
+            batch_size=args.batch_size,
+            gpu_id=args.gpu_id,
+            text_cols=text_cols,
+            id_col=args.id_col,
+            rejects_path=args.rejects,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            input_format=args.format,
+            component=args.component,
+            threads=args.threads,
+            progress=not args.no_progress,
+        )
+    except PredictError as err:
+        # A clear one-line message and a non-zero exit, no traceback.
+        print(f"Error: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+    rate = stats.rows / stats.seconds if stats.seconds else 0.0
+    columns = stats.columns
+    print(
+        f"{stats.component} ({stats.task}): {stats.written} rows written to {args.output}"
+        + (f", {stats.rejected} rejected to {args.rejects}" if args.rejects else "")
+        + (f", {stats.skipped} already done (--resume)" if stats.skipped else "")
+        + f" in {stats.seconds:.1f} s ({rate:,.0f} rows/s)"
+        + (f"; texts {list(columns.texts)}, id {columns.id or 'line number'}" if columns else ""),
+        file=sys.stderr,
+    )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m spacy_attn")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -132,6 +173,34 @@ def main(argv=None) -> None:
     p.add_argument("--gpu-id", type=int, default=-1)
     p.add_argument("--output", default=None, help="write the measurements as JSON here")
     p.set_defaults(func=benchmark_speed)
+
+    p = sub.add_parser(
+        "predict",
+        help="batch prediction: jsonl / csv (optionally .gz) -> jsonl, streaming and resumable",
+        description="Predict every row of INPUT with the pipeline's spacy-attn component "
+        "(pairs -> cats; docs -> embedding and cats; QA -> answers) and write one JSON "
+        "line per row, in input order, to OUTPUT.",
+    )
+    p.add_argument("model", help="pipeline path or package name")
+    p.add_argument("input", help="jsonl, csv or tsv, optionally gzipped")
+    p.add_argument("output", help="jsonl output")
+    p.add_argument("--n-process", type=int, default=1, help="worker processes (one torch thread each)")
+    p.add_argument("--batch-size", type=int, default=64, help="rows per batch (and per flush)")
+    p.add_argument("--gpu-id", type=int, default=-1)
+    p.add_argument("--text-cols", default=None,
+                   help="comma-separated text columns, e.g. premise,hypothesis (default: detected)")
+    p.add_argument("--id-col", default=None, help="id column (default: 'id' if present, else the line number)")
+    p.add_argument("--rejects", default=None,
+                   help="write bad rows here (jsonl: line, raw, reason) instead of stopping at the first")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run: skip the rows already in OUTPUT (+ REJECTS)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing OUTPUT / REJECTS")
+    p.add_argument("--format", default="auto", choices=["auto", "jsonl", "csv", "tsv"])
+    p.add_argument("--component", default=None, help="the spacy-attn component, if the pipeline has several")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch threads of this process with --n-process 1 (default: torch's)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=predict)
 
     args = parser.parse_args(argv)
     args.func(args)
