@@ -23,10 +23,10 @@ from spacy_attn.predict import predict_file  # noqa: E402
 
 from .test_multiprocess import build_pipeline, run_with_timeout, snli_pairs  # noqa: E402
 
-BATCH = 8  # 200 rows -> 25 batches, several in flight on each worker
+BATCH = 8  # 200 rows -> 25 batches: 7 tasks of 4 batches (the default)
 N_ROWS = 200
 BAD_LINES = (4, 120)  # 1-based input lines that are not JSON
-KILL_BATCH = 10  # the batch whose first attempt kills its worker
+KILL_TASK = 3  # the task (batches 12-15) whose first attempt kills its worker
 TIMEOUT = 150  # seconds for one cluster's subprocess; a healthy one takes ~15-25 s
 
 
@@ -62,7 +62,7 @@ from spacy_attn.distributed import KEY_PREFIX, predict_file_dask
 
 
 class KillOnce(WorkerPlugin):
-    # Makes the worker that starts batch ``index`` exit at once (no cleanup,
+    # Makes the worker that starts task ``index`` exit at once (no cleanup,
     # as a crash or the OOM killer would), the first time only: the flag file
     # holds the killed worker's pid. Pickled by value (cloudpickle).
     def __init__(self, flag, index):
@@ -85,14 +85,15 @@ if __name__ == "__main__":
     results = []
     for run in config["runs"]:
         start = time.perf_counter()
-        if run.get("kill_batch") is not None:
-            client.register_plugin(KillOnce(run["flag"], run["kill_batch"]), name="kill-once")
+        if run.get("kill_task") is not None:
+            client.register_plugin(KillOnce(run["flag"], run["kill_task"]), name="kill-once")
         model = spacy.load(config["model"]) if run.get("as_object") else config["model"]
         scheduler = cluster.scheduler_address if run.get("scheduler") == "address" else client
         stats = predict_file_dask(
             model, config["input"], run["output"], scheduler=scheduler,
             batch_size=config["batch_size"], rejects_path=run["rejects"], resume=run.get("resume", False),
-            max_in_flight=run.get("max_in_flight"), progress=False,
+            batches_per_task=run.get("batches_per_task", 4), max_in_flight=run.get("max_in_flight"),
+            progress=False,
         )
         results.append({
             "seconds": time.perf_counter() - start, "loop_seconds": stats.seconds,
@@ -131,7 +132,8 @@ def assert_same_files(job: Dict[str, Path], run: Dict[str, str]) -> None:
 
 def test_dask_output_equals_predict_file_and_resumes(job, tmp_path):
     # Three runs on one cluster: the pipeline by path (and by the scheduler's
-    # address, as for a remote cluster), by object, and a resumed run.
+    # address, as for a remote cluster), by object (one batch per task, one
+    # task in flight), and a resumed run.
     plain, as_object, resumed = (out_paths(tmp_path, n) for n in ("plain", "object", "resumed"))
     # An interrupted run: 37 rows written (one reject among them), the 38th
     # half-written; resume predicts batch 4 (rows 33-40) again, writes 38-40.
@@ -141,7 +143,7 @@ def test_dask_output_equals_predict_file_and_resumes(job, tmp_path):
     Path(resumed["rejects"]).write_bytes(reject_lines[0] + b"\n")
     results = run_cluster(job, tmp_path, [
         {**plain, "scheduler": "address"},
-        {**as_object, "as_object": True, "max_in_flight": 1},
+        {**as_object, "as_object": True, "batches_per_task": 1, "max_in_flight": 1},
         {**resumed, "resume": True},
     ])
     for run in (plain, as_object, resumed):
@@ -152,7 +154,7 @@ def test_dask_output_equals_predict_file_and_resumes(job, tmp_path):
 
 
 def test_worker_killed_mid_run_loses_and_duplicates_nothing(job, tmp_path):
-    run = {**out_paths(tmp_path, "killed"), "kill_batch": KILL_BATCH, "flag": str(tmp_path / "killed.flag")}
+    run = {**out_paths(tmp_path, "killed"), "kill_task": KILL_TASK, "flag": str(tmp_path / "killed.flag")}
     (result,) = run_cluster(job, tmp_path, [run])
     # A worker did die, in the middle of the run...
     flag = Path(run["flag"])
