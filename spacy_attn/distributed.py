@@ -136,7 +136,6 @@ except ImportError:  # pragma: no cover - exercised without the extra only
 
 KEY_PREFIX = "spacy-attn-predict-"
 
-logger = logging.getLogger(__name__)
 
 
 def _require_dask() -> None:
