@@ -365,3 +365,111 @@ def torch_vectors(vectors, n_oov: int, *, normalize: bool, device):
             return X * mask.unsqueeze(-1)
 
     return FrozenLookup().to(device)
+
+
+# -- processes: memory, other load ---------------------------------------------
+
+
+def wait_for_quiet(threshold: float = 1.0, *, timeout: float = 0.0, poll: float = 30.0) -> Tuple[bool, List[float]]:
+    """Wait until the 1-minute load average is below ``threshold`` (the
+    machine is shared: timings taken under other jobs' load mislead).
+
+    threshold (float): The load average to get under.
+    timeout (float): Seconds to wait at most (0: check once).
+    poll (float): Seconds between checks.
+    RETURNS (Tuple[bool, List[float]]): Whether it got quiet, and the load
+        averages (1, 5, 15 min) of the last check.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        load = list(os.getloadavg())
+        if load[0] < threshold:
+            return True, load
+        if time.monotonic() + poll > deadline:
+            return False, load
+        print(f"load average {load[0]:.2f} >= {threshold}: waiting ...", file=sys.stderr)
+        time.sleep(poll)
+
+
+class TreeMonitor:
+    """Sample a process and all its descendants in a background thread:
+    peak memory of the tree and the CPU that *other* processes use meanwhile.
+
+    * ``peak_rss_mb``: the largest sum of RSS over the tree's processes at one
+      sample (pages shared between forked processes count once per process),
+      and ``peak_pss_mb``, the same with PSS (shared pages split between
+      their processes: the tree's real footprint); ``max_process_rss_mb``:
+      the largest single process.
+    * ``other_cpu``: busy CPUs of the whole machine minus the tree's own, in
+      cores, averaged over the samples (the load of other jobs during the
+      measurement; the load average cannot tell it from our own).
+
+    Usage::
+
+        with TreeMonitor(proc.pid) as mon:
+            proc.wait()
+        print(mon.result())
+    """
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        import threading
+
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.interval = interval
+        self.peak_rss = self.peak_pss = self.max_rss = 0
+        self.max_procs = 0
+        self.other: List[float] = []
+        self._cpu: Dict[int, Any] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "TreeMonitor":
+        import psutil
+
+        psutil.cpu_percent(None)  # start the machine-wide CPU counter
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import psutil
+
+        ncpu = psutil.cpu_count() or 1
+        while not self._stop.wait(self.interval):
+            try:
+                procs = [self.root] + self.root.children(recursive=True)
+            except psutil.Error:
+                break
+            rss = pss = ours = 0.0
+            for p in procs:
+                try:
+                    if p.pid not in self._cpu:
+                        self._cpu[p.pid] = p
+                        p.cpu_percent(None)  # first call: starts its counter
+                    else:
+                        ours += self._cpu[p.pid].cpu_percent(None) / 100.0
+                    mem = p.memory_full_info()
+                except psutil.Error:
+                    continue
+                rss += mem.rss
+                pss += getattr(mem, "pss", mem.rss)
+                self.max_rss = max(self.max_rss, mem.rss)
+            self.max_procs = max(self.max_procs, len(procs))
+            self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
+            busy = psutil.cpu_percent(None) / 100.0 * ncpu
+            self.other.append(max(0.0, busy - ours))
+
+    def result(self) -> Dict[str, float]:
+        mb = 1 << 20
+        return {
+            "peak_rss_mb": self.peak_rss / mb,
+            "peak_pss_mb": self.peak_pss / mb,
+            "max_process_rss_mb": self.max_rss / mb,
+            "processes": self.max_procs,
+            "other_cpu": statistics.mean(self.other) if self.other else 0.0,
+        }

@@ -1,0 +1,373 @@
+"""Scale-out prediction: rows/s and peak memory of the ways to run
+``python -m spacy_attn predict`` on one machine, for the pair classifier and
+the doc embedder.
+
+Engines (every one reads the same jsonl, writes the same output lines and
+uses batches of ``--batch-size`` rows):
+
+* ``one_default``: ``predict_file`` in one process, torch's default threads
+  (one per core).
+* ``one_1thread``: ``predict_file`` in one process, ``torch.set_num_threads(1)``.
+* ``n_process_2``: ``predict_file(n_process=2)`` (``--n-process 2``): two forked
+  ``WorkerPool`` workers, one torch thread each, texts in, output lines out.
+* ``pipe_n_process_2``: ``nlp.pipe(docs, n_process=2)`` with the output lines
+  made in the parent (spaCy's own multi-processing: every ``Doc`` travels to
+  a worker and back as bytes).
+* ``dask_2``: ``spacy_attn.distributed.predict_file_dask`` on a
+  ``LocalCluster`` of two worker processes, one thread each.
+
+Models, trained briefly (the speed of an untrained model is the same; the
+numbers are not about accuracy) and cached in ``benchmarks/runs/cache/``:
+
+* pair: ``attn_pair_classifier`` exactly as in ``configs/glove.cfg``
+  (Decomposable Attention, hidden 200, FrozenVectors over the mirror's GloVe
+  6B 100d top-100k), ``--pair-steps`` steps of 32 SNLI dev pairs. Input: SNLI
+  dev (9,842 pairs) repeated to ``--pairs`` rows (100,000).
+* doc: ``attn_doc_embedder`` exactly as in ``configs/doc_embedder.cfg``
+  (structured self-attention, BiLSTM 150, r=10 hops, flattened 3,000-d
+  embedding, 300-unit classifier, same GloVe), ``--doc-steps`` steps of 32
+  IMDB reviews. Input: the first ``--docs`` IMDB train reviews.
+
+Each engine runs in a fresh subprocess (so that its peak memory is its own),
+sampled every 0.2 s with ``harness.TreeMonitor``: the largest sum of RSS of
+the process and all its children (workers, Dask's nannies and scheduler),
+the same with PSS (forked workers share pages with their parent; PSS counts
+them once), and the CPU other processes used meanwhile (the machine is
+shared). rows/s is the prediction loop (``stats.seconds``: reading,
+predicting, writing; worker start included for ``predict_file``, cluster
+start and model loading excluded for Dask, reported apart) and end to end
+(the whole subprocess: imports, model load, cluster). The output of every
+engine is compared byte for byte with ``one_1thread``'s.
+
+The full run waits (``--wait`` seconds) for a 1-minute load average below
+1.0 and records the load; ``--quick`` runs small inputs into
+``benchmarks/runs/`` at any load.
+
+Usage (from the repository root):
+
+    python benchmarks/scale.py            # -> benchmarks/results/scale.{md,json}
+    python benchmarks/scale.py --quick    # smoke test -> benchmarks/runs/scale.{md,json}
+"""
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import harness
+
+GLOVE = "glove/glove.6B.100d.top100k.txt.gz"
+SNLI = "snli/dev.jsonl.gz"
+IMDB = "imdb/train.jsonl.gz"
+TASKS = {"pair": "configs/glove.cfg", "doc": "configs/doc_embedder.cfg"}
+ENGINES = ("one_default", "one_1thread", "n_process_2", "pipe_n_process_2", "dask_2")
+ENGINE_NAMES = {
+    "one_default": "1 process, default torch threads",
+    "one_1thread": "1 process, 1 torch thread",
+    "n_process_2": "`predict --n-process 2` (WorkerPool)",
+    "pipe_n_process_2": "`nlp.pipe(n_process=2)`",
+    "dask_2": "Dask, 2 local workers",
+}
+WORK = harness.RUNS / "scale"
+
+
+# -- models and inputs (prepared once, cached) ---------------------------------
+
+
+def read_jsonl_gz(rel_path: str) -> List[Dict[str, Any]]:
+    with gzip.open(harness.data_dir() / rel_path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def component_config(task: str) -> Dict[str, Any]:
+    """The component block of the task's config file, as written there."""
+    from spacy.util import load_config
+
+    config = load_config(harness.REPO / TASKS[task], interpolate=False)
+    name = config["nlp"]["pipeline"][0]
+    block = dict(config["components"][name])
+    return {"factory": block.pop("factory"), "name": name, "config": block}
+
+
+def train_model(task: str, steps: int) -> Path:
+    """The task's model trained ``steps`` steps of 32 examples, saved once
+    to ``benchmarks/runs/cache/scale_<task>_<steps>``.
+
+    RETURNS (Path): The pipeline folder.
+    """
+    out = harness.RUNS / "cache" / f"scale_{task}_{steps}"
+    if (out / "meta.json").exists():
+        return out
+    import spacy
+    from spacy.training import Example
+    from spacy.training.initialize import load_vectors_into_model
+    from thinc.api import Adam
+
+    import spacy_attn
+
+    harness.seed_all(0)
+    comp = component_config(task)
+    nlp = spacy.blank("en")
+    load_vectors_into_model(nlp, str(harness.spacy_vectors(GLOVE)))
+    nlp.add_pipe(comp["factory"], name=comp["name"], config=comp["config"])
+    rng = random.Random(0)
+    if task == "pair":
+        rows = read_jsonl_gz(SNLI)
+        examples = []
+        for r in rng.sample(rows, min(len(rows), 32 * steps)):
+            doc = spacy_attn.make_pair(nlp, r["premise"], r["hypothesis"])
+            ref = doc.copy()
+            ref.cats = {r["label"]: 1.0}
+            examples.append(Example(doc, ref))
+    else:
+        rows = read_jsonl_gz(IMDB)
+        labels = sorted({r["label"] for r in rows})
+        examples = [
+            Example.from_dict(nlp.make_doc(r["text"]), {"cats": {str(y): float(y == r["label"]) for y in labels}})
+            for r in rng.sample(rows, 32 * steps)
+        ]
+    nlp.initialize(lambda: examples[:256], sgd=None)
+    optimizer = Adam(learn_rate=0.001, grad_clip=5.0)
+    start = time.perf_counter()
+    for i in range(steps):
+        batch = [examples[(i * 32 + j) % len(examples)] for j in range(32)]
+        losses = nlp.update(batch, sgd=optimizer)
+    print(f"trained {task}: {steps} steps in {time.perf_counter() - start:.0f} s, losses {losses}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nlp.to_disk(out)
+    return out
+
+
+def write_input(task: str, n: int) -> Path:
+    """The task's input jsonl with ``n`` rows and unique ids."""
+    path = WORK / f"{task}_{n}.jsonl"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        if task == "pair":
+            rows = read_jsonl_gz(SNLI)
+            for i in range(n):
+                r = rows[i % len(rows)]
+                f.write(json.dumps({"id": f"snli-{i}", "premise": r["premise"], "hypothesis": r["hypothesis"]}) + "\n")
+        else:
+            for i, r in enumerate(read_jsonl_gz(IMDB)[:n]):
+                f.write(json.dumps({"id": f"imdb-{i}", "text": r["text"]}) + "\n")
+    tmp.rename(path)
+    return path
+
+
+# -- one engine (runs in its own subprocess) ------------------------------------
+
+
+def run_engine(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """Predict ``spec["input"]`` with ``spec["engine"]``; RETURNS its stats."""
+    engine, model, src, out, bs = spec["engine"], spec["model"], spec["input"], spec["output"], spec["batch_size"]
+    import torch
+
+    from spacy_attn.predict import predict_file
+
+    if engine in ("one_default", "one_1thread", "n_process_2"):
+        stats = predict_file(
+            model, src, out, batch_size=bs, overwrite=True, progress=False,
+            threads=1 if engine == "one_1thread" else None, n_process=2 if engine == "n_process_2" else 1,
+        )
+        extra = {}
+    elif engine == "dask_2":
+        from spacy_attn.distributed import predict_file_dask
+
+        stats = predict_file_dask(model, src, out, n_workers=2, batch_size=bs, threads=1, overwrite=True, progress=False)
+        extra = {"startup_seconds": stats.startup_seconds, "workers": stats.workers}
+    elif engine == "pipe_n_process_2":
+        stats, extra = pipe_n_process(model, src, out, bs), {}
+    else:
+        raise ValueError(engine)
+    return {"rows": stats.rows, "seconds": stats.seconds, "torch_threads": torch.get_num_threads(), **extra}
+
+
+def pipe_n_process(model: str, src: str, out: str, batch_size: int):
+    """``nlp.pipe(n_process=2)`` over the input, output lines made here with
+    the ``Predictor`` of ``predict_file`` (same format)."""
+    import spacy
+
+    import spacy_attn
+    from spacy_attn.predict import PredictStats, Predictor
+
+    nlp = spacy.load(model)
+    predictor = Predictor(nlp)
+    stats = PredictStats()
+    start = time.perf_counter()
+    with open(src, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    if predictor.kind == "pair":
+        tasks = [(r["id"], (r["premise"], r["hypothesis"])) for r in rows]
+        inputs = (spacy_attn.make_pair(nlp, a, b, span_key=predictor.pair_key) for _, (a, b) in tasks)
+    else:
+        tasks = [(r["id"], (r["text"],)) for r in rows]
+        inputs = (texts[0] for _, texts in tasks)
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        for (row_id, texts), doc in zip(tasks, nlp.pipe(inputs, batch_size=batch_size, n_process=2)):
+            f.write(predictor.format(row_id, texts, doc) + "\n")
+            stats.rows += 1
+    stats.seconds = time.perf_counter() - start
+    return stats
+
+
+# -- the experiment ---------------------------------------------------------------
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def measure_engine(spec: Dict[str, Any], timeout: float) -> Dict[str, Any]:
+    """Run one engine in a subprocess under a ``TreeMonitor``."""
+    result_path = Path(spec["output"]).with_suffix(".result.json")
+    result_path.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--run", json.dumps({**spec, "result": str(result_path)})]
+    load = list(os.getloadavg())
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=harness.REPO, start_new_session=True)
+    with harness.TreeMonitor(proc.pid) as monitor:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise RuntimeError(f"{spec['engine']} did not finish in {timeout:.0f} s")
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{spec['engine']} failed with exit code {proc.returncode}")
+    result = json.loads(result_path.read_text())
+    return {
+        **result, **monitor.result(), "wall_seconds": wall, "load_before": load,
+        "rows_s": result["rows"] / result["seconds"], "rows_s_end_to_end": result["rows"] / wall,
+    }
+
+
+def measure(args) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"batch_size": args.batch_size, "tasks": {}}
+    for task in args.tasks:
+        model = train_model(task, args.pair_steps if task == "pair" else args.doc_steps)
+        n = args.pairs if task == "pair" else args.docs
+        src = write_input(task, n)
+        res: Dict[str, Any] = {"rows": n, "input": harness.relative(src), "engines": {}}
+        reference = None
+        for engine in args.engines:
+            spec = {"engine": engine, "model": str(model), "input": str(src),
+                    "output": str(WORK / "out" / f"{task}_{engine}.jsonl"), "batch_size": args.batch_size}
+            Path(spec["output"]).parent.mkdir(parents=True, exist_ok=True)
+            row = measure_engine(spec, args.timeout)
+            digest = sha256(Path(spec["output"]))
+            if engine == "one_1thread":
+                reference = digest
+            row["sha256"] = digest
+            Path(spec["output"]).unlink()  # embeddings of 25k reviews take GBs
+            res["engines"][engine] = row
+            print(f"{task} {engine}: {row['rows_s']:,.0f} rows/s (end to end {row['rows_s_end_to_end']:,.0f}), "
+                  f"peak RSS {row['peak_rss_mb']:,.0f} MB, PSS {row['peak_pss_mb']:,.0f} MB, "
+                  f"other CPU {row['other_cpu']:.2f}", file=sys.stderr)
+        for row in res["engines"].values():
+            row["same_output_as_1thread"] = None if reference is None else row["sha256"] == reference
+        out["tasks"][task] = res
+    return out
+
+
+# -- the report -------------------------------------------------------------------
+
+
+def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
+    f = harness.fmt
+    md = harness.header("Scale-out prediction: one process, `--n-process 2`, `nlp.pipe(n_process=2)`, Dask", meta)
+    quiet = meta["quiet"]
+    md += (
+        f"Load before the run: {' '.join(f'{x:.2f}' for x in quiet['load'])} (1 / 5 / 15 min; "
+        f"{'below' if quiet['ok'] else 'NOT below'} the 1.0 required for a full run). "
+        f"\"other CPU\" is the CPU other processes used during each measurement, in cores "
+        f"(the machine has {os.cpu_count()}). Batches of {res['batch_size']} rows; every engine "
+        f"in a fresh subprocess. rows/s: the prediction loop (reading, predicting, writing); "
+        f"end to end: the whole subprocess (imports, model load, workers or cluster start). "
+        f"Ratios are of loop rows/s. Peak memory: the largest sum over the process and its "
+        f"children at one sample (RSS; PSS counts pages shared by forked workers once). "
+        f"\"= 1 thread\": the output is byte-identical to the single-threaded process's.\n\n"
+    )
+    titles = {"pair": "Pair classifier (`configs/glove.cfg`), SNLI dev repeated",
+              "doc": "Doc embedder (`configs/doc_embedder.cfg`), IMDB reviews"}
+    for task, t in res["tasks"].items():
+        engines = t["engines"]
+        base = engines.get("one_default", {}).get("rows_s")
+        base1 = engines.get("one_1thread", {}).get("rows_s")
+        md += f"## {titles[task]}: {t['rows']:,} rows\n\n"
+        rows = []
+        for engine, r in engines.items():
+            rows.append([
+                ENGINE_NAMES[engine], f(r["rows_s"]), f(r["rows_s_end_to_end"]),
+                f"{r['rows_s'] / base:.2f}" if base else "—", f"{r['rows_s'] / base1:.2f}" if base1 else "—",
+                f(r["peak_rss_mb"]), f(r["peak_pss_mb"]), r["processes"], f"{r['other_cpu']:.2f}",
+                {True: "yes", False: "no", None: "—"}[r["same_output_as_1thread"]],
+            ])
+        md += harness.md_table(
+            ["engine", "rows/s", "rows/s end to end", "× 1 process", "× 1 thread", "peak RSS MB",
+             "peak PSS MB", "processes", "other CPU", "= 1 thread"], rows)
+        if "dask_2" in engines:
+            d = engines["dask_2"]
+            md += (f"\nDask startup (cluster of {d.get('workers', 2)} workers, model loaded on each): "
+                   f"{d.get('startup_seconds', 0):.1f} s, outside the loop's rows/s.\n")
+        md += "\n"
+    return md
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--run", default=None, help=argparse.SUPPRESS)  # one engine, in a subprocess
+    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    p.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
+    p.add_argument("--pairs", type=int, default=100_000, help="pair rows (SNLI dev repeated)")
+    p.add_argument("--docs", type=int, default=5_000, help="IMDB reviews (at most 25,000)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--pair-steps", type=int, default=300)
+    p.add_argument("--doc-steps", type=int, default=40)
+    p.add_argument("--wait", type=float, default=1800.0, help="seconds to wait for a load average below 1.0")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine run")
+    p.add_argument("--quick", action="store_true", help="small inputs into benchmarks/runs/, any load")
+    p.add_argument("--name", default="scale")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.pairs, args.docs, args.wait = 2_000, 200, 0.0
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.run:
+        spec = json.loads(args.run)
+        Path(spec["result"]).write_text(json.dumps(run_engine(spec)))
+        return
+    ok, load = harness.wait_for_quiet(1.0, timeout=args.wait)
+    if not ok and not args.quick:
+        raise SystemExit(
+            f"The load average stayed at or above 1.0 for {args.wait:.0f} s (now "
+            f"{' '.join(f'{x:.2f}' for x in load)}): not measuring. Use --quick for a smoke run."
+        )
+    meta = {**harness.metadata(), "quiet": {"ok": ok, "load": load}}
+    res = measure(args)
+    out_dir = harness.RUNS if args.quick else None
+    md = harness.write_results(args.name, {**meta, "results": res}, render(meta, res), out_dir=out_dir)
+    print(md.read_text())
+
+
+if __name__ == "__main__":
+    # Guarded: the Dask engine's workers are spawned processes, which import
+    # this file as their main module.
+    main()
