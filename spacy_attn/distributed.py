@@ -137,7 +137,6 @@ except ImportError:  # pragma: no cover - exercised without the extra only
 KEY_PREFIX = "spacy-attn-predict-"
 
 
-
 def _require_dask() -> None:
     if distributed is None:
         raise ImportError(
