@@ -75,7 +75,7 @@ class BiLSTM(nn.Module):
     def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         if self.lstm is None:
             self._build(X.shape[-1], device=X.device)
-        # Masked without packing: see models/rnn.py for why.
+        # Masked and padded on the CPU, packed for cuDNN on CUDA: see models/rnn.py.
         return run_lstm(self.lstm, self.dropout(X), lengths)
 
 
