@@ -298,6 +298,30 @@ def noop_nlp():
     return nlp
 
 
+def compare_training(
+    nlp, bare, examples: Sequence, batch_size: int, *, optimizer, repeats: int, device=None,
+    unit: str = "items", log: str = "",
+) -> Dict[str, Dict[str, float]]:
+    """One training row of a speed benchmark: interleaved epochs of spaCy's
+    ``nlp.update`` (with ``optimizer``), the bare loop (``bare.tensorize`` per
+    batch, untimed, then ``bare.train_epoch``) and the no-op floor pipeline,
+    on the same batches of ``examples``; summarized by ``train_row``.
+    ``log`` prefixes a progress line on stderr."""
+    sp_batches = chunk(examples, batch_size)
+    bare_batches = [bare.tensorize(b) for b in sp_batches]
+    floor = noop_nlp()
+    floor_batches = [[type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches]
+    times = interleaved({
+        "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
+        "bare": lambda: bare.train_epoch(bare_batches),
+        "floor": lambda: [floor.update(b) for b in floor_batches],
+    }, repeats, device)
+    row = train_row(times, len(examples), unit)
+    print(f"{log}train bs={batch_size}: " + ", ".join(
+        f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
+    return row
+
+
 def train_row(times: Dict[str, List[float]], n: int, unit: str) -> Dict[str, Dict[str, float]]:
     """Summaries of ``interleaved`` epoch times of "spacy", "bare" and "floor"
     over ``n`` items: throughput of both (``spacy_<unit>_s``, ``bare_<unit>_s``),

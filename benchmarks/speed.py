@@ -41,7 +41,6 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
-import numpy
 import torch
 from torch import nn
 
@@ -122,63 +121,41 @@ class Bare:
     """The same torch module with the same inputs, pre-tensorized on the
     device: known words index the normalized GloVe table, unknown words one
     of 100 trainable embeddings chosen by spaCy's (stable) hash of the
-    lower-cased word, as ``FrozenVectors`` does."""
+    lower-cased word, as ``FrozenVectors`` does (``harness.torch_vectors``)."""
 
     def __init__(self, nlp, device, seed: int = 0) -> None:
         from spacy_attn.models.decomposable_attention import DecomposableAttention
 
         harness.seed_all(seed)
-        vectors = nlp.vocab.vectors
-        table = numpy.asarray(vectors.data if isinstance(vectors.data, numpy.ndarray)
-                              else vectors.data.get(), dtype="float32")
-        table = table / numpy.maximum(numpy.linalg.norm(table, axis=1, keepdims=True), 1e-8)
-        self.key2row = vectors.key2row
-        self.n = table.shape[0]
-        self.device = device
-        # One table: GloVe rows (fixed), then the OOV rows (trainable).
-        self.glove = torch.from_numpy(table).to(device)
-        self.oov = nn.Embedding(OOV_BUCKETS, table.shape[1]).to(device)
-        self.module = DecomposableAttention(table.shape[1], HIDDEN, len(LABELS), dropout=DROPOUT)
+        self.vectors = harness.torch_vectors(
+            nlp.vocab.vectors, OOV_BUCKETS, normalize=True, device=device)
+        width = self.vectors.table.shape[1]
+        self.module = DecomposableAttention(width, HIDDEN, len(LABELS), dropout=DROPOUT)
         self.module.to(device)
-        params = list(self.module.parameters()) + list(self.oov.parameters())
+        params = list(self.module.parameters()) + list(self.vectors.parameters())
         self.optimizer = torch.optim.Adam(params, lr=LEARN_RATE)
-
-    def _ids(self, doc, start: int, end: int) -> List[int]:
-        from spacy.attrs import LOWER
-
-        keys = doc.to_array(LOWER)[start:end].astype("uint64")
-        return [self.key2row.get(int(k), self.n + int(k) % OOV_BUCKETS) for k in keys]
 
     def tensorize(self, batch) -> Tuple[torch.Tensor, ...]:
         """Untimed preparation of one batch: padded ids, lengths, labels."""
+        from spacy.attrs import LOWER
+
         from spacy_attn import get_pair_bounds
 
-        segs = ([], [])
+        segs: Tuple[List, List] = ([], [])
         y = []
         for eg in batch:
             s1, e1, s2, e2 = get_pair_bounds(eg.predicted)
-            segs[0].append(self._ids(eg.predicted, s1, e1))
-            segs[1].append(self._ids(eg.predicted, s2, e2))
+            keys = eg.predicted.to_array(LOWER)
+            segs[0].append(self.vectors.ids(keys[s1:e1]))
+            segs[1].append(self.vectors.ids(keys[s2:e2]))
             (label,) = [k for k, v in eg.reference.cats.items() if v == 1.0]
             y.append(LABELS.index(label))
-        out = []
-        for seg in segs:
-            L = max(max(len(s) for s in seg), 1)
-            ids = torch.zeros(len(seg), L, dtype=torch.long)
-            for i, s in enumerate(seg):
-                ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-            out += [ids.to(self.device), torch.tensor([len(s) for s in seg]).to(self.device)]
-        return (*out, torch.tensor(y).to(self.device))
+        ids_a, la = self.vectors.pad(segs[0])
+        ids_b, lb = self.vectors.pad(segs[1])
+        return ids_a, la, ids_b, lb, torch.tensor(y).to(ids_a.device)
 
     def embed(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        known = ids < self.n
-        X = torch.where(
-            known.unsqueeze(-1),
-            self.glove[ids.clamp(max=self.n - 1)],
-            self.oov((ids - self.n).clamp(min=0)),
-        )
-        mask = torch.arange(ids.shape[1], device=ids.device) < lengths.unsqueeze(1)
-        return X * mask.unsqueeze(-1)
+        return self.vectors(ids, lengths)
 
     def train_epoch(self, batches) -> None:
         self.module.train()
@@ -205,27 +182,12 @@ def measure(args) -> Dict[str, Any]:
     rows = read_snli(max(args.pairs, args.infer_pairs))
     nlp, examples = build_nlp(rows)
     bare = Bare(nlp, device)
-    floor = harness.noop_nlp()
     train = examples[: args.pairs]
     out: Dict[str, Any] = {"pairs": args.pairs, "train": {}, "infer": {}}
     for bs in args.batch_sizes:
-        sp_batches = harness.chunk(train, bs)
-        bare_batches = [bare.tensorize(b) for b in sp_batches]
-        optimizer = thinc_adam()
-        floor_batches = [[type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches]
-        times = harness.interleaved(
-            {
-                "spacy": lambda: spacy_epoch(nlp, optimizer, sp_batches),
-                "bare": lambda: bare.train_epoch(bare_batches),
-                "floor": lambda: spacy_epoch(floor, None, floor_batches),
-            },
-            args.repeats,
-            device,
-        )
-        row = harness.train_row(times, args.pairs, "pairs")
-        out["train"][str(bs)] = row
-        print(f"train bs={bs}: " + ", ".join(
-            f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
+        out["train"][str(bs)] = harness.compare_training(
+            nlp, bare, train, bs, optimizer=thinc_adam(), repeats=args.repeats,
+            device=device, unit="pairs")
     # Inference: pre-made docs, and from strings (tokenization included).
     ibs = args.infer_batch_size
     docs = [eg.predicted for eg in examples[: args.infer_pairs]]

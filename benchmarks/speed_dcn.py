@@ -132,23 +132,14 @@ def measure(args, device) -> Dict[str, Any]:
     import spacy_attn
 
     nlp, examples, component = build_nlp(max(args.questions, args.infer_questions))
-    n, bare, floor = min(args.questions, len(examples)), Bare(nlp, component, device), harness.noop_nlp()
+    n, bare = min(args.questions, len(examples)), Bare(nlp, component, device)
     train = examples[:n]
     out: Dict[str, Any] = {"questions": n, "train": {},
                            "mean_tokens": sum(len(eg.predicted) for eg in train) / n}
     for bs in args.batch_sizes:
-        sp_batches = harness.chunk(train, bs)
-        bare_batches = [bare.tensorize(b) for b in sp_batches]
-        floor_batches = [[type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches]
-        optimizer = Adam(learn_rate=LEARN_RATE, grad_clip=GRAD_CLIP, use_averages=False)
-        times = harness.interleaved({
-            "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
-            "bare": lambda: bare.train_epoch(bare_batches),
-            "floor": lambda: [floor.update(b) for b in floor_batches],
-        }, args.repeats, device)
-        row = out["train"][str(bs)] = harness.train_row(times, n, "questions")
-        print(f"train bs={bs}: " + ", ".join(
-            f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
+        out["train"][str(bs)] = harness.compare_training(
+            nlp, bare, train, bs, repeats=args.repeats, device=device, unit="questions",
+            optimizer=Adam(learn_rate=LEARN_RATE, grad_clip=GRAD_CLIP, use_averages=False))
     model = nlp.get_pipe("attn_span_qa").model  # same weights for inference
     bare.dcn.load_state_dict(model.get_ref("coattention").shims[0]._model.state_dict())
     bare.vectors.oov.weight.data.copy_(xp2torch(model.get_ref("tok2vec").get_param("E")))

@@ -120,23 +120,14 @@ def measure_dataset(args, name: str, n_train: int, n_infer: int, device) -> Dict
     rows = read_rows(name, max(n_train, n_infer))
     nlp, examples, model = build_nlp(rows)
     bare = Bare(nlp, model, device)
-    floor = harness.noop_nlp()
     train = examples[:n_train]
     out: Dict[str, Any] = {"train_docs": n_train, "train": {},
                            "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train}
     for bs in args.batch_sizes:
-        sp_batches = harness.chunk(train, bs)
-        bare_batches = [bare.tensorize(b) for b in sp_batches]
-        floor_batches = [[type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches]
-        optimizer = Adam(learn_rate=LEARN_RATE, grad_clip=GRAD_CLIP, use_averages=False)
-        times = harness.interleaved({
-            "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
-            "bare": lambda: bare.train_epoch(bare_batches),
-            "floor": lambda: [floor.update(b) for b in floor_batches],
-        }, args.repeats, device)
-        row = out["train"][str(bs)] = harness.train_row(times, n_train, "docs")
-        print(f"{name} train bs={bs}: " + ", ".join(
-            f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
+        out["train"][str(bs)] = harness.compare_training(
+            nlp, bare, train, bs, repeats=args.repeats, device=device, unit="docs",
+            optimizer=Adam(learn_rate=LEARN_RATE, grad_clip=GRAD_CLIP, use_averages=False),
+            log=f"{name} ")
     # The penalty of the last training batch, read after timing (a sync).
     layer = nlp.get_pipe("textcat").model.get_ref("self_attention")
     out["last_penalty"] = {"spacy": float(layer.attrs["penalty"]), "bare": float(bare.penalty)}
