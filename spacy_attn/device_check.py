@@ -199,7 +199,11 @@ def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n
             _add_vectors(nlp, examples)
         optimizer = nlp.initialize(lambda: examples)
         if backbone == "vectors":
-            nlp.vocab.vectors.to_ops(nlp.get_pipe(component).model.ops)
+            from spacy.pipeline import TrainablePipe
+
+            pipe = nlp.get_pipe(component)
+            assert isinstance(pipe, TrainablePipe)
+            nlp.vocab.vectors.to_ops(pipe.model.ops)
         losses = []
         t0 = time.perf_counter()
         for _ in range(steps):

@@ -123,11 +123,12 @@ from .predict import (
 )
 
 try:  # the "distributed" extra
+    import dask
     import distributed
     from distributed import Client, Future, LocalCluster
     from distributed.diagnostics.plugin import WorkerPlugin
 except ImportError:  # pragma: no cover - exercised without the extra only
-    distributed = None
+    dask = distributed = None  # type: ignore[assignment]
     Client = Future = LocalCluster = None  # type: ignore
 
     class WorkerPlugin:  # type: ignore[no-redef]
@@ -217,6 +218,7 @@ class PredictorPlugin(WorkerPlugin):
         """
         if self._lock is None:  # not set up (never happens on a worker)
             self.setup(None)
+        assert self._lock is not None
         self._use_device()
         with self._lock:  # several task threads (--nthreads > 1) load once
             if self._predictor is None:
@@ -226,7 +228,7 @@ class PredictorPlugin(WorkerPlugin):
     def _use_device(self) -> None:
         # The current CUDA device and Thinc's ops are per thread: set them in
         # every thread that runs a batch.
-        if self.gpu_id >= 0 and not getattr(self._local, "gpu", False):
+        if self.gpu_id >= 0 and self._local is not None and not getattr(self._local, "gpu", False):
             import spacy
 
             spacy.require_gpu(self.gpu_id)
@@ -255,7 +257,7 @@ class PredictorPlugin(WorkerPlugin):
 def _plugin(name: str) -> PredictorPlugin:
     worker = distributed.get_worker()
     plugin = worker.plugins.get(name)
-    if plugin is None:
+    if not isinstance(plugin, PredictorPlugin):
         raise RuntimeError(f"Worker {worker.address} has no plugin {name!r}: the job was cancelled?")
     return plugin
 
@@ -531,7 +533,7 @@ def _collect(item: Tuple[List[_Batch], Optional["Future"]]) -> Iterator[Tuple[_B
     except distributed.KilledWorker as err:
         raise PredictError(
             f"Task {future.key} ({len(batches)} batches) killed the workers that ran it, "
-            f"{distributed.config.get('distributed.scheduler.allowed-failures')} + 1 times "
+            f"{dask.config.get('distributed.scheduler.allowed-failures')} + 1 times "
             f"(out of memory? lower --batch-size or --batches-per-task). The batches before "
             f"it are written; rerun with --resume. ({err})"
         ) from err
@@ -551,8 +553,6 @@ def _local_cluster(n_workers: int) -> "LocalCluster":
     real cluster: ``distributed.nanny.pre-spawn-environ`` in the workers'
     Dask config.)
     """
-    import dask
-
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):

@@ -124,7 +124,9 @@ def detect_input_format(path: Path) -> str:
 
 
 def _open_binary(path: Path) -> BinaryIO:
-    return gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
 
 
 def _escape(text: str) -> str:
@@ -277,7 +279,7 @@ class RowReader:
         raw = _escape(raw.rstrip("\r\n"))
         if error is not None:
             return InputRow(line_no, raw, error=error)
-        assert self.header is not None
+        assert self.header is not None and fields is not None
         if len(fields) != len(self.header):
             return InputRow(
                 line_no, raw,
@@ -329,6 +331,7 @@ class Columns:
             or an error message.
         """
         record = row.record
+        assert record is not None, "extract() takes parsed rows"
         texts = []
         for column in self.texts:
             if column not in record:
@@ -379,7 +382,7 @@ def resolve_columns(
             )
         texts = tuple(text_cols)
     else:
-        found = []
+        found: List[str] = []
         for candidates in wanted:
             column = next((c for c in candidates if c in available and c not in found), None)
             if column is None:
@@ -420,7 +423,7 @@ def find_component(nlp: Language, name: Optional[str] = None) -> Tuple[str, str]
             return "pair"
         return None
 
-    found = [(pipe_name, kind_of(pipe)) for pipe_name, pipe in nlp.pipeline if kind_of(pipe)]
+    found = [(pipe_name, kind) for pipe_name, pipe in nlp.pipeline if (kind := kind_of(pipe))]
     if name is not None:
         match = [item for item in found if item[0] == name]
         if not match:
@@ -455,9 +458,9 @@ class Predictor:
         # reads single docs and has none).
         self.pair_key: Optional[str] = None
         self.answers_key: Optional[str] = None
-        if self.kind == "qa":
+        if isinstance(pipe, SpanQA):
             self.pair_key, self.answers_key = pipe.pair_key, pipe.answers_key
-        elif self.kind == "pair":
+        elif isinstance(pipe, PairClassifier) and self.kind == "pair":
             self.pair_key = pipe.span_key
 
     def __call__(self, tasks: List[Task]) -> List[str]:
@@ -472,6 +475,7 @@ class Predictor:
         if self.kind == "doc":
             docs = nlp.pipe([texts[0] for _, texts in tasks], batch_size=len(tasks))
         else:
+            assert self.pair_key is not None  # set for every pair task
             docs = nlp.pipe(
                 [make_pair(nlp, texts[0], texts[1], span_key=self.pair_key) for _, texts in tasks],
                 batch_size=len(tasks),
@@ -489,6 +493,7 @@ class Predictor:
         if self.kind == "pair":
             return json.dumps({"id": row_id, "cats": doc.cats}, ensure_ascii=False)
         if self.kind == "qa":
+            assert self.pair_key is not None and self.answers_key is not None
             answers = [
                 {"text": a["text"], "start": a["start_char"], "end": a["end_char"], "score": a["score"]}
                 for a in _answers(doc, texts[1], self.pair_key, self.answers_key)
@@ -606,6 +611,8 @@ class _Sinks:
         self.output.write(line + "\n")
 
     def write_reject(self, row: InputRow, reason: str) -> None:
+        # Callers write rejects only when a rejects file was given.
+        assert self.rejects is not None
         self._switch(self.rejects)
         self.rejects.write(json.dumps({"line": row.line, "raw": row.raw, "reason": reason}, ensure_ascii=False) + "\n")
 
@@ -723,8 +730,9 @@ def predict_file(
             raise PredictError(f"{path} exists: pass --resume to continue that run or --overwrite to replace it.")
     reader = RowReader(input_path, input_format=input_format)
 
-    nlp = model
-    if not isinstance(model, Language):
+    if isinstance(model, Language):
+        nlp = model
+    else:
         if gpu_id >= 0:
             spacy.require_gpu(gpu_id)
         nlp = spacy.load(model)
@@ -844,7 +852,12 @@ def _jobs(
     rows were finished by an earlier run: predicted again, not written."""
     batch, tasks = _Batch(), []
     for index, row in enumerate(rows):
-        extracted = row.error if row.error is not None else columns.extract(row)
+        if row.error is not None:
+            extracted: Union[Task, str] = row.error
+        else:
+            # Columns are None only for an input without rows.
+            assert columns is not None
+            extracted = columns.extract(row)
         if index < n_done:
             batch.done += 1
         if isinstance(extracted, str) and not keep_going and index >= n_done:
@@ -872,6 +885,7 @@ def _write_batch(batch: _Batch, lines: List[str], sinks: _Sinks, stats: PredictS
         if index < batch.done:
             continue  # written by the run being resumed
         if item is None:
+            assert line is not None
             sinks.write_row(line)
             stats.written += 1
             stats.rows += 1

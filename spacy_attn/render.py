@@ -166,7 +166,8 @@ def _per_doc(weights: WeightsArg, docs: List[Doc], single: bool) -> List[Optiona
     if weights is None:
         return [None] * len(docs)
     if single:
-        return [weights]
+        # Nested lists are converted with the arrays, further on.
+        return [weights]  # type: ignore[list-item]
     # A single array for several docs would be ambiguous (a (r, n) array
     # iterates as r rows), so a list is required.
     if isinstance(weights, numpy.ndarray) or not isinstance(weights, (list, tuple)):
