@@ -405,3 +405,108 @@ def test_frozen_vectors_v2_default_equals_v1():
     v2.set_param("E", v1.get_param("E"))
     numpy.testing.assert_array_equal(v1.predict(docs)[0], v2.predict(docs)[0])
     assert v2.param_names == ("E",)
+
+
+# ---------------------------------------------------------------- configs
+
+CONFIG_DIR = __import__("pathlib").Path(__file__).resolve().parent.parent / "configs"
+
+# The papers' values that each "SETTING: PAPER" config must carry:
+# (dotted config path, value).
+PAPER_VALUES = {
+    "glove.cfg": {
+        "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
+        "training.optimizer.learn_rate": 0.05,
+        "training.optimizer.initial_accumulator_value": 0.1,
+        "training.batcher.size": 4,
+        "components.attn_pair_classifier.model.dropout": 0.2,
+        "components.attn_pair_classifier.model.init_std": 0.01,
+        "components.attn_pair_classifier.model.hidden_width": 200,
+        "components.attn_pair_classifier.model.intra_attention": False,
+    },
+    "glove_intra.cfg": {
+        "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
+        "training.optimizer.learn_rate": 0.025,
+        "training.optimizer.initial_accumulator_value": 0.1,
+        "training.batcher.size": 4,
+        "components.attn_pair_classifier.model.@architectures": "spacy-attn.DecomposableAttention.v2",
+        "components.attn_pair_classifier.model.init_std": 0.01,
+        "components.attn_pair_classifier.model.intra_attention": True,
+    },
+    "snli_siamese.cfg": {
+        "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
+        "training.optimizer.learn_rate": 0.01,
+        "components.attn_pair_classifier.model.@architectures": "spacy-attn.SiameseSelfAttention.v2",
+        "components.attn_pair_classifier.model.encode": "separate",
+        "components.attn_pair_classifier.model.hidden_width": 4000,
+        "components.attn_pair_classifier.model.encoder.penalty_coef": 0.3,
+        "components.attn_pair_classifier.model.encoder.attention_width": 150,
+        "components.attn_pair_classifier.model.encoder.hops": 30,
+        "components.attn_pair_classifier.model.encoder.tok2vec.trainable": True,
+    },
+    "yelp_selfattn.cfg": {
+        "training.optimizer.@optimizers": "SGD.v1",
+        "training.optimizer.learn_rate": 0.06,
+        "training.optimizer.L2": 0.0001,
+        "training.optimizer.L2_is_weight_decay": False,
+        "training.optimizer.grad_clip": 0.5,
+        "training.batcher.size": 32,
+        "training.dropout": 0.5,
+        "components.textcat.model.dropout": 0.5,
+        "components.textcat.model.hidden_width": 3000,
+        "components.textcat.model.encoder.penalty_coef": 1.0,
+        "components.textcat.model.encoder.tok2vec.trainable": True,
+        "components.textcat.model.encoder.tok2vec.key_attr": "ORTH",
+    },
+    "age_selfattn.cfg": {
+        "training.optimizer.@optimizers": "SGD.v1",
+        "training.optimizer.learn_rate": 0.06,
+        "training.optimizer.L2": 0.0001,
+        "training.batcher.size": 16,
+        "training.dropout": 0.5,
+        "components.textcat.model.dropout": 0.5,
+        "components.textcat.model.hidden_width": 2000,
+        "components.textcat.model.encoder.tok2vec.trainable": True,
+        "components.textcat.model.encoder.tok2vec.key_attr": "ORTH",
+    },
+    "squad_glove.cfg": {
+        "training.optimizer.@optimizers": "Adam.v1",
+        "components.attn_span_qa.model.window": 600,
+        "components.attn_span_qa.model.hidden_width": 200,
+        "components.attn_span_qa.model.pool_size": 16,
+        "components.attn_span_qa.model.max_iterations": 4,
+        "components.attn_span_qa.model.tok2vec.key_attr": "ORTH",
+        "components.attn_span_qa.model.tok2vec.oov_buckets": 0,
+        "components.attn_span_qa.model.tok2vec.normalize": False,
+    },
+}
+
+
+def _setting(path):
+    first = path.read_text().splitlines()[0]
+    assert first.startswith("# SETTING: "), f"{path.name}: the header must say which setting it is"
+    return first[len("# SETTING: "):]
+
+
+def test_every_config_says_which_setting_it_is():
+    paper = {p.name for p in CONFIG_DIR.glob("*.cfg") if _setting(p).startswith("PAPER")}
+    assert paper == set(PAPER_VALUES)
+    for path in CONFIG_DIR.glob("*.cfg"):
+        if path.name not in paper:
+            assert "VARIANT" in _setting(path), path.name
+    # Every paper config that trains with something other than Adam has a
+    # fast Adam variant beside it.
+    for name in paper - {"squad_glove.cfg"}:
+        adam = CONFIG_DIR / name.replace(".cfg", "_adam.cfg")
+        assert adam.exists(), adam.name
+        assert Config().from_disk(adam, interpolate=False)["training"]["optimizer"]["@optimizers"] == "Adam.v1"
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_VALUES))
+def test_paper_configs_carry_the_papers_values(name):
+    cfg = Config().from_disk(CONFIG_DIR / name, interpolate=False)
+    for dotted, expected in PAPER_VALUES[name].items():
+        node = cfg
+        for key in dotted.split("."):
+            node = node[key]
+        assert node == expected, (name, dotted, node)
