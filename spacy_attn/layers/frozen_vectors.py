@@ -104,7 +104,7 @@ class _Table:
     ever travels between host and device.
     """
 
-    def __init__(self, model: Model, vectors) -> None:
+    def __init__(self, model: Model, vectors, *, with_table: bool = True) -> None:
         key2row = vectors.key2row
         keys = numpy.fromiter(key2row.keys(), dtype="uint64", count=len(key2row))
         rows = numpy.fromiter(key2row.values(), dtype="int64", count=len(key2row))
@@ -113,13 +113,17 @@ class _Table:
         self.rows = rows[order].astype("int32")
         ops = model.ops
         data = vectors.data
-        xp = get_array_module(data)
-        table = xp.asarray(data, dtype="float32")
-        if model.attrs["normalize"]:
-            norms = xp.sqrt((table * table).sum(axis=1, keepdims=True))
-            table = table / xp.maximum(norms, 1e-8)
-        # Moved to the model's device once (a no-op when already there).
-        self.table = ops.asarray2f(table)
+        # A trainable layer (FrozenVectors.v2) gathers from its own copy and
+        # needs only the key lookup: no second copy of the table.
+        self.table = None
+        if with_table:
+            xp = get_array_module(data)
+            table = xp.asarray(data, dtype="float32")
+            if model.attrs["normalize"]:
+                norms = xp.sqrt((table * table).sum(axis=1, keepdims=True))
+                table = table / xp.maximum(norms, 1e-8)
+            # Moved to the model's device once (a no-op when already there).
+            self.table = ops.asarray2f(table)
         self.n_keys = len(key2row)
         self.data = data  # kept alive so that id(data) stays unique
 
@@ -141,14 +145,15 @@ def _lookup_table(model: Model, vectors) -> _Table:
     """
     data = vectors.data
     cache = forward.__dict__.setdefault("_tables", {})
+    with_table = not model.attrs.get("trainable", False)
     key = (
         model.id, id(data), data.shape, len(vectors.key2row),
-        model.attrs["normalize"], type(model.ops).__name__,
+        model.attrs["normalize"], type(model.ops).__name__, with_table,
     )
     if key not in cache:
         if len(cache) >= 8:  # bound the memory held by stale tables
             cache.clear()
-        cache[key] = _Table(model, vectors)
+        cache[key] = _Table(model, vectors, with_table=with_table)
     return cache[key]
 
 
