@@ -510,3 +510,23 @@ def test_paper_configs_carry_the_papers_values(name):
         for key in dotted.split("."):
             node = node[key]
         assert node == expected, (name, dotted, node)
+
+
+def test_segment_docs_keep_words_spaces_norms_and_annotations():
+    from spacy_attn.layers.separate_segments import segment_docs
+
+    nlp = spacy.blank("en")
+    doc = spacy_attn.make_pair(nlp, "I don't know.", "She can't  say!")
+    s1, e1, s2, e2 = spacy_attn.get_pair_bounds(doc)
+    for annotate in (False, True):
+        if annotate:
+            for token in doc:
+                token.tag_ = "X"
+        a, b = segment_docs(doc, s1, e1, s2, e2)
+        for seg, (start, end) in ((a, (s1, e1)), (b, (s2, e2))):
+            span = doc[start:end]
+            assert [t.text for t in seg] == [t.text for t in span]
+            assert [t.whitespace_ for t in seg] == [t.whitespace_ for t in span]
+            assert [t.norm_ for t in seg] == [t.norm_ for t in span]
+            assert [t.tag_ for t in seg] == [t.tag_ for t in span]
+    assert "not" in [t.norm_ for t in a]  # a tokenizer-exception norm
