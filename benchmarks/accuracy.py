@@ -16,7 +16,7 @@ root by default; ``--data DIR`` or ``SPACY_ATTN_MIRROR`` override it):
   because neither full training set is available in the mirror.
 
 Rows (models), trained with spaCy's own loop (``python -m spacy train``) from
-configs generated out of ``configs/glove.cfg`` into ``benchmarks/runs/``:
+configs generated out of ``configs/glove_adam.cfg`` into ``benchmarks/runs/``:
 
 * ``da_glove``: DA, plain, fixed GloVe 6B 100d vectors (the paper's setting,
   but 100d instead of 300d and only the mirror's 100k words).
@@ -60,7 +60,7 @@ from typing import Any, Dict, List, Optional, Tuple
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "benchmarks" / "runs"
 DEFAULT_OUT = REPO / "benchmarks" / "results"
-BASE_CONFIG = REPO / "configs" / "glove.cfg"
+BASE_CONFIG = REPO / "configs" / "glove_adam.cfg"
 GLOVE_FILE = Path("glove") / "glove.6B.100d.top100k.txt.gz"
 SEED = 0
 COMPONENT = "attn_pair_classifier"
@@ -224,7 +224,7 @@ def ensure_splits(name: str, data: Path, splits_dir: Path) -> Dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------
-# Rows: one config per (dataset, row), generated from configs/glove.cfg.
+# Rows: one config per (dataset, row), generated from configs/glove_adam.cfg.
 # ---------------------------------------------------------------------------
 
 ROWS = {
@@ -670,7 +670,7 @@ def write_reports(
     lines.append("")
     lines.append(
         "All DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout 0.2, "
-        "config generated from `configs/glove.cfg` (see `benchmarks/runs/<dataset>/<row>/config.cfg`). "
+        "config generated from `configs/glove_adam.cfg` (see `benchmarks/runs/<dataset>/<row>/config.cfg`). "
         "The textcat row keeps its default model but uses the same training settings, and its dev "
         "scorer is set to `spacy-attn.pair_classifier_scorer.v1` so that `model-best` is chosen by "
         "dev accuracy as for the DA rows."

@@ -19,7 +19,7 @@ uses batches of ``--batch-size`` rows):
 Models, trained briefly (the speed of an untrained model is the same; the
 numbers are not about accuracy) and cached in ``benchmarks/runs/cache/``:
 
-* pair: ``attn_pair_classifier`` exactly as in ``configs/glove.cfg``
+* pair: ``attn_pair_classifier`` exactly as in ``configs/glove_adam.cfg``
   (Decomposable Attention, hidden 200, FrozenVectors over the mirror's GloVe
   6B 100d top-100k), ``--pair-steps`` steps of 32 SNLI dev pairs. Input: SNLI
   dev (9,842 pairs) repeated to ``--pairs`` rows (100,000).
@@ -66,7 +66,7 @@ import harness
 GLOVE = "glove/glove.6B.100d.top100k.txt.gz"
 SNLI = "snli/dev.jsonl.gz"
 IMDB = "imdb/train.jsonl.gz"
-TASKS = {"pair": "configs/glove.cfg", "doc": "configs/doc_embedder.cfg"}
+TASKS = {"pair": "configs/glove_adam.cfg", "doc": "configs/doc_embedder.cfg"}
 ENGINES = ("one_default", "one_1thread", "n_process_2", "pipe_n_process_2", "dask_2")
 ENGINE_NAMES = {
     "one_default": "1 process, default torch threads",
@@ -303,7 +303,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         f"children at one sample (RSS; PSS counts pages shared by forked workers once). "
         f"\"= 1 thread\": the output is byte-identical to the single-threaded process's.\n\n"
     )
-    titles = {"pair": "Pair classifier (`configs/glove.cfg`), SNLI dev repeated",
+    titles = {"pair": "Pair classifier (`configs/glove_adam.cfg`), SNLI dev repeated",
               "doc": "Doc embedder (`configs/doc_embedder.cfg`), IMDB reviews"}
     for task, t in res["tasks"].items():
         engines = t["engines"]

@@ -10,7 +10,7 @@ Per batch size (32 / 256 / 1024 by default), interleaved repeats of one
 epoch over ``--pairs`` pairs of each of:
 
 * **spaCy**: ``nlp.update(examples, sgd=optimizer)`` on pre-made pair
-  ``Example``s (thinc Adam as in ``configs/glove.cfg``).
+  ``Example``s (thinc Adam as in ``configs/glove_adam.cfg``).
 * **bare**: the same torch module class with ``torch.optim.Adam``; inputs
   pre-tensorized on the device (GloVe rows and the OOV buckets looked up
   once, before timing, with the same keys and the same bucketing — spaCy's

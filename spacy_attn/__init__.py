@@ -35,6 +35,7 @@ from .readers import PairCorpus, create_pair_corpus_reader
 from .squad import SquadCorpus, create_squad_corpus_reader, read_squad, squad_evaluate, squad_score
 from .render import render
 from .layers.coattention import build_dynamic_coattention
+from .optimizers import Adagrad
 from .pipeline.span_qa import SpanQA, make_span_qa
 from .qa import answer_questions
 
@@ -76,6 +77,7 @@ __all__ = [
     "squad_score",
     "render",
     "build_dynamic_coattention",
+    "Adagrad",
     "SpanQA",
     "make_span_qa",
     "answer_questions",

@@ -26,7 +26,9 @@ PIPES = {
     "textcat_selfattn.cfg": "textcat",
     "textcat_generalized.cfg": "textcat",
     "yelp_selfattn.cfg": "textcat",
+    "yelp_selfattn_adam.cfg": "textcat",
     "age_selfattn.cfg": "textcat",
+    "age_selfattn_adam.cfg": "textcat",
 }
 
 
@@ -48,7 +50,11 @@ def test_config_fills_and_validates(path):
         assert model.get_ref("attention").shims[0]._model.intra_attention is expected
     else:  # self-attentive encoders
         module = model.get_ref("self_attention").shims[0]._model
-        expected = {"snli_siamese.cfg": "SiameseSelfAttention", "textcat_generalized.cfg": "GeneralizedPooling"}
+        expected = {
+            "snli_siamese.cfg": "SiameseSelfAttention",
+            "snli_siamese_adam.cfg": "SiameseSelfAttention",
+            "textcat_generalized.cfg": "GeneralizedPooling",
+        }
         assert type(module).__name__ == expected.get(path.name, "StructuredSelfAttention")
 
 

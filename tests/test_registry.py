@@ -17,9 +17,14 @@ REGISTERED = {
         "spacy-attn.GeneralizedPooling.v1",
         "spacy-attn.SelfAttentiveTextCat.v1",
         "spacy-attn.SiameseSelfAttention.v1",
+        "spacy-attn.DecomposableAttention.v2",
+        "spacy-attn.FrozenVectors.v2",
+        "spacy-attn.SiameseSelfAttention.v2",
     ],
     "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.doc_embedder_scorer.v1", "spacy-attn.squad_scorer.v1"],
     "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1", "spacy-attn.TextCatCorpus.v1"],
+    # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").
+    "thinc_optimizers": ["spacy-attn.Adagrad.v1"],
 }
 
 
@@ -48,6 +53,7 @@ def test_every_registration_has_an_entry_point():
         "spacy_architectures": registry.architectures,
         "spacy_scorers": registry.scorers,
         "spacy_readers": registry.readers,
+        "thinc_optimizers": registry.optimizers,
     }
     for group, reg in names.items():
         ours = {n for n in reg.get_all() if n.startswith("spacy-attn.")}

@@ -165,3 +165,88 @@ def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]
         numpy.ascontiguousarray(weights[i, : int(lengths_a[i]), : int(lengths_b[i])])
         for i in range(len(docs))
     ]
+
+
+# --- spacy-attn.DecomposableAttention.v2 -------------------------------------
+# v1 above is frozen. v2 gives the intra-attention distances beyond
+# max_distance their own shared bias (v1 clamped them onto +-max_distance, one
+# bias fewer), offers the paper's N(0, 0.01^2) init and a choice between
+# encoding the pair doc jointly (v1's only mode) or each text on its own.
+
+
+@registry.architectures("spacy-attn.DecomposableAttention.v2")
+def build_decomposable_attention_v2(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    *,
+    hidden_width: int = 200,
+    dropout: float = 0.2,
+    intra_attention: bool = False,
+    max_distance: int = 10,
+    init_std: Optional[float] = None,
+    encode: str = "joint",
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Decomposable Attention (Parikh et al. 2016) over pair docs; as
+    ``spacy-attn.DecomposableAttention.v1`` with these differences:
+
+    max_distance (int): Signed distances up to this get a bias each; all
+        distances beyond it share one more (the paper). v1 clamped them onto
+        +-max_distance instead.
+    init_std (Optional[float]): Draw the weights of the projection and of
+        F, G, H (F_intra) from N(0, init_std^2), biases zero: 0.01 in the
+        paper. None keeps PyTorch's default init (as v1).
+    encode (str): "joint" runs ``tok2vec`` over the whole pair doc, so with
+        a contextual backbone each text's vectors see the other text (a
+        feature here, and the only way a listener works); "separate" encodes
+        each text as a doc of its own (see ``separate_segments``).
+
+    The other settings are v1's (see ``build_decomposable_attention``).
+    """
+    nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
+    module = DecomposableAttention(
+        nI,
+        hidden_width,
+        None,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+        far_bias=True,
+        init_std=init_std,
+    )
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_segment_inputs,
+        convert_outputs=convert_float32_outputs,
+        mixed_precision=mixed_precision,
+    )
+    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
+    segments = segments_layer(tok2vec, encode)
+    model = chain(segments, torch_layer, output_layer)
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("segments", segments)
+    model.set_ref("attention", torch_layer)
+    model.set_ref("output_layer", output_layer)
+    model.attrs["multi_label"] = not exclusive_classes
+    return model
+
+
+def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
+    """``pair_segments`` ("joint") or ``separate_segments`` ("separate")."""
+    from .separate_segments import ENCODINGS, is_listener, separate_segments
+
+    if encode not in ENCODINGS:
+        raise ValueError(f"encode must be one of {ENCODINGS}, got {encode!r}")
+    if encode == "joint":
+        return pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
+    if is_listener(tok2vec):
+        raise ValueError(
+            "encode = \"separate\" needs a token encoder inside the model "
+            "(e.g. spacy.Tok2Vec.v2, spacy-attn.FrozenVectors, "
+            "spacy-transformers.Tok2VecTransformer.v3): a listener only "
+            "passes on what its upstream component computed for the whole "
+            "pair doc, so it cannot encode each text on its own. Use "
+            "encode = \"joint\" with a listener."
+        )
+    return separate_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)

@@ -84,6 +84,11 @@ def init(model: Model, X=None, Y=None) -> None:
     # vectors are normalized, so OOV words do not dominate.
     E = numpy.random.normal(0.0, 1.0, (max(n_oov, 1), width)) * scale
     model.set_param("E", model.ops.asarray2f(E.astype("float32")))
+    if model.attrs.get("trainable") and X is not None and len(X):
+        # Fine-tuned vectors (FrozenVectors.v2, trainable = true) start as a
+        # copy of the vocab's table, unit-normalized if configured; after
+        # that they are the model's own and are saved with it.
+        model.set_param("W", _Table(model, _vectors_of(X)).table.copy())
 
 
 class _Table:
@@ -99,7 +104,7 @@ class _Table:
     ever travels between host and device.
     """
 
-    def __init__(self, model: Model, vectors) -> None:
+    def __init__(self, model: Model, vectors, *, with_table: bool = True) -> None:
         key2row = vectors.key2row
         keys = numpy.fromiter(key2row.keys(), dtype="uint64", count=len(key2row))
         rows = numpy.fromiter(key2row.values(), dtype="int64", count=len(key2row))
@@ -108,13 +113,17 @@ class _Table:
         self.rows = rows[order].astype("int32")
         ops = model.ops
         data = vectors.data
-        xp = get_array_module(data)
-        table = xp.asarray(data, dtype="float32")
-        if model.attrs["normalize"]:
-            norms = xp.sqrt((table * table).sum(axis=1, keepdims=True))
-            table = table / xp.maximum(norms, 1e-8)
-        # Moved to the model's device once (a no-op when already there).
-        self.table = ops.asarray2f(table)
+        # A trainable layer (FrozenVectors.v2) gathers from its own copy and
+        # needs only the key lookup: no second copy of the table.
+        self.table = None
+        if with_table:
+            xp = get_array_module(data)
+            table = xp.asarray(data, dtype="float32")
+            if model.attrs["normalize"]:
+                norms = xp.sqrt((table * table).sum(axis=1, keepdims=True))
+                table = table / xp.maximum(norms, 1e-8)
+            # Moved to the model's device once (a no-op when already there).
+            self.table = ops.asarray2f(table)
         self.n_keys = len(key2row)
         self.data = data  # kept alive so that id(data) stays unique
 
@@ -136,14 +145,15 @@ def _lookup_table(model: Model, vectors) -> _Table:
     """
     data = vectors.data
     cache = forward.__dict__.setdefault("_tables", {})
+    with_table = not model.attrs.get("trainable", False)
     key = (
         model.id, id(data), data.shape, len(vectors.key2row),
-        model.attrs["normalize"], type(model.ops).__name__,
+        model.attrs["normalize"], type(model.ops).__name__, with_table,
     )
     if key not in cache:
         if len(cache) >= 8:  # bound the memory held by stale tables
             cache.clear()
-        cache[key] = _Table(model, vectors)
+        cache[key] = _Table(model, vectors, with_table=with_table)
     return cache[key]
 
 
@@ -167,9 +177,22 @@ def forward(
     rows = table.find(keys)
     unknown = numpy.flatnonzero(rows < 0).astype("int32")
     n_oov = model.get_dim("nV")
+    trainable = bool(model.attrs.get("trainable"))
+    if trainable:
+        W = model.get_param("W")
+        if W.shape[0] != vectors.shape[0]:
+            raise ValueError(
+                f"spacy-attn.FrozenVectors.v2 (trainable) was initialized "
+                f"from a table of {W.shape[0]} rows but the vocab now has "
+                f"{vectors.shape[0]}."
+            )
+        source = W
+    else:
+        source = table.table
     # Host -> device: only the int32 row indices (and the OOV positions).
     # Unknown words gather row 0 here and are overwritten below.
-    output = table.table[ops.asarray1i(numpy.maximum(rows, 0))]
+    rows_dev = ops.asarray1i(numpy.maximum(rows, 0))
+    output = source[rows_dev]
     oov_idx = None
     if len(unknown):
         unknown_dev = ops.asarray1i(unknown)
@@ -181,11 +204,65 @@ def forward(
     outputs = ops.unflatten(output, lengths)
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
-        if oov_idx is not None and is_train:
+        if not is_train:
+            return []
+        if oov_idx is not None or trainable:
             d_flat = ops.flatten(d_outputs)
+        if oov_idx is not None:
             dE = ops.alloc2f(*model.get_param("E").shape)
             ops.scatter_add(dE, oov_idx, d_flat[unknown_dev])
             model.inc_grad("E", dE)
+        if trainable:
+            known = numpy.flatnonzero(rows >= 0).astype("int32")
+            if len(known):
+                known_dev = ops.asarray1i(known)
+                # A dense gradient: Thinc's optimizers update whole params.
+                dW = ops.alloc2f(*model.get_param("W").shape)
+                ops.scatter_add(dW, rows_dev[known_dev], d_flat[known_dev])
+                model.inc_grad("W", dW)
         return []
 
     return outputs, backprop
+
+
+# --- spacy-attn.FrozenVectors.v2 ---------------------------------------------
+# v1 above is frozen (the table is always fixed). v2 can fine-tune the
+# vectors, as Lin et al. (2017) did.
+
+
+@registry.architectures("spacy-attn.FrozenVectors.v2")
+def FrozenVectors_v2(
+    *,
+    key_attr: Union[int, str] = "LOWER",
+    oov_buckets: int = 100,
+    normalize: bool = True,
+    trainable: bool = False,
+) -> Model[List[Doc], List[Floats2d]]:
+    """``spacy-attn.FrozenVectors.v1`` with the option to fine-tune the word
+    vectors.
+
+    key_attr, oov_buckets, normalize: as in v1.
+    trainable (bool): False: the vocab's vectors stay fixed (v1). True: the
+        layer copies the table (normalized if ``normalize``) into its own
+        parameter "W" at initialization and trains it; the vocab's table is
+        never changed and the trained copy is saved with the model. The
+        copy is the whole table (rows x width float32, once more on top of
+        the vocab's) and, as Thinc's optimizers update whole parameters,
+        every step updates all of it: use a table trimmed to the words you
+        need (``spacy init vectors --prune`` / ``--truncate``).
+    RETURNS (Model[List[Doc], List[Floats2d]]): Width = the vectors' width.
+    """
+    attr = intify_attr(key_attr) if isinstance(key_attr, str) else key_attr
+    if attr is None:
+        raise ValueError(f"FrozenVectors: unknown key_attr {key_attr!r}.")
+    params = {"E": None}
+    if trainable:
+        params["W"] = None  # the vocab's table, copied at initialization
+    return Model(
+        "frozen_vectors",
+        forward,
+        init=init,
+        dims={"nO": None, "nV": oov_buckets},
+        params=params,
+        attrs={"key_attr": attr, "normalize": normalize, "trainable": trainable},
+    )

@@ -382,3 +382,68 @@ def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
         return _backward_args(((Y,), (dY,)), penalty, device)
 
     return torch2xp(Y), reverse
+
+
+# --- spacy-attn.SiameseSelfAttention.v2 --------------------------------------
+# v1 above is frozen. v2 counts a penalty on the encoder's parameters
+# (generalized pooling's W1 penalty) once per batch, not once per text, and by
+# default encodes each text of the pair on its own, so that a contextual
+# backbone (CNN tok2vec, transformer) cannot let the two texts see each other
+# before the embeddings are compared (Lin et al.'s siamese setting).
+
+
+@registry.architectures("spacy-attn.SiameseSelfAttention.v2")
+def build_siamese_self_attention_v2(
+    encoder: Model[List[Doc], SelfAttentionOutput],
+    *,
+    combination: str = "features",
+    hidden_width: int = 300,
+    dropout: float = 0.0,
+    encode: str = "separate",
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Siamese self-attentive pair classifier; as
+    ``spacy-attn.SiameseSelfAttention.v1`` with these differences:
+
+    encode (str): "separate" (default; Lin et al.) encodes each text as a doc
+        of its own, so neither sees the other before both are embedded;
+        needs a token encoder inside the model, not a listener. "joint" runs
+        the tok2vec over the whole pair doc as v1 did (the same numbers for
+        non-contextual vectors such as ``spacy-attn.FrozenVectors``, and the
+        only mode for a listener).
+    The encoder's penalty on its parameters is added once per batch (v1
+    added it once per text: twice).
+
+    The other settings are v1's (see ``build_siamese_self_attention``).
+    """
+    from .decomposable_attention import segments_layer
+
+    tok2vec = encoder.get_ref("tok2vec")
+    segments = segments_layer(tok2vec, encode)
+    encoder_module = encoder.get_ref("self_attention").shims[0]._model
+    encoder_module.reduction = "mean"
+    module = SiameseSelfAttention(
+        encoder_module,
+        hidden_width,
+        n_rows=encoder.attrs["n_rows"],
+        combination=combination,
+        dropout=dropout,
+        param_penalty_once=True,
+    )
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_segment_inputs,
+        convert_outputs=convert_penalized_outputs,
+        mixed_precision=mixed_precision,
+    )
+    torch_layer.attrs["penalty"] = 0.0
+    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
+    model = chain(segments, torch_layer, output_layer)
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("segments", segments)
+    model.set_ref("self_attention", torch_layer)
+    model.set_ref("output_layer", output_layer)
+    model.attrs["multi_label"] = not exclusive_classes
+    return model

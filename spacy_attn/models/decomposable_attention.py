@@ -85,27 +85,63 @@ class IntraAttention(nn.Module):
     signed distance, and all distances beyond ``max_distance`` share one
     bias. Output is [a_i; a'_i].
 
+    far_bias (bool): True (the paper): one more bias, shared by every
+        distance beyond ``max_distance`` in either direction, so distances
+        +-max_distance keep their own. False (``DecomposableAttention.v1``):
+        distances are clamped to +-max_distance, so distance max_distance
+        shares its bias with everything beyond it on its side.
+
     Input (N, nH) packed real tokens and mask (B, L) -> output (N, 2 * nH).
     """
 
-    def __init__(self, nH: int, dropout: float, max_distance: int) -> None:
+    def __init__(self, nH: int, dropout: float, max_distance: int, *, far_bias: bool = False) -> None:
         super().__init__()
         self.max_distance = max_distance
+        self.far_bias = far_bias
         self.F_intra = FeedForward(nH, nH, dropout)
-        # One bias per signed distance in [-max_distance, max_distance].
-        self.distance_bias = nn.Parameter(torch.zeros(2 * max_distance + 1))
+        # One bias per signed distance in [-max_distance, max_distance], and
+        # with far_bias one more (the last) for all distances beyond.
+        self.distance_bias = nn.Parameter(torch.zeros(2 * max_distance + 1 + int(far_bias)))
+
+    def bias_index(self, L: int, device=None) -> torch.Tensor:
+        """(L, L) index into ``distance_bias`` for positions i (row), j."""
+        positions = torch.arange(L, device=device)
+        distance = positions.unsqueeze(1) - positions.unsqueeze(0)
+        index = distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
+        if self.far_bias:
+            far = distance.abs() > self.max_distance
+            index = index.masked_fill(far, 2 * self.max_distance + 1)
+        return index
 
     def forward(self, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         L = mask.shape[1]
         FX = _pad(self.F_intra(X), mask)  # (B, L, nH)
         scores = torch.bmm(FX, FX.transpose(1, 2))
-        positions = torch.arange(L, device=X.device)
-        distance = positions.unsqueeze(1) - positions.unsqueeze(0)
-        distance = distance.clamp(-self.max_distance, self.max_distance)
-        scores = scores + self.distance_bias[distance + self.max_distance]
+        scores = scores + self.distance_bias[self.bias_index(L, device=X.device)]
         weights = masked_softmax(scores, mask.unsqueeze(1), dim=2)
         aligned = torch.bmm(weights, _pad(X, mask))[mask]
         return torch.cat([X, aligned], dim=-1)
+
+
+class _NormalLazyLinear(nn.LazyLinear):
+    """``nn.LazyLinear`` whose weight is drawn from N(0, init_std^2) (bias
+    zero) when the input width becomes known. Loading a state dict
+    materializes the weight without calling ``reset_parameters``, so loaded
+    weights are never overwritten."""
+
+    def __init__(self, out_features: int, *, bias: bool, init_std: float) -> None:
+        self.init_std = init_std
+        super().__init__(out_features, bias=bias)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            _normal_init(self, self.init_std)
+
+
+def _normal_init(module: nn.Linear, std: float) -> None:
+    nn.init.normal_(module.weight, 0.0, std)
+    if module.bias is not None:
+        nn.init.zeros_(module.bias)
 
 
 class DecomposableAttention(nn.Module):
@@ -122,6 +158,12 @@ class DecomposableAttention(nn.Module):
     dropout (float): Dropout on the inputs of every feed-forward layer.
     intra_attention (bool): Use intra-sentence attention.
     max_distance (int): Distance cap of the intra-attention bias.
+    far_bias (bool): One intra-attention bias shared by all distances beyond
+        ``max_distance`` (the paper); False clamps them onto +-max_distance
+        (``spacy-attn.DecomposableAttention.v1``). See ``IntraAttention``.
+    init_std (Optional[float]): Draw every weight of the projection and of
+        F, G, H (and F_intra) from N(0, init_std^2), biases zero: the paper
+        used 0.01. None keeps PyTorch's default (Kaiming-uniform) init.
 
     forward(A, A_lengths, B, B_lengths):
         A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,)
@@ -137,6 +179,8 @@ class DecomposableAttention(nn.Module):
         dropout: float = 0.2,
         intra_attention: bool = False,
         max_distance: int = 10,
+        far_bias: bool = False,
+        init_std: Optional[float] = None,
     ) -> None:
         super().__init__()
         self.nH = nH
@@ -146,11 +190,14 @@ class DecomposableAttention(nn.Module):
         if nI is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # LazyLinear's "new feature" note
-                self.project = nn.LazyLinear(nH, bias=False)
+                if init_std is None:
+                    self.project = nn.LazyLinear(nH, bias=False)
+                else:
+                    self.project = _NormalLazyLinear(nH, bias=False, init_std=init_std)
         else:
             self.project = nn.Linear(nI, nH, bias=False)
         if intra_attention:
-            self.intra = IntraAttention(nH, dropout, max_distance)
+            self.intra = IntraAttention(nH, dropout, max_distance, far_bias=far_bias)
             nA = 2 * nH
         else:
             self.intra = None
@@ -159,6 +206,12 @@ class DecomposableAttention(nn.Module):
         self.G = FeedForward(2 * nA, nH, dropout)
         self.H = FeedForward(2 * nH, nH, dropout)
         self.output = nn.Linear(nH, nO) if nO is not None else None
+        if init_std is not None:
+            # A lazy projection is drawn when its width is known (see
+            # _NormalLazyLinear); every other linear map now.
+            for layer in self.modules():
+                if type(layer) is nn.Linear:
+                    _normal_init(layer, init_std)
 
     def _attend(self, A, A_lengths, B, B_lengths):
         """Project (and self-align) the real tokens and score every pair of

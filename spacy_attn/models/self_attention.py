@@ -122,7 +122,10 @@ class _SelfAttentionBase(nn.Module):
         """A penalty on the parameters only (not per doc), or None."""
         return None
 
-    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+    def forward(self, X: torch.Tensor, lengths: torch.Tensor, *, batch_penalty: bool = True) -> Output:
+        """batch_penalty (bool): Include the penalty on the parameters
+        (``_batch_penalty``). A caller that encodes several batches for one
+        loss (the siamese model: both texts of a pair) includes it once."""
         B, L, _ = X.shape
         real = (lengths > 0).to(X.dtype)
         if B <= self.chunk_size and B * L <= self.chunk_tokens:
@@ -147,9 +150,9 @@ class _SelfAttentionBase(nn.Module):
             penalty = penalty / n_docs.clamp(min=1)
         # A per-batch parameter penalty scales with the docs under "sum", so
         # its weight relative to a summed loss doesn't depend on batch size.
-        batch_penalty = self._batch_penalty(X)
-        if batch_penalty is not None:
-            penalty = penalty + batch_penalty * (n_docs if self.reduction == "sum" else 1.0)
+        param_penalty = self._batch_penalty(X) if batch_penalty else None
+        if param_penalty is not None:
+            penalty = penalty + param_penalty * (n_docs if self.reduction == "sum" else 1.0)
         return M, A, H, penalty
 
 

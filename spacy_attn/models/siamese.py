@@ -23,6 +23,10 @@ class SiameseSelfAttention(nn.Module):
         row projected by its own matrix, F_h = M_h W_fh, F_p = M_p W_fp
         (batched over the r rows), F_r = F_h * F_p, flattened.
     dropout (float): Dropout on the combined features.
+    param_penalty_once (bool): Add the encoder's penalty on its parameters
+        (generalized pooling's W1 penalty) once per batch. False
+        (``spacy-attn.SiameseSelfAttention.v1``) adds it once per text, so
+        it weighs twice what its coefficient says.
 
     forward(A, A_lengths, B, B_lengths): A (B, La, nI), B (B, Lb, nI) padded
         token vectors of the first and second text, lengths (B,)
@@ -38,8 +42,10 @@ class SiameseSelfAttention(nn.Module):
         n_rows: int,
         combination: str = "features",
         dropout: float = 0.0,
+        param_penalty_once: bool = False,
     ) -> None:
         super().__init__()
+        self.param_penalty_once = param_penalty_once
         if combination not in COMBINATIONS:
             raise ValueError(f"combination must be one of {COMBINATIONS}, got {combination!r}")
         self.encoder = encoder
@@ -64,7 +70,9 @@ class SiameseSelfAttention(nn.Module):
         B_lengths: torch.Tensor,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         M_a, _, _, penalty_a = self.encoder(A, A_lengths)
-        M_b, _, _, penalty_b = self.encoder(B, B_lengths)
+        # The per-doc penalties belong to each text; a penalty on the
+        # parameters belongs to the batch, once (see param_penalty_once).
+        M_b, _, _, penalty_b = self.encoder(B, B_lengths, batch_penalty=not self.param_penalty_once)
         if self.combination == "features":
             u, v = M_a.flatten(1), M_b.flatten(1)
             features = torch.cat([u, v, u * v, (u - v).abs()], dim=-1)

@@ -1,0 +1,127 @@
+"""Encode the two texts of each pair doc on their own.
+
+``pair_segments`` runs the token encoder over whole pair docs: with a
+contextual backbone (a CNN tok2vec, a transformer) each text's vectors then
+depend on the other text. That is a feature for the Decomposable Attention,
+but Lin et al.'s siamese setting encodes each sentence without seeing the
+other; this layer gives the same padded output as ``pair_segments`` with
+each segment encoded as a doc of its own.
+"""
+from typing import Callable, List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from spacy.attrs import NORM
+
+from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
+from .pair_segments import Segments, _gather_index
+
+ENCODINGS = ("joint", "separate")
+
+
+def separate_segments(
+    tok2vec: Model[List[Doc], List[Floats2d]], *, span_key: str = DEFAULT_SPAN_KEY
+) -> Model[List[Doc], Segments]:
+    """Cut each pair doc into its two segments, each a doc of its own
+    (``segment_docs``), run ``tok2vec`` over all of them at once and pad.
+
+    tok2vec (Model[List[Doc], List[Floats2d]]): An encoder that runs on any
+        docs it is given: not a listener, which can only read what its
+        upstream component computed for the whole pair docs.
+    span_key (str): The pair's key; the pair component sets
+        ``model.attrs["span_key"]`` from its own setting, as for
+        ``pair_segments``.
+    RETURNS (Model[List[Doc], Segments]): ``(A, A_lengths, B, B_lengths)``,
+        the same layout as ``pair_segments``.
+    """
+    return Model(
+        "separate_segments",
+        forward,
+        init=init,
+        layers=[tok2vec],
+        dims={"nO": None},
+        attrs={"span_key": span_key},
+    )
+
+
+def is_listener(model: Model) -> bool:
+    """Whether ``model`` contains a listener (``spacy.Tok2VecListener.v1``,
+    ``spacy-transformers.TransformerListener.v1``): its output is whatever
+    the upstream component computed for the docs of the batch."""
+    return any("listener" in node.name for node in model.walk())
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    tok2vec = model.layers[0]
+    # Sample pair docs are good samples for the encoder as they are.
+    tok2vec.initialize(X=X)
+    if tok2vec.has_dim("nO"):
+        model.set_dim("nO", tok2vec.get_dim("nO"))
+
+
+# Token annotations beyond the tokenizer's that an encoder could read; a pair
+# doc that has any is cut with Span.as_doc, which copies them all.
+_ANNOTATIONS = ("TAG", "POS", "MORPH", "LEMMA", "DEP", "ENT_IOB")
+
+
+def segment_docs(doc: Doc, start1: int, end1: int, start2: int, end2: int) -> Tuple[Doc, Doc]:
+    """The two segments of a pair doc as docs of their own, with the same
+    words, whitespace and token norms (and other annotations, if any)."""
+    if any(doc.has_annotation(attr) for attr in _ANNOTATIONS):
+        return doc[start1:end1].as_doc(), doc[start2:end2].as_doc()
+    # About 8x faster than Span.as_doc: a tokenized doc only needs its words,
+    # spaces and the norms that tokenizer exceptions set ("n't" -> "not").
+    norms = doc.to_array([NORM])
+    out = []
+    for start, end in ((start1, end1), (start2, end2)):
+        tokens = doc[start:end]
+        new = Doc(doc.vocab, words=[t.text for t in tokens], spaces=[bool(t.whitespace_) for t in tokens])
+        if end > start:
+            new.from_array([NORM], norms[start:end].reshape(-1, 1))
+        out.append(new)
+    return out[0], out[1]
+
+
+def _pad(ops, vectors: List[Floats2d], width: int):
+    lengths = numpy.asarray([len(v) for v in vectors], dtype="int32")
+    bounds = numpy.stack([numpy.zeros_like(lengths), lengths], axis=1)
+    example, position, flat_row, _ = _gather_index(bounds, numpy.cumsum(lengths) - lengths)
+    index = (ops.asarray1i(example), ops.asarray1i(position))
+    X = ops.alloc3f(len(vectors), max(int(lengths.max(initial=0)), 1), width)
+    if len(example):
+        X[index] = ops.flatten(vectors)[ops.asarray1i(flat_row)]
+    return X, lengths, index
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
+    ops = model.ops
+    bounds = get_batch_bounds(docs, model.attrs["span_key"])
+    n = len(docs)
+    firsts, seconds = [], []
+    for doc, b in zip(docs, bounds):
+        first, second = segment_docs(doc, int(b[0]), int(b[1]), int(b[2]), int(b[3]))
+        firsts.append(first)
+        seconds.append(second)
+    segment_docs_ = firsts + seconds
+    vectors, bp_vectors = model.layers[0](segment_docs_, is_train)
+    width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    A, lengths_a, index_a = _pad(ops, vectors[:n], width)
+    B, lengths_b, index_b = _pad(ops, vectors[n:], width)
+    output = (A, ops.asarray1i(lengths_a), B, ops.asarray1i(lengths_b))
+
+    def backprop(d_output: Segments) -> List[Doc]:
+        dA, _, dB, _ = d_output
+        d_vectors = []
+        for dX, lengths, index in ((dA, lengths_a, index_a), (dB, lengths_b, index_b)):
+            if dX is None:
+                d_flat = ops.alloc2f(int(lengths.sum()), width)
+            else:
+                d_flat = ops.asarray2f(dX[index]) if len(index[0]) else ops.alloc2f(0, width)
+            d_vectors.extend(ops.unflatten(d_flat, ops.asarray1i(lengths)))
+        bp_vectors(d_vectors)
+        return []
+
+    return output, backprop
