@@ -31,8 +31,9 @@ from .layers.self_attention import (
 )
 from .pipeline.doc_embedder import DocEmbedder, make_doc_embedder, span_embedding
 from .pipeline import PairClassifier, make_pair_classifier, pair_classifier_score
-from .readers import PairCorpus, create_pair_corpus_reader
-from .squad import SquadCorpus, create_squad_corpus_reader, read_squad, squad_evaluate, squad_score
+from .readers import PairCorpus, SquadCorpus, create_pair_corpus_reader, create_squad_corpus_reader
+from .scorers import squad_score
+from .squad import read_squad, squad_evaluate
 from .render import render
 from .layers.coattention import build_dynamic_coattention
 from .optimizers import Adagrad

@@ -48,7 +48,9 @@ def answer_questions(
     pairs (Iterable[Sequence[str]]): ``(question, context)`` string pairs;
         consumed lazily.
     top_k (Optional[int]): Answers per question; None uses the component's
-        ``top_k``. The component's setting is restored afterwards.
+        ``top_k``. Passed to the component for this call only: its ``cfg``
+        is never changed, so other users of the pipeline (or another
+        ``answer_questions`` generator) are not affected.
     batch_size (int): Docs per ``nlp.pipe`` batch.
     component (Optional[str]): Name of the QA component, if the pipeline has
         several.
@@ -64,19 +66,20 @@ def answer_questions(
     if top_k is not None and top_k < 1:
         raise ValueError(f"answer_questions: top_k must be >= 1, got {top_k}.")
     contexts: List[str] = []
-    saved = pipe.cfg["top_k"]
-    if top_k is not None:
-        pipe.cfg["top_k"] = top_k
-    try:
-        docs = nlp.pipe(_pairs_to_docs(nlp, pairs, pipe.pair_key, contexts), batch_size=batch_size)
-        for i, doc in enumerate(docs):
-            context = contexts[i]
-            if as_docs:
-                yield doc
-                continue
-            yield _answers(doc, context, pipe.pair_key, pipe.answers_key)
-    finally:
-        pipe.cfg["top_k"] = saved
+    # Not pipe.cfg["top_k"] = top_k: this is a generator, so a changed cfg
+    # would leak into every other use of the pipeline until it is exhausted.
+    component_cfg = {pipe.name: {"top_k": top_k}} if top_k is not None else None
+    docs = nlp.pipe(
+        _pairs_to_docs(nlp, pairs, pipe.pair_key, contexts),
+        batch_size=batch_size,
+        component_cfg=component_cfg,
+    )
+    for i, doc in enumerate(docs):
+        context = contexts[i]
+        if as_docs:
+            yield doc
+            continue
+        yield _answers(doc, context, pipe.pair_key, pipe.answers_key)
 
 
 def _answers(doc: Doc, context: str, pair_key: str, answers_key: str) -> List[Dict[str, Any]]:

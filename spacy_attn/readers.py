@@ -16,22 +16,34 @@ Formats, detected from the file (``format="auto"``) or named:
 
 Files may be gzip-compressed (``.gz``). Rows whose label is ``-`` (no gold
 consensus in SNLI / MultiNLI) or empty are skipped and counted.
+
+Every reader registered by spacy-attn lives here: ``spacy-attn.PairCorpus.v1``,
+``spacy-attn.TextCatCorpus.v1`` and ``spacy-attn.SquadCorpus.v1`` (SQuAD JSON
+parsing and answer alignment are in ``spacy_attn.squad``). A file that cannot
+be read (malformed row, truncated or foreign file) raises a
+``CorpusFormatError`` naming the file, and the line where there is one.
 """
 import csv
 import gzip
 import io
 import json
 import logging
+import random
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+import spacy
 from spacy.language import Language
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.util import ensure_path, registry
+from spacy.vocab import Vocab
 
+from .errors import CorpusFormatError
 from .pairs import DEFAULT_SPAN_KEY, make_pair, upgrade_pair
+from .squad import DEFAULT_ANSWERS_KEY, SquadStats, read_squad, without_answers
 
 logger = logging.getLogger("spacy_attn")
 
@@ -39,10 +51,6 @@ FIRST_KEYS = ("premise", "sentence1", "text_a", "question1", "#1 String", "quest
 SECOND_KEYS = ("hypothesis", "sentence2", "text_b", "question2", "#2 String", "context", "second")
 LABEL_KEYS = ("label", "gold_label", "is_duplicate", "Quality")
 UNLABELLED = ("-", "")
-
-
-class CorpusFormatError(ValueError):
-    """A row of a pair corpus could not be read (the message names file and line)."""
 
 
 @dataclass
@@ -65,18 +73,94 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8-sig", newline="")
 
 
+def _text_lines(path: Path) -> Iterator[str]:
+    """The lines of a text file (optionally ``.gz``), as ``_open_text`` gives
+    them.
+
+    RAISES (CorpusFormatError): If the file is damaged or not UTF-8 text.
+        gzip and the codec name neither the file nor the cause (a truncated
+        .gz gives only "Compressed file ended before the end-of-stream
+        marker was reached").
+    """
+    try:
+        with _open_text(path) as f:
+            yield from f
+    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as err:
+        packed = "gzipped " if path.suffix == ".gz" else ""
+        raise CorpusFormatError(
+            f"{path}: cannot be read as {packed}UTF-8 text; the file is damaged "
+            f"(e.g. truncated by an interrupted download or copy) or in another "
+            f"format ({type(err).__name__}: {err})."
+        ) from err
+
+
+def _is_docbin_name(path: Path) -> bool:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return name.endswith(".spacy")
+
+
 def detect_format(path: Path) -> str:
     """Guess ``jsonl``, ``tsv`` or ``spacy`` from the file name and first line."""
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    if name.endswith(".spacy"):
+    if _is_docbin_name(path):
         return "spacy"
     if name.endswith((".jsonl", ".json")):
         return "jsonl"
     if name.endswith((".tsv", ".txt")):
         return "tsv"
-    with _open_text(path) as f:
-        first = f.readline().lstrip()
+    first = next(_text_lines(path), "").lstrip()
     return "jsonl" if first.startswith("{") else "tsv"
+
+
+# What a damaged or foreign file raises inside DocBin.from_bytes / get_docs:
+# zlib / msgpack errors ("Unpack failed: incomplete input"), spaCy's E1014,
+# missing keys or wrong shapes.
+_DOCBIN_ERRORS = (ValueError, KeyError, TypeError, IndexError, zlib.error, EOFError, gzip.BadGzipFile)
+
+
+def read_docbin(path: Union[str, Path], vocab: Vocab) -> Iterator[Doc]:
+    """Yield the docs of a ``DocBin`` file (``.spacy``; a gzipped
+    ``.spacy.gz`` is unpacked first).
+
+    path (Union[str, Path]): The file.
+    vocab (Vocab): The vocab the docs are bound to.
+    YIELDS (Doc): The docs, in file order.
+    RAISES (CorpusFormatError): If the file is damaged (e.g. truncated) or
+        was not written by a compatible spaCy ``DocBin``; the message names
+        the file, instead of spaCy's bare "Unpack failed: incomplete input".
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"DocBin corpus not found: {path}")
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                docbin = DocBin().from_bytes(f.read())
+        else:
+            docbin = DocBin().from_disk(path)
+        docs = docbin.get_docs(vocab)
+    except _DOCBIN_ERRORS as err:
+        raise _damaged_docbin(path, err) from err
+    while True:
+        # Docs are decoded lazily: a damaged doc fails here, not in from_disk.
+        try:
+            doc = next(docs)
+        except StopIteration:
+            return
+        except _DOCBIN_ERRORS as err:
+            raise _damaged_docbin(path, err) from err
+        yield doc
+
+
+def _damaged_docbin(path: Path, err: Exception) -> CorpusFormatError:
+    cause = str(err).splitlines()[0][:200] if str(err) else ""
+    return CorpusFormatError(
+        f"{path}: cannot be read as a DocBin (.spacy) file: it is damaged "
+        f"(e.g. truncated by an interrupted copy or download) or was written "
+        f"by an incompatible version of spaCy (this is spaCy {spacy.__version__}). "
+        f"Recreate it from the source data (e.g. `python -m spacy_attn convert`). "
+        f"Cause: {type(err).__name__}: {cause}"
+    )
 
 
 def _pick(record: Dict, keys: Tuple[str, ...]) -> Tuple[Optional[str], object]:
@@ -123,33 +207,31 @@ def iter_pair_rows(
         raise FileNotFoundError(f"Pair corpus not found: {path}")
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "jsonl":
-        with _open_text(path) as f:
-            for line_no, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise CorpusFormatError(f"{path}:{line_no}: invalid JSON ({err.msg}).") from None
-                if not isinstance(record, dict):
-                    raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
-                yield line_no, _row_from_record(record, path, line_no, need_label=need_label)
+        for line_no, line in enumerate(_text_lines(path), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise CorpusFormatError(f"{path}:{line_no}: invalid JSON ({err.msg}).") from None
+            if not isinstance(record, dict):
+                raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
+            yield line_no, _row_from_record(record, path, line_no, need_label=need_label)
     elif fmt == "tsv":
-        with _open_text(path) as f:
-            reader = csv.reader(f, delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE)
-            header = next(reader, None)
-            if header is None:
-                return
-            for row in reader:
-                line_no = reader.line_num
-                if not row or row == [""]:
-                    continue
-                if len(row) != len(header):
-                    raise CorpusFormatError(
-                        f"{path}:{line_no}: expected {len(header)} tab-separated "
-                        f"fields (header {header}), got {len(row)}."
-                    )
-                yield line_no, _row_from_record(dict(zip(header, row)), path, line_no, need_label=need_label)
+        reader = csv.reader(_text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None:
+            return
+        for row in reader:
+            line_no = reader.line_num
+            if not row or row == [""]:
+                continue
+            if len(row) != len(header):
+                raise CorpusFormatError(
+                    f"{path}:{line_no}: expected {len(header)} tab-separated "
+                    f"fields (header {header}), got {len(row)}."
+                )
+            yield line_no, _row_from_record(dict(zip(header, row)), path, line_no, need_label=need_label)
     else:
         raise ValueError(f"Unknown pair corpus format {format!r}: use auto, jsonl, tsv or spacy.")
 
@@ -267,8 +349,6 @@ class PairCorpus:
         if self._rows is None:
             rows, self.stats = read_pair_rows(self.path, format=self.format, label_map=self.label_map)
             if self.shuffle:
-                import random
-
                 random.Random(self.seed).shuffle(rows)
             if self.limit:
                 rows = rows[: self.limit]
@@ -289,8 +369,7 @@ class PairCorpus:
             yield Example(predicted, reference)
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
-        docbin = DocBin().from_disk(self.path)
-        for i, reference in enumerate(docbin.get_docs(nlp.vocab)):
+        for i, reference in enumerate(read_docbin(self.path, nlp.vocab)):
             if self.limit and i >= self.limit:
                 break
             # DocBins of spacy-attn 0.1 hold the pair as a span group, which
@@ -387,28 +466,25 @@ class TextCatCorpus:
         if self._rows is not None:
             return self._rows
         rows = []
-        with _open_text(self.path) as f:
-            for line_no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise CorpusFormatError(f"{self.path}:{line_no}: invalid JSON ({err})") from None
-                if self.text_key not in record or self.label_key not in record:
-                    raise CorpusFormatError(
-                        f"{self.path}:{line_no}: expected keys {self.text_key!r} and "
-                        f"{self.label_key!r} (set text_key / label_key), found {sorted(record)}"
-                    )
-                value = record[self.label_key]
-                values = value if isinstance(value, list) else [value]
-                rows.append((str(record[self.text_key]), [self._label(v) for v in values]))
+        for line_no, line in enumerate(_text_lines(self.path), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise CorpusFormatError(f"{self.path}:{line_no}: invalid JSON ({err})") from None
+            if self.text_key not in record or self.label_key not in record:
+                raise CorpusFormatError(
+                    f"{self.path}:{line_no}: expected keys {self.text_key!r} and "
+                    f"{self.label_key!r} (set text_key / label_key), found {sorted(record)}"
+                )
+            value = record[self.label_key]
+            values = value if isinstance(value, list) else [value]
+            rows.append((str(record[self.text_key]), [self._label(v) for v in values]))
         # The label set comes from the whole file: a limited (or sorted) slice
         # may miss a label, and exclusive textcat needs every label in cats.
         self._file_labels = sorted({label for _, row_labels in rows for label in row_labels})
         if self.shuffle:
-            import random
-
             random.Random(self.seed).shuffle(rows)
         if self.limit:
             rows = rows[: self.limit]
@@ -420,8 +496,7 @@ class TextCatCorpus:
             return
         if detect_format(self.path) == "spacy":
             # A DocBin with gold cats (e.g. from scripts/textcat_splits.py).
-            docbin = DocBin().from_disk(self.path)
-            for i, reference in enumerate(docbin.get_docs(nlp.vocab)):
+            for i, reference in enumerate(read_docbin(self.path, nlp.vocab)):
                 if self.limit and i >= self.limit:
                     break
                 yield Example(nlp.make_doc(reference.text), reference)
@@ -437,3 +512,98 @@ class TextCatCorpus:
             doc = nlp.make_doc(text)
             cats = {label: float(label in row_labels) for label in labels}
             yield Example.from_dict(doc, {"cats": cats})
+
+
+# -- SQuAD-format question answering corpora --------------------------------
+
+
+@registry.readers("spacy-attn.SquadCorpus.v1")
+def create_squad_corpus_reader(
+    path: Optional[Union[str, Path]],
+    *,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    span_key: str = DEFAULT_SPAN_KEY,
+    articles: Optional[List[Union[str, int]]] = None,
+    limit: int = 0,
+    shuffle: bool = False,
+    seed: int = 0,
+) -> Callable[[Language], Iterable[Example]]:
+    """Read a SQuAD-format QA corpus for training and evaluation.
+
+    path (Union[str, Path]): SQuAD JSON (v1.1 or SQuADShifts, optionally
+        ``.gz``) or a DocBin (``.spacy``) of QA docs. None gives an empty
+        corpus.
+    answers_key (str): ``doc.spans`` key of the gold answers.
+    span_key (str): ``doc.spans`` key of the question/context pair.
+    articles (Optional[List[Union[str, int]]]): Keep only these articles
+        (titles or 0-based indices); JSON input only.
+    limit (int): At most this many questions (0 = all).
+    shuffle (bool): Shuffle the questions once with ``seed`` before ``limit``.
+    RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
+        ``stats`` (a ``SquadStats``) are set once the JSON has been read.
+    """
+    return SquadCorpus(
+        path, answers_key=answers_key, span_key=span_key, articles=articles,
+        limit=limit, shuffle=shuffle, seed=seed,
+    )
+
+
+class SquadCorpus:
+    """Iterate over QA ``Example``s from a SQuAD-format file or a DocBin.
+
+    The aligned gold docs are built once (alignment counts logged once) and
+    copied for every pass: ``spacy train`` calls the reader every epoch. The
+    predicted docs carry the pair spans but no answers.
+    """
+
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]],
+        *,
+        answers_key: str = DEFAULT_ANSWERS_KEY,
+        span_key: str = DEFAULT_SPAN_KEY,
+        articles: Optional[Sequence[Union[str, int]]] = None,
+        limit: int = 0,
+        shuffle: bool = False,
+        seed: int = 0,
+    ) -> None:
+        self.path = ensure_path(path) if path is not None else None
+        self.answers_key = answers_key
+        self.span_key = span_key
+        self.articles = list(articles) if articles is not None else None
+        self.limit = limit
+        self.shuffle = shuffle
+        self.seed = seed
+        self.stats: Optional[SquadStats] = None
+        self._docs: Optional[List[Doc]] = None
+        self._vocab = None
+
+    def _references(self, nlp: Language) -> List[Doc]:
+        # Gold docs are bound to a vocab: rebuild for another pipeline.
+        if self._docs is None or self._vocab is not nlp.vocab:
+            examples, self.stats = read_squad(
+                self.path, nlp, answers_key=self.answers_key, span_key=self.span_key,
+                articles=self.articles, limit=self.limit, shuffle=self.shuffle, seed=self.seed,
+            )
+            self._docs = [eg.reference for eg in examples]
+            self._vocab = nlp.vocab
+        return self._docs
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        if self.path is None:
+            return
+        if _is_docbin_name(self.path):
+            yield from self._read_docbin(nlp)
+            return
+        for reference in self._references(nlp):
+            yield Example(without_answers(reference, self.answers_key), reference.copy())
+
+    def _read_docbin(self, nlp: Language) -> Iterator[Example]:
+        docs = list(read_docbin(self.path, nlp.vocab))
+        if self.shuffle:
+            random.Random(self.seed).shuffle(docs)
+        for i, reference in enumerate(docs):
+            if self.limit and i >= self.limit:
+                break
+            upgrade_pair(reference, self.span_key)  # DocBins of spacy-attn 0.1
+            yield Example(without_answers(reference, self.answers_key), reference)

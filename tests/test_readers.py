@@ -3,12 +3,15 @@ import gzip
 import json
 import subprocess
 import sys
+import zlib
 
 import pytest
 import spacy
+import srsly
+from spacy.tokens import DocBin
 from spacy.util import registry
 
-from spacy_attn import get_pair_texts, has_pair
+from spacy_attn import get_pair_texts, has_pair, make_pair
 from spacy_attn.readers import CorpusFormatError, PairCorpus, read_pair_rows
 
 
@@ -101,6 +104,74 @@ def test_convert_cli_and_docbin_reader(tmp_path, nlp):
     assert [get_pair_texts(e.predicted) for e in examples] == [("A man sleeps.", "A man rests."), ("A cat.", "A dog.")]
     assert examples[0].predicted.cats == {}  # gold only on the reference
     assert examples[1].reference.cats == {"contradiction": 1.0}
+
+
+def _docbin_bytes(nlp, n=40):
+    docbin = DocBin(store_user_data=True)
+    for i in range(n):
+        docbin.add(make_pair(nlp, f"Premise number {i}.", f"Hypothesis {i}."))
+    return docbin.to_bytes()
+
+
+def _damaged_docbins(nlp):
+    """(name, bytes) of .spacy files a user may end up with: cut short by an
+    interrupted copy, compressed but cut inside the msgpack payload (spaCy
+    alone says only "Unpack failed: incomplete input"), empty, not a DocBin."""
+    data = _docbin_bytes(nlp)
+    return [
+        ("truncated", data[: len(data) // 2]),
+        ("short_payload", zlib.compress(zlib.decompress(data)[:100])),
+        ("empty", b""),
+        ("foreign", zlib.compress(srsly.msgpack_dumps({"docs": []}))),
+        ("jsonl", b'{"premise": "a", "hypothesis": "b", "label": "x"}\n'),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_damaged_docbin_names_the_file(tmp_path, nlp, case):
+    from spacy_attn.readers import SquadCorpus, TextCatCorpus
+
+    name, data = _damaged_docbins(nlp)[case]
+    path = tmp_path / f"{name}.spacy"
+    path.write_bytes(data)
+    for reader in (PairCorpus(path), TextCatCorpus(path), SquadCorpus(path)):
+        with pytest.raises(CorpusFormatError, match=r"damaged .* incompatible version of spaCy") as err:
+            list(reader(nlp))
+        assert str(path) in str(err.value)
+    if name == "short_payload":
+        # Without read_docbin this is all a user would see.
+        with pytest.raises(ValueError, match="Unpack failed"):
+            list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+
+
+def test_gzipped_docbin_reads(tmp_path, nlp):
+    path = tmp_path / "pairs.spacy.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(_docbin_bytes(nlp, n=3))
+    examples = list(PairCorpus(path)(nlp))
+    assert [get_pair_texts(eg.reference) for eg in examples][2] == ("Premise number 2.", "Hypothesis 2.")
+    path.write_bytes(gzip.compress(_docbin_bytes(nlp, n=3))[:40])
+    with pytest.raises(CorpusFormatError, match=r"pairs.spacy.gz: cannot be read as a DocBin"):
+        list(PairCorpus(path)(nlp))
+
+
+def test_damaged_text_files_name_the_file(tmp_path, nlp):
+    from spacy_attn.readers import TextCatCorpus
+
+    rows = "".join(json.dumps({"premise": f"a{i}", "hypothesis": "b", "label": "x", "text": "t"}) + "\n" for i in range(500))
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(rows.encode("utf8"))[:300])
+    not_gz = write(tmp_path / "plain.jsonl.gz", rows)
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes("sentence1\tsentence2\tgold_label\ncaf\xe9\tb\tx\n".encode("latin-1"))
+    cases = [(cut, r"gzipped UTF-8 text; the file is damaged .*EOFError"), (not_gz, r"gzipped UTF-8 text.*BadGzipFile"),
+             (latin, r"UTF-8 text.*UnicodeDecodeError")]
+    for path, match in cases:
+        with pytest.raises(CorpusFormatError, match=match) as err:
+            read_pair_rows(path)
+        assert str(err.value).startswith(str(path))
+    with pytest.raises(CorpusFormatError, match=r"cut.jsonl.gz: cannot be read as gzipped UTF-8"):
+        list(TextCatCorpus(cut, label_key="label")(nlp))
 
 
 # -- spacy-attn.TextCatCorpus.v1 --------------------------------------------

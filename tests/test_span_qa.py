@@ -199,11 +199,37 @@ def test_answer_questions_char_offsets(trained, squad_questions):
     for answer in results[0]:
         assert context[answer["start_char"] : answer["end_char"]] == answer["text"]
     assert results[0][0]["text"] in [t for t, _ in q.answers]
-    assert nlp.get_pipe("attn_span_qa").top_k == 5  # restored
+    assert nlp.get_pipe("attn_span_qa").top_k == 5  # untouched
     docs = list(answer_questions(nlp, [(q.question, q.context)], as_docs=True))
     assert docs[0].spans["answers"][0].text == results[0][0]["text"]
     with pytest.raises(PairError, match="item 0"):
         list(answer_questions(nlp, ["not a pair"]))
+
+
+def test_answer_questions_top_k_is_per_call(trained, squad_questions):
+    """Two interleaved answer_questions generators with different top_k each
+    get their own, and the component's setting never changes meanwhile
+    (top_k used to be set in pipe.cfg for the generator's whole life)."""
+    nlp, _, _ = trained
+    pipe = nlp.get_pipe("attn_span_qa")
+    pairs = [(q.question, q.context) for q in squad_questions[:3]]
+    one = answer_questions(nlp, pairs, top_k=1, batch_size=1)
+    three = answer_questions(nlp, pairs, top_k=3, batch_size=1)
+    got_one, got_three = [next(one)], [next(three)]
+    assert pipe.top_k == 5
+    # Another user of the pipeline, while both generators are open.
+    doc = next(nlp.pipe([make_pair(nlp, *pairs[0])]))
+    assert len(doc.spans["answers"]) == 5
+    for _ in pairs[1:]:
+        got_one.append(next(one))
+        got_three.append(next(three))
+    assert [len(a) for a in got_one] == [1, 1, 1]
+    assert [len(a) for a in got_three] == [3, 3, 3]
+    assert [a[0] for a in got_one] == [a[0] for a in got_three]
+    assert pipe.top_k == 5
+    # The same per-call option through nlp.pipe's component_cfg.
+    docs = list(nlp.pipe([make_pair(nlp, *pairs[0])], component_cfg={"attn_span_qa": {"top_k": 2}}))
+    assert len(docs[0].spans["answers"]) == 2 and pipe.top_k == 5
 
 
 def test_loss_gradient_matches_finite_differences(trained):

@@ -192,6 +192,50 @@ def test_malformed_files_name_file_and_question(tmp_path, nlp, data, match):
         read_squad(path, nlp)
 
 
+def test_damaged_files_name_the_file(tmp_path, nlp):
+    """A truncated or foreign file says which file and what is wrong, not
+    just gzip's "Compressed file ended before the end-of-stream marker"."""
+    good = json.dumps({"version": "1.1", "data": [article("t", (CTX, [qa("q1", "Who?", ("Denver", 4))]))] * 20})
+    cut_gz = tmp_path / "cut.json.gz"
+    cut_gz.write_bytes(gzip.compress(good.encode("utf8"))[:120])
+    cut = tmp_path / "cut.json"
+    cut.write_text(good[: len(good) // 2], encoding="utf8")
+    not_gz = tmp_path / "plain.json.gz"
+    not_gz.write_text(good, encoding="utf8")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\x80\x81\xfe" * 10)
+    cases = [
+        (cut_gz, r"cut.json.gz: cannot be read as gzipped UTF-8 JSON; the file is damaged .*EOFError"),
+        (cut, r"cut.json: invalid JSON .*; the file is damaged \(e.g. truncated"),
+        (not_gz, r"plain.json.gz: cannot be read as gzipped UTF-8 JSON.*BadGzipFile"),
+        (binary, r"binary.json: cannot be read as UTF-8 JSON.*UnicodeDecodeError"),
+    ]
+    for path, match in cases:
+        with pytest.raises(CorpusFormatError, match=match):
+            read_squad(path, nlp)
+        with pytest.raises(CorpusFormatError, match=match):
+            list(SquadCorpus(path)(nlp))
+
+
+def test_moved_names_still_import_from_squad():
+    """The SQuAD reader and scorer live in spacy_attn.readers / .scorers;
+    the old import paths give the same objects."""
+    import spacy_attn.readers
+    import spacy_attn.scorers
+    import spacy_attn.squad as squad
+
+    assert squad.SquadCorpus is spacy_attn.readers.SquadCorpus
+    assert squad.create_squad_corpus_reader is spacy_attn.readers.create_squad_corpus_reader
+    assert squad.squad_score is spacy_attn.scorers.squad_score
+    assert squad.make_squad_scorer is spacy_attn.scorers.make_squad_scorer
+    assert registry.readers.get("spacy-attn.SquadCorpus.v1") is squad.create_squad_corpus_reader
+    namespace = {}
+    exec("from spacy_attn.squad import *", namespace)
+    assert set(squad.__all__) <= set(namespace)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        squad.no_such_name
+
+
 def test_real_nyt_bigbench_offsets(nlp):
     """The mirror's nyt_bigbench copy has 10 answers whose stored offset is
     off by one (see the data README); the rest align. Read one article that

@@ -172,6 +172,30 @@ def test_real_dev_first_gold_answer_scores_100():
     assert 0.95 < s["qa_exact_match"] < 1.0
 
 
+def test_official_command_line(tmp_path):
+    """``python -m spacy_attn.squad DATASET PREDICTIONS``, the official
+    script's command line, prints the 0-100 scores as JSON."""
+    import subprocess
+    import sys
+
+    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "Paris is in France.", "qas": [
+        {"id": "a", "question": "Where?", "answers": [{"text": "France", "answer_start": 12}]},
+        {"id": "b", "question": "What?", "answers": [{"text": "Paris", "answer_start": 0}]},
+    ]}]}]}
+    dataset = tmp_path / "dev.json.gz"
+    with gzip.open(dataset, "wt", encoding="utf8") as f:
+        json.dump(data, f)
+    predictions = tmp_path / "pred.json"
+    predictions.write_text(json.dumps({"a": "in France", "b": "Paris"}), encoding="utf8")
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_attn.squad", str(dataset), str(predictions)],
+        capture_output=True, text=True, check=True,
+    )
+    scores = json.loads(result.stdout)
+    assert scores == squad_evaluate(data, {"a": "in France", "b": "Paris"})
+    assert scores["exact_match"] == 50.0 and scores["f1"] == pytest.approx(100 * (1 + 2 / 3) / 2)
+
+
 def test_hf_baseline_features_round_trip():
     """benchmarks/squad_hf.py: the training targets of every window, fed back
     as logits through the n-best post-processing, give back the gold answers

@@ -11,7 +11,8 @@ from thinc.types import Floats2d, Floats3d, Ints1d
 from ..models.coattention import DynamicCoattention, top_spans
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs
-from .pair_segments import _gather_index, get_bounds
+from ._util import gather_segments
+from .pair_segments import get_bounds
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 # One answer: (start token, end token exclusive, score), doc coordinates.
@@ -311,46 +312,22 @@ def make_windows(bounds: numpy.ndarray, window: int, stride: int) -> QAWindows:
 def windows_forward(
     model: Model, docs: List[Doc], is_train: bool
 ) -> Tuple[Tuple[QAInput, QAWindows], Callable]:
-    ops = model.ops
     bounds = get_bounds(docs, model.attrs["span_key"])
     windows = make_windows(bounds, model.attrs["window"], model.attrs["stride"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
     width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
-    doc_lengths = numpy.asarray([len(v) for v in vectors], dtype="int32")
-    doc_offsets = numpy.cumsum(doc_lengths) - doc_lengths
-    flat = ops.flatten(vectors) if vectors else ops.alloc2f(0, width)
     # Per-window (start, end) bounds of its question and of its context
     # slice, gathered from the flat token vectors in one vectorized step each.
-    offsets = doc_offsets[windows.doc] if len(docs) else numpy.zeros(0, dtype="int32")
     q_bounds = bounds[windows.doc][:, 0:2]
     d_bounds = numpy.stack([windows.start, windows.start + windows.length], axis=1)
-    indices = [_gather_index(q_bounds, offsets), _gather_index(d_bounds, offsets)]
-    padded = []
-    n_rows = len(windows.doc)
-    for example, position, flat_row, lengths in indices:
-        # At least one column so empty segments still give a valid tensor.
-        X = ops.alloc3f(n_rows, max(int(lengths.max(initial=0)), 1), width)
-        X[ops.asarray1i(example), ops.asarray1i(position)] = flat[ops.asarray1i(flat_row)]
-        padded.append(X)
-    inputs = (
-        padded[0],
-        ops.asarray1i(indices[0][3]),
-        padded[1],
-        ops.asarray1i(indices[1][3]),
+    (Q, D), (Q_lengths, D_lengths), bp_segments = gather_segments(
+        model.ops, vectors, [q_bounds, d_bounds], width=width, row_doc=windows.doc
     )
 
     def backprop(d_inputs: QAInput) -> List[Doc]:
         dQ, _, dD, _ = d_inputs
-        d_flat = ops.alloc2f(flat.shape[0], width)
-        for dX, (example, position, flat_row, _) in ((dQ, indices[0]), (dD, indices[1])):
-            if dX is not None and len(flat_row):
-                # scatter_add: a question feeds every window of its context
-                # and windows overlap, so gradients of a token add up.
-                ops.scatter_add(
-                    d_flat,
-                    ops.asarray1i(flat_row),
-                    dX[ops.asarray1i(example), ops.asarray1i(position)],
-                )
-        return bp_vectors(ops.unflatten(d_flat, ops.asarray1i(doc_lengths)))
+        # A question feeds every window of its context and windows overlap,
+        # so gradients of a token add up.
+        return bp_vectors(bp_segments([dQ, dD]))
 
-    return (inputs, windows), backprop
+    return ((Q, Q_lengths, D, D_lengths), windows), backprop

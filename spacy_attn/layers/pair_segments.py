@@ -7,6 +7,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
+from ._util import gather_segments
 
 Segments = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 
@@ -48,53 +49,18 @@ def get_bounds(docs: List[Doc], span_key: str) -> numpy.ndarray:
     return get_batch_bounds(docs, span_key)
 
 
-def _gather_index(bounds: numpy.ndarray, offsets: numpy.ndarray):
-    """Index arrays that move one segment of every doc between the flat
-    (all tokens of the batch) and the padded (batch, length) layout.
-
-    RETURNS: (example, position, flat_row) int arrays, one entry per token
-        of the segment, and the segment lengths. ``bounds`` is (n_docs, 2):
-        the segment's start and end token in each doc.
-    """
-    starts = bounds[:, 0]
-    lengths = bounds[:, 1] - starts
-    example = numpy.repeat(numpy.arange(len(lengths), dtype="int32"), lengths)
-    first_of = numpy.cumsum(lengths) - lengths
-    position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(first_of, lengths)
-    flat_row = offsets[example] + starts[example] + position
-    return example, position, flat_row.astype("int32"), lengths
-
-
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
-    ops = model.ops
     bounds = get_bounds(docs, model.attrs["span_key"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
     width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
-    doc_lengths = numpy.asarray([len(v) for v in vectors], dtype="int32")
-    offsets = numpy.cumsum(doc_lengths) - doc_lengths
-    flat = ops.flatten(vectors) if vectors else ops.alloc2f(0, width)
     # One vectorized gather per segment instead of a Python loop per doc.
-    index_a = _gather_index(bounds[:, 0:2], offsets)
-    index_b = _gather_index(bounds[:, 2:4], offsets)
-    padded = []
-    for example, position, flat_row, lengths in (index_a, index_b):
-        # At least one column so empty segments still give a valid tensor.
-        X = ops.alloc3f(len(docs), max(int(lengths.max(initial=0)), 1), width)
-        X[ops.asarray1i(example), ops.asarray1i(position)] = flat[ops.asarray1i(flat_row)]
-        padded.append(X)
-    output = (padded[0], ops.asarray1i(index_a[3]), padded[1], ops.asarray1i(index_b[3]))
+    (A, B), (A_lengths, B_lengths), bp_segments = gather_segments(
+        model.ops, vectors, [bounds[:, 0:2], bounds[:, 2:4]], width=width
+    )
 
     def backprop(d_output: Segments) -> List[Doc]:
         dA, _, dB, _ = d_output
-        d_flat = ops.alloc2f(flat.shape[0], width)
-        for dX, (example, position, flat_row, _) in ((dA, index_a), (dB, index_b)):
-            if dX is not None and len(flat_row):
-                # scatter_add: the two spans may overlap in a hand-made pair.
-                ops.scatter_add(
-                    d_flat,
-                    ops.asarray1i(flat_row),
-                    dX[ops.asarray1i(example), ops.asarray1i(position)],
-                )
-        return bp_vectors(ops.unflatten(d_flat, ops.asarray1i(doc_lengths)))
+        # The two spans may overlap in a hand-made pair: gradients add up.
+        return bp_vectors(bp_segments([dA, dB]))
 
-    return output, backprop
+    return (A, A_lengths, B, B_lengths), backprop

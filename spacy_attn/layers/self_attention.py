@@ -27,7 +27,8 @@ from ..models.siamese import SiameseSelfAttention
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs
 from .pair_output import pair_output
-from .pair_segments import _gather_index, pair_segments
+from ._util import segment_index
+from .pair_segments import pair_segments
 
 SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
 POOLINGS = ("flatten", "mean", "max")
@@ -207,7 +208,7 @@ def _pad_forward(model: Model, Xs: List[Floats2d], is_train: bool):
     width = Xs[0].shape[1] if Xs else 0
     # Whole docs are segments [0, length): the pair layers' gather index.
     bounds = numpy.stack([numpy.zeros_like(lengths), lengths], axis=1)
-    example, position, _, _ = _gather_index(bounds, numpy.cumsum(lengths) - lengths)
+    example, position, _, _ = segment_index(bounds, numpy.cumsum(lengths) - lengths)
     example_i, position_i = ops.asarray1i(example), ops.asarray1i(position)
     padded = ops.alloc3f(len(Xs), max(int(lengths.max(initial=0)), 1), width)
     if len(example):

@@ -20,7 +20,7 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
-from .decomposable_attention import _MASK_VALUE, length_mask, masked_softmax
+from ._util import _MASK_VALUE, length_mask, masked_softmax
 from .rnn import run_lstm
 
 __all__ = ["DynamicCoattention", "HighwayMaxout", "top_spans", "span_logits"]

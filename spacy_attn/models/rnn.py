@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .decomposable_attention import length_mask
+from ._util import length_mask
 
 __all__ = ["run_lstm", "run_lstm_padded", "run_lstm_packed", "reverse_index"]
 

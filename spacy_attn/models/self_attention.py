@@ -28,7 +28,7 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
-from .decomposable_attention import length_mask, masked_softmax
+from ._util import length_mask, masked_softmax
 from .rnn import run_lstm
 
 Output = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]

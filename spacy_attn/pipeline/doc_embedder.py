@@ -1,12 +1,10 @@
 """The ``attn_doc_embedder`` component: an interpretable self-attentive
 document embedding (Lin et al. 2017 / Chen et al. 2018), trained through a
 text classifier on top of it."""
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
-from spacy import util
 from spacy.language import Language
-from spacy.scorer import Scorer
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
@@ -43,33 +41,6 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_EMBEDDER_MODEL)["model"]
 for _name in ("attn_embedding", "attn_weights", "attn_states"):
     if not Doc.has_extension(_name):
         Doc.set_extension(_name, default=None)
-
-
-@util.registry.scorers("spacy-attn.doc_embedder_scorer.v1")
-def make_doc_embedder_scorer() -> Callable:
-    """Registered scorer: spaCy's textcat scores of ``doc.cats``
-    (``cats_score``, ``cats_macro_f``, ``cats_macro_auc``, per-label P/R/F)."""
-    return doc_embedder_score
-
-
-def doc_embedder_score(
-    examples: Iterable[Example],
-    *,
-    labels: Iterable[str] = (),
-    multi_label: bool = False,
-    threshold: float = 0.5,
-    **kwargs: Any,
-) -> Dict[str, Any]:
-    """Score ``doc.cats`` with ``spacy.scorer.Scorer.score_cats`` (the scores
-    spaCy's own textcat reports, so the two compare directly)."""
-    return Scorer.score_cats(
-        examples,
-        "cats",
-        labels=list(labels),
-        multi_label=multi_label,
-        threshold=threshold,
-        positive_label=None,
-    )
 
 
 @Language.factory(

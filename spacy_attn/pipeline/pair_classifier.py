@@ -3,7 +3,6 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
-from spacy import util
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
@@ -14,6 +13,7 @@ from thinc.types import Floats2d
 
 from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
 from ..pairs import DEFAULT_SPAN_KEY, PairError, align_pair_to_predicted
+from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
 from .defaults import default_tok2vec_config
 
 DEFAULT_PAIR_MODEL = """
@@ -28,13 +28,6 @@ nO = null
 
 """ + default_tok2vec_config("model.tok2vec")
 DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
-
-
-@util.registry.scorers("spacy-attn.pair_classifier_scorer.v1")
-def make_pair_classifier_scorer() -> Callable:
-    """Registered scorer: accuracy (the metric of the NLI and paraphrase
-    papers), macro precision / recall / F and per-label P/R/F."""
-    return pair_classifier_score
 
 
 @Language.factory(
@@ -420,70 +413,3 @@ class PairClassifier(TrainablePipe):
         super().from_disk(path, exclude=exclude)
         self._set_span_key()
         return self
-
-
-def pair_classifier_score(
-    examples: Iterable[Example],
-    *,
-    labels: Iterable[str] = (),
-    multi_label: bool = False,
-    threshold: float = 0.5,
-    **kwargs: Any,
-) -> Dict[str, Any]:
-    """Score pair classification.
-
-    Exclusive classes: the predicted class is the highest-scoring label and
-    accuracy is the share of examples whose gold class it is (examples with no
-    gold class are skipped). Multi-label: each label is a binary decision at
-    ``threshold``; accuracy is the share of correct decisions.
-
-    RETURNS (Dict[str, Any]): ``pair_acc``, ``pair_macro_p``, ``pair_macro_r``,
-        ``pair_macro_f`` and ``pair_f_per_type`` ({label: {"p", "r", "f"}}).
-    """
-    labels = list(labels)
-    tp = dict.fromkeys(labels, 0)
-    fp = dict.fromkeys(labels, 0)
-    fn = dict.fromkeys(labels, 0)
-    correct = total = 0
-    for eg in examples:
-        gold, pred = eg.reference.cats, eg.predicted.cats
-        if multi_label:
-            for label in labels:
-                if label not in gold:
-                    continue
-                g = gold[label] >= 0.5
-                p = pred.get(label, 0.0) >= threshold
-                correct += int(g == p)
-                total += 1
-                tp[label] += int(g and p)
-                fp[label] += int(p and not g)
-                fn[label] += int(g and not p)
-        else:
-            gold_labels = [label for label, value in gold.items() if value == 1.0]
-            if not gold_labels:
-                continue
-            g = gold_labels[0]
-            p = max(labels, key=lambda label: pred.get(label, float("-inf"))) if labels else None
-            total += 1
-            if p == g:
-                correct += 1
-                tp[g] = tp.get(g, 0) + 1
-            else:
-                fn[g] = fn.get(g, 0) + 1
-                if p is not None:
-                    fp[p] += 1
-    per_type = {}
-    for label in labels:
-        p = tp[label] / (tp[label] + fp[label]) if tp[label] + fp[label] else 0.0
-        r = tp[label] / (tp[label] + fn[label]) if tp[label] + fn[label] else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        per_type[label] = {"p": p, "r": r, "f": f}
-    n = max(len(labels), 1)
-    return {
-        "pair_acc": correct / total if total else None,
-        "pair_macro_p": sum(v["p"] for v in per_type.values()) / n if total else None,
-        "pair_macro_r": sum(v["r"] for v in per_type.values()) / n if total else None,
-        "pair_macro_f": sum(v["f"] for v in per_type.values()) / n if total else None,
-        "pair_f_per_type": per_type,
-    }
-

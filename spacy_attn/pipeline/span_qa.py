@@ -6,7 +6,7 @@ context, to ``doc.spans["answers"]``.
 """
 import warnings
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy
 from spacy.attrs import IDX, LENGTH
@@ -14,6 +14,7 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import minibatch
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, get_array_module, set_dropout_rate
 from thinc.types import Floats2d, Floats3d
@@ -25,10 +26,8 @@ from ..pairs import (
     align_pair_to_predicted,
     get_pair_bounds,
 )
+from ..squad.data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY
 from .defaults import default_tok2vec_config
-
-DEFAULT_ANSWERS_KEY = "answers"
-ANSWER_LABEL = "answer"
 
 DEFAULT_QA_MODEL = """
 [model]
@@ -189,10 +188,12 @@ class SpanQA(TrainablePipe):
 
     # -- prediction ------------------------------------------------------
 
-    def predict(self, docs: Iterable[Doc]) -> List[List[Answer]]:
+    def predict(self, docs: Iterable[Doc], *, top_k: Optional[int] = None) -> List[List[Answer]]:
         """Find the answers of a batch of pair docs without modifying them.
 
         docs (Iterable[Doc]): Question-context pair docs.
+        top_k (Optional[int]): Answers per doc for this call; None uses the
+            component's ``top_k``.
         RETURNS (List[List[Tuple[int, int, float]]]): Per doc, up to ``top_k``
             answers ``(start, end, score)`` as doc token offsets (end
             exclusive), best first.
@@ -206,8 +207,27 @@ class SpanQA(TrainablePipe):
             output,
             len(docs),
             max_answer_length=self.max_answer_length,
-            top_k=self.top_k,
+            top_k=self.top_k if top_k is None else top_k,
         )
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128, top_k: Optional[int] = None) -> Iterator[Doc]:
+        """Annotate a stream of pair docs (``TrainablePipe.pipe``), with an
+        optional per-call ``top_k`` that leaves the component's setting alone:
+        ``nlp.pipe(docs, component_cfg={name: {"top_k": 3}})``.
+
+        stream (Iterable[Doc]): Question-context pair docs.
+        batch_size (int): Docs per batch.
+        top_k (Optional[int]): Answers per doc; None uses the component's.
+        YIELDS (Doc): The annotated docs, in order.
+        """
+        error_handler = self.get_error_handler()
+        for docs in minibatch(stream, size=batch_size):
+            try:
+                answers = self.predict(docs, top_k=top_k)
+                self.set_annotations(docs, answers)
+                yield from docs
+            except Exception as e:
+                error_handler(self.name, self, docs, e)
 
     def set_annotations(self, docs: Iterable[Doc], answers: List[List[Answer]]) -> None:
         """Write the answers to ``doc.spans[answers_key]`` (label "answer"),

@@ -1,0 +1,110 @@
+"""Helpers shared by the Thinc layers: cutting the token vectors of whole
+docs into zero-padded segment tensors (and their gradients back).
+
+The pair layers (``pair_segments``: one row per doc) and the DCN windows
+(``coattention.qa_windows``: one row per question-context window, a doc's
+question repeated in each) both run the tok2vec over whole docs, then gather
+token ranges of every doc into padded ``(rows, length, width)`` tensors.
+"""
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy
+from thinc.api import Ops
+from thinc.types import Floats2d, Floats3d, Ints1d
+
+
+class SegmentIndex(NamedTuple):
+    """Where the tokens of one segment tensor come from, one entry per token.
+
+    row: the row (first axis) of the padded tensor.
+    position: the position (second axis) in that row.
+    flat_row: the token's row in the flat (all tokens of the batch) vectors.
+    lengths (n_rows,): the segment length of every row.
+    """
+
+    row: numpy.ndarray
+    position: numpy.ndarray
+    flat_row: numpy.ndarray
+    lengths: numpy.ndarray
+
+
+def segment_index(bounds: numpy.ndarray, offsets: numpy.ndarray) -> SegmentIndex:
+    """Index arrays that move one segment of every row between the flat
+    (all tokens of the batch) and the padded (rows, length) layout, without a
+    Python loop over rows.
+
+    bounds (numpy.ndarray): (n_rows, 2) start and end (exclusive) token of
+        the segment, within the row's doc.
+    offsets (numpy.ndarray): (n_rows,) flat index of the first token of the
+        row's doc.
+    RETURNS (SegmentIndex): int32 ``row``, ``position``, ``flat_row``, one
+        entry per token of the segment, and the ``lengths`` per row.
+    """
+    starts = bounds[:, 0]
+    lengths = bounds[:, 1] - starts
+    row = numpy.repeat(numpy.arange(len(lengths), dtype="int32"), lengths)
+    first_of = numpy.cumsum(lengths) - lengths
+    position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(first_of, lengths)
+    flat_row = offsets[row] + starts[row] + position
+    return SegmentIndex(row, position, flat_row.astype("int32"), lengths)
+
+
+def gather_segments(
+    ops: Ops,
+    vectors: List[Floats2d],
+    segments: Sequence[numpy.ndarray],
+    *,
+    width: int,
+    row_doc: Optional[numpy.ndarray] = None,
+) -> Tuple[List[Floats3d], List[Ints1d], Callable[[Sequence[Optional[Floats3d]]], List[Floats2d]]]:
+    """Gather token ranges of docs into zero-padded segment tensors.
+
+    ops (Ops): The ops of the calling layer.
+    vectors (List[Floats2d]): Token vectors per doc, (n_tokens, width) each.
+    segments (Sequence[numpy.ndarray]): One (n_rows, 2) int array per output
+        tensor: the start and end (exclusive) token of each row's segment,
+        within the row's doc.
+    width (int): The vector width (used when there are no docs).
+    row_doc (Optional[numpy.ndarray]): (n_rows,) the doc of each row; None
+        when row i is doc i.
+    RETURNS: The padded tensors, (n_rows, max(1, longest segment), width)
+        each (at least one column, so that empty segments still give a valid
+        tensor), their int32 segment lengths, and a backprop callback that
+        takes the gradients of the padded tensors (None for one without) and
+        returns the gradients of ``vectors``. Gradients of a token used by
+        several rows or segments (overlapping spans, a question repeated in
+        every window of its context) are summed.
+    """
+    doc_lengths = numpy.asarray([len(v) for v in vectors], dtype="int32")
+    doc_offsets = numpy.cumsum(doc_lengths) - doc_lengths
+    if row_doc is None:
+        n_rows = len(vectors)
+        offsets = doc_offsets
+    else:
+        n_rows = len(row_doc)
+        offsets = doc_offsets[row_doc] if len(vectors) else numpy.zeros(0, dtype="int32")
+    flat = ops.flatten(vectors) if vectors else ops.alloc2f(0, width)
+    indices = [segment_index(bounds, offsets) for bounds in segments]
+    padded = []
+    for index in indices:
+        X = ops.alloc3f(n_rows, max(int(index.lengths.max(initial=0)), 1), width)
+        X[ops.asarray1i(index.row), ops.asarray1i(index.position)] = flat[ops.asarray1i(index.flat_row)]
+        padded.append(X)
+    lengths = [ops.asarray1i(index.lengths) for index in indices]
+
+    def backprop(d_padded: Sequence[Optional[Floats3d]]) -> List[Floats2d]:
+        d_flat = ops.alloc2f(flat.shape[0], width)
+        for dX, index in zip(d_padded, indices):
+            if dX is not None and len(index.flat_row):
+                # scatter_add, not assignment: a token may feed several rows.
+                ops.scatter_add(
+                    d_flat,
+                    ops.asarray1i(index.flat_row),
+                    dX[ops.asarray1i(index.row), ops.asarray1i(index.position)],
+                )
+        return ops.unflatten(d_flat, ops.asarray1i(doc_lengths))
+
+    return padded, lengths, backprop
+
+
+__all__ = ["SegmentIndex", "gather_segments", "segment_index"]

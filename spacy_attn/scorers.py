@@ -1,0 +1,177 @@
+"""The scorers of the spacy-attn components, registered for configs
+(``[components.NAME.scorer]``) and as entry points.
+
+* ``spacy-attn.pair_classifier_scorer.v1``: :func:`pair_classifier_score`,
+  accuracy and macro / per-label P/R/F of ``doc.cats`` (``attn_pair_classifier``);
+* ``spacy-attn.doc_embedder_scorer.v1``: :func:`doc_embedder_score`, spaCy's
+  textcat scores of ``doc.cats`` (``attn_doc_embedder``);
+* ``spacy-attn.squad_scorer.v1``: :func:`squad_score`, the official SQuAD
+  v1.1 Exact Match and F1 (``attn_span_qa``; the metric itself is in
+  ``spacy_attn.squad.metric``).
+
+A component's ``score`` passes its whole ``cfg`` (labels, threshold, ...) as
+keyword arguments, so every scorer takes ``**kwargs`` and ignores the rest.
+"""
+from typing import Any, Callable, Dict, Iterable, Optional
+
+from spacy.scorer import Scorer
+from spacy.training import Example
+from spacy.util import registry
+
+from .squad.data import DEFAULT_ANSWERS_KEY
+from .squad.metric import (
+    exact_match_score,
+    f1_score,
+    gold_answer_texts,
+    metric_max_over_ground_truths,
+    predicted_answer_text,
+)
+
+
+@registry.scorers("spacy-attn.pair_classifier_scorer.v1")
+def make_pair_classifier_scorer() -> Callable:
+    """Registered scorer: accuracy (the metric of the NLI and paraphrase
+    papers), macro precision / recall / F and per-label P/R/F."""
+    return pair_classifier_score
+
+
+@registry.scorers("spacy-attn.doc_embedder_scorer.v1")
+def make_doc_embedder_scorer() -> Callable:
+    """Registered scorer: spaCy's textcat scores of ``doc.cats``
+    (``cats_score``, ``cats_macro_f``, ``cats_macro_auc``, per-label P/R/F)."""
+    return doc_embedder_score
+
+
+@registry.scorers("spacy-attn.squad_scorer.v1")
+def make_squad_scorer() -> Callable:
+    """Registered scorer: official SQuAD v1.1 Exact Match and F1 (0-1 scale)."""
+    return squad_score
+
+
+def pair_classifier_score(
+    examples: Iterable[Example],
+    *,
+    labels: Iterable[str] = (),
+    multi_label: bool = False,
+    threshold: float = 0.5,
+    **kwargs: Any,
+) -> Dict[str, Any]:
+    """Score pair classification.
+
+    Exclusive classes: the predicted class is the highest-scoring label and
+    accuracy is the share of examples whose gold class it is (examples with no
+    gold class are skipped). Multi-label: each label is a binary decision at
+    ``threshold``; accuracy is the share of correct decisions.
+
+    RETURNS (Dict[str, Any]): ``pair_acc``, ``pair_macro_p``, ``pair_macro_r``,
+        ``pair_macro_f`` and ``pair_f_per_type`` ({label: {"p", "r", "f"}}).
+    """
+    labels = list(labels)
+    tp = dict.fromkeys(labels, 0)
+    fp = dict.fromkeys(labels, 0)
+    fn = dict.fromkeys(labels, 0)
+    correct = total = 0
+    for eg in examples:
+        gold, pred = eg.reference.cats, eg.predicted.cats
+        if multi_label:
+            for label in labels:
+                if label not in gold:
+                    continue
+                g = gold[label] >= 0.5
+                p = pred.get(label, 0.0) >= threshold
+                correct += int(g == p)
+                total += 1
+                tp[label] += int(g and p)
+                fp[label] += int(p and not g)
+                fn[label] += int(g and not p)
+        else:
+            gold_labels = [label for label, value in gold.items() if value == 1.0]
+            if not gold_labels:
+                continue
+            g = gold_labels[0]
+            p = max(labels, key=lambda label: pred.get(label, float("-inf"))) if labels else None
+            total += 1
+            if p == g:
+                correct += 1
+                tp[g] = tp.get(g, 0) + 1
+            else:
+                fn[g] = fn.get(g, 0) + 1
+                if p is not None:
+                    fp[p] += 1
+    per_type = {}
+    for label in labels:
+        p = tp[label] / (tp[label] + fp[label]) if tp[label] + fp[label] else 0.0
+        r = tp[label] / (tp[label] + fn[label]) if tp[label] + fn[label] else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        per_type[label] = {"p": p, "r": r, "f": f}
+    n = max(len(labels), 1)
+    return {
+        "pair_acc": correct / total if total else None,
+        "pair_macro_p": sum(v["p"] for v in per_type.values()) / n if total else None,
+        "pair_macro_r": sum(v["r"] for v in per_type.values()) / n if total else None,
+        "pair_macro_f": sum(v["f"] for v in per_type.values()) / n if total else None,
+        "pair_f_per_type": per_type,
+    }
+
+
+def doc_embedder_score(
+    examples: Iterable[Example],
+    *,
+    labels: Iterable[str] = (),
+    multi_label: bool = False,
+    threshold: float = 0.5,
+    **kwargs: Any,
+) -> Dict[str, Any]:
+    """Score ``doc.cats`` with ``spacy.scorer.Scorer.score_cats`` (the scores
+    spaCy's own textcat reports, so the two compare directly)."""
+    return Scorer.score_cats(
+        examples,
+        "cats",
+        labels=list(labels),
+        multi_label=multi_label,
+        threshold=threshold,
+        positive_label=None,
+    )
+
+
+def squad_score(
+    examples: Iterable[Example], *, answers_key: str = DEFAULT_ANSWERS_KEY, **kwargs: Any
+) -> Dict[str, Optional[float]]:
+    """Score predicted answers with the official SQuAD v1.1 metric.
+
+    The prediction of an example is the text of the first span of
+    ``eg.predicted.spans[answers_key]`` ("" if none); the gold answers are
+    ``eg.reference.spans[answers_key].attrs["texts"]``. Examples without any
+    gold answer are skipped (the official metric is undefined for them).
+
+    answers_key (str): ``doc.spans`` key of the answers.
+    kwargs: Ignored (a component passes its whole cfg).
+    RETURNS (Dict[str, Optional[float]]): ``qa_exact_match`` and ``qa_f1`` on
+        the 0-1 scale (None without gold), and ``qa_n``, the number of
+        questions scored.
+    """
+    em = f1 = 0.0
+    n = 0
+    for eg in examples:
+        gold = gold_answer_texts(eg.reference, answers_key)
+        if not gold:
+            continue
+        prediction = predicted_answer_text(eg.predicted, answers_key)
+        em += metric_max_over_ground_truths(exact_match_score, prediction, gold)
+        f1 += metric_max_over_ground_truths(f1_score, prediction, gold)
+        n += 1
+    return {
+        "qa_exact_match": em / n if n else None,
+        "qa_f1": f1 / n if n else None,
+        "qa_n": n,
+    }
+
+
+__all__ = [
+    "doc_embedder_score",
+    "make_doc_embedder_scorer",
+    "make_pair_classifier_scorer",
+    "make_squad_scorer",
+    "pair_classifier_score",
+    "squad_score",
+]

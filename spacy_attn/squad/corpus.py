@@ -1,0 +1,110 @@
+"""Reading SQuAD JSON into QA ``Example``s, and writing them as a DocBin.
+
+The reader registered for training configs (``spacy-attn.SquadCorpus.v1``)
+lives with the other readers in ``spacy_attn.readers``; it calls
+:func:`read_squad`.
+"""
+import logging
+import random
+from pathlib import Path
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+
+from ..pairs import DEFAULT_SPAN_KEY
+from .align import make_qa_doc
+from .data import DEFAULT_ANSWERS_KEY, SquadStats, iter_squad_questions, load_squad_json
+
+logger = logging.getLogger("spacy_attn")
+
+
+def without_answers(reference: Doc, answers_key: str = DEFAULT_ANSWERS_KEY) -> Doc:
+    """A copy of a gold QA doc without its answers: the predicted doc of an
+    ``Example`` (the pair spans stay)."""
+    predicted = reference.copy()
+    if answers_key in predicted.spans:
+        del predicted.spans[answers_key]
+    return predicted
+
+
+def read_squad(
+    path: Union[str, Path],
+    nlp: Union[Language, Callable],
+    *,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    span_key: str = DEFAULT_SPAN_KEY,
+    articles: Optional[Union[Sequence[Union[str, int]], str, Path]] = None,
+    limit: int = 0,
+    shuffle: bool = False,
+    seed: int = 0,
+    relocate_window: int = 50,
+    log: bool = True,
+) -> Tuple[List[Example], SquadStats]:
+    """Read a SQuAD-format JSON file (optionally ``.gz``) into QA examples.
+
+    The predicted doc of each example is the pair doc without answers; the
+    reference doc has the gold answers (the layout of ``spacy_attn.squad``).
+
+    path (Union[str, Path]): The SQuAD-format file.
+    nlp (Language): The pipeline whose tokenizer to use (or a tokenizer).
+    articles: Keep only these articles (titles, 0-based indices, or a file
+        with one title per line).
+    limit (int): At most this many questions (0 = all), after shuffling.
+    shuffle (bool): Shuffle the questions once with ``seed``.
+    relocate_window (int): Characters around ``answer_start`` searched for an
+        answer text that is not at its offset.
+    log (bool): Log the alignment counts (a warning if any are unaligned).
+    RETURNS (Tuple[List[Example], SquadStats]): The examples and the counts
+        (of the questions read, i.e. after ``articles`` and ``limit``).
+    """
+    path = Path(path)
+    data = load_squad_json(path)
+    stats = SquadStats()
+    questions = []
+    for question in iter_squad_questions(data, path=path, articles=articles, stats=stats):
+        # An empty question or context gives nothing to learn or score.
+        if question.question.strip() and question.context.strip():
+            questions.append(question)
+        else:
+            stats.skipped_empty += 1
+    if shuffle:
+        random.Random(seed).shuffle(questions)
+    if limit:
+        questions = questions[:limit]
+        stats.articles = len({q.article_index for q in questions})
+        stats.paragraphs = len({(q.article_index, q.context) for q in questions})
+    examples = []
+    for question in questions:
+        reference = make_qa_doc(
+            nlp, question, answers_key=answers_key, span_key=span_key,
+            stats=stats, relocate_window=relocate_window,
+        )
+        examples.append(Example(without_answers(reference, answers_key), reference))
+    if log:
+        _log_stats(path, stats)
+    return examples, stats
+
+
+def _log_stats(path: Path, stats: SquadStats) -> None:
+    if stats.unaligned or stats.skipped_empty:
+        logger.warning(
+            "%s: %s. First unaligned: %s", path, stats.summary(), "; ".join(stats.unaligned_examples[:5])
+        )
+    else:
+        logger.info("%s: %s", path, stats.summary())
+
+
+def write_squad_docbin(examples: Iterable[Example], path: Union[str, Path]) -> int:
+    """Save the reference docs of QA examples as a DocBin (span groups and
+    their attrs included). RETURNS (int): The number of docs written."""
+    docbin = DocBin(store_user_data=True)
+    n = 0
+    for eg in examples:
+        docbin.add(eg.reference)
+        n += 1
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(path)
+    return n
