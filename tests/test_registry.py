@@ -20,6 +20,7 @@ REGISTERED = {
     ],
     "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.doc_embedder_scorer.v1", "spacy-attn.squad_scorer.v1"],
     "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1", "spacy-attn.TextCatCorpus.v1"],
+    "spacy_callbacks": ["spacy-attn.carry_pairs.v1"],
 }
 
 
@@ -48,6 +49,7 @@ def test_every_registration_has_an_entry_point():
         "spacy_architectures": registry.architectures,
         "spacy_scorers": registry.scorers,
         "spacy_readers": registry.readers,
+        "spacy_callbacks": registry.callbacks,
     }
     for group, reg in names.items():
         ours = {n for n in reg.get_all() if n.startswith("spacy-attn.")}
