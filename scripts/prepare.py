@@ -10,19 +10,18 @@ A missing file or a checksum mismatch stops with a message naming the file
 and what to do.
 """
 import argparse
-import hashlib
 import json
-import os
 import random
 import sys
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import spacy
 from spacy.tokens import DocBin
 
 from spacy_attn import make_pair
+from spacy_attn.mirror import DataError, Mirror, sha256
 from spacy_attn.readers import PairRow, cats_for, read_pair_rows
 
 # sha256 of official files, from public loaders (see project.yml asset
@@ -37,16 +36,8 @@ OFFICIAL_SHA256 = {
 Split = List[PairRow]
 
 
-class PrepareError(RuntimeError):
-    pass
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+class PrepareError(DataError):
+    """A task this script cannot prepare (unknown, or its data is not here)."""
 
 
 def verify_official(path: Path) -> None:
@@ -57,52 +48,6 @@ def verify_official(path: Path) -> None:
             f"The download is corrupt or a different version: delete it and run "
             f"`python -m spacy project assets` again."
         )
-
-
-class Mirror:
-    """A local mirror folder with a SHA256SUMS file (the shared/data layout)."""
-
-    def __init__(self, root: Optional[str]):
-        self.root = Path(root) if root else None
-        self._sums: Optional[Dict[str, str]] = None
-
-    def sums(self) -> Dict[str, str]:
-        if self._sums is None:
-            sums_file = self.root / "SHA256SUMS"
-            if not sums_file.exists():
-                raise PrepareError(
-                    f"Mirror checksum file {sums_file} not found: is {self.root} a "
-                    f"data mirror? Set vars.mirror in project.yml (or SPACY_ATTN_MIRROR)."
-                )
-            self._sums = {}
-            for line in sums_file.read_text().splitlines():
-                if line.strip():
-                    digest, name = line.split(maxsplit=1)
-                    self._sums[name.strip().lstrip("*")] = digest
-        return self._sums
-
-    def get(self, rel: str) -> Path:
-        if self.root is None:
-            raise PrepareError(
-                f"Need {rel!r} but no official file was found under assets/ and no "
-                f"mirror is set. Run `python -m spacy project assets`, or set "
-                f"vars.mirror / SPACY_ATTN_MIRROR to a data mirror folder."
-            )
-        path = self.root / rel
-        if not path.exists():
-            raise PrepareError(
-                f"Mirror file {path} is missing. Check vars.mirror (now {self.root}) "
-                f"or fetch the official data with `python -m spacy project assets`."
-            )
-        expected = self.sums().get(rel)
-        if expected is None:
-            raise PrepareError(f"Mirror file {path} is not listed in {self.root / 'SHA256SUMS'}.")
-        if sha256(path) != expected:
-            raise PrepareError(
-                f"Checksum mismatch for mirror file {path}: expected sha256 {expected} "
-                f"(from {self.root / 'SHA256SUMS'}). Replace the file with a good copy."
-            )
-        return path
 
 
 def _rows_from_member(zip_path: Path, member: str, tmp: Path, **kw) -> Split:
@@ -209,13 +154,13 @@ def main(argv=None) -> None:
     p.add_argument("--dev-limit", type=int, default=0)
     p.add_argument("--lang", default="en")
     args = p.parse_args(argv)
-    mirror = Mirror(os.environ.get("SPACY_ATTN_MIRROR") or args.mirror or None)
+    mirror = Mirror.from_setting(args.mirror)
     out = Path(args.output_dir)
     tmp = out / ".tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     try:
         train, dev, test = load_task(args.task, Path(args.assets), mirror, tmp)
-    except (PrepareError, FileNotFoundError) as err:
+    except (DataError, FileNotFoundError) as err:
         print(f"✘ prepare {args.task}: {err}", file=sys.stderr)
         sys.exit(1)
     finally:

@@ -27,7 +27,7 @@ Sources, in order of preference: official files under --assets
 (``assets/squad/dev-v1.1.json``, ``assets/squad_shifts/{set}_v1.0.json``,
 fetched by ``spacy project assets``), else the mirror folder (--mirror or
 $SPACY_ATTN_MIRROR), verified against its SHA256SUMS by
-``scripts/prepare.py``'s ``Mirror``. The mirror's NYT file is BIG-bench's
+``spacy_attn.mirror.Mirror``. The mirror's NYT file is BIG-bench's
 modified copy (``nyt_bigbench.json.gz``: 9 questions dropped, answer
 punctuation stripped, 10 offsets off by one; the reader relocates those).
 
@@ -43,18 +43,14 @@ import argparse
 import gzip
 import json
 import math
-import os
 import random
 import shutil
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from prepare import Mirror, PrepareError, sha256  # noqa: E402
-
-from spacy_attn.squad import load_squad_json  # noqa: E402
+from spacy_attn.mirror import DataError, Mirror, sha256
+from spacy_attn.squad import load_squad_json
 
 SETS = ("new_wiki", "reddit", "nyt")
 MIRROR_FILES = {
@@ -86,7 +82,7 @@ def find_source(name: str, assets: Path, mirror: Mirror) -> Path:
     if official.exists():
         expected = OFFICIAL_SHA256.get(official.name)
         if expected and sha256(official) != expected:
-            raise PrepareError(
+            raise DataError(
                 f"Checksum mismatch for {official}: sha256 is not the published {expected}. "
                 f"Delete it and run `python -m spacy project assets` again."
             )
@@ -245,7 +241,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--docbin", action="store_true", help="also write {train,dev,test}.spacy")
     p.add_argument("--lang", default="en", help="tokenizer language for --docbin")
     args = p.parse_args(argv)
-    mirror = Mirror(os.environ.get("SPACY_ATTN_MIRROR") or args.mirror or None)
+    mirror = Mirror.from_setting(args.mirror)
     try:
         manifest = make_splits(
             Path(args.output_dir),
@@ -257,7 +253,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             docbin=args.docbin,
             lang=args.lang,
         )
-    except (PrepareError, FileNotFoundError) as err:
+    except (DataError, FileNotFoundError) as err:
         print(f"✘ squad splits: {err}", file=sys.stderr)
         sys.exit(1)
     c = manifest["counts"]

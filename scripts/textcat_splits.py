@@ -19,15 +19,13 @@ files are verified against the mirror's SHA256SUMS.
 import argparse
 import gzip
 import json
-import os
 import random
 import sys
 import tarfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).parent))
-from prepare import Mirror, PrepareError  # noqa: E402
+from spacy_attn.mirror import DataError, Mirror
 
 SOURCES = {"rt": "rotten_tomatoes/train.jsonl.gz", "imdb": "imdb/train.jsonl.gz"}
 DEFAULT_SIZES = {"rt": None, "imdb": (4000, 500, 2000)}
@@ -55,11 +53,11 @@ def split_rows(
         dev = rows[n_train : n_train + n_dev]
         test = rows[n_train + n_dev : n_train + n_dev + n_test]
     if len(test) < n_test or len(dev) < n_dev:
-        raise PrepareError(f"Not enough rows ({len(rows)}) for the split sizes {tuple(sizes)}")
+        raise DataError(f"Not enough rows ({len(rows)}) for the split sizes {tuple(sizes)}")
     return {"train": train, "dev": dev, "test": test}
 
 
-def read_source(name: str, mirror: Optional[str], assets: Path) -> Tuple[List[Dict], str]:
+def read_source(name: str, mirror: Mirror, assets: Path) -> Tuple[List[Dict], str]:
     """The rows (``text``, ``label``) and a description of where they came from."""
     official = assets / "aclImdb_v1.tar.gz"
     if name == "imdb" and official.exists():
@@ -73,7 +71,7 @@ def read_source(name: str, mirror: Optional[str], assets: Path) -> Tuple[List[Di
         # Tar order is arbitrary: sort by file name so the shuffle is reproducible.
         rows.sort(key=lambda r: (r["label"], r["file"]))
         return [{"text": r["text"], "label": r["label"]} for r in rows], str(official)
-    path = Mirror(mirror).get(SOURCES[name])
+    path = mirror.get(SOURCES[name])
     with gzip.open(path, "rt", encoding="utf8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
     return [{"text": r["text"], "label": str(r["label"])} for r in rows], str(path)
@@ -111,9 +109,9 @@ def main(argv=None) -> None:
         base = sizes or (0, 0, 0)
         sizes = tuple(v if v is not None else d for v, d in zip((args.train, args.dev, args.test), base))
     try:
-        rows, source = read_source(args.name, os.environ.get("SPACY_ATTN_MIRROR") or args.mirror, Path(args.assets))
+        rows, source = read_source(args.name, Mirror.from_setting(args.mirror), Path(args.assets))
         splits = split_rows(rows, seed=args.seed, sizes=sizes)
-    except PrepareError as err:
+    except DataError as err:
         sys.exit(f"✘ {err}")
     labels = sorted({row["label"] for row in rows})
     nlp = spacy.blank("en")

@@ -7,14 +7,12 @@ Uses the official glove.6B.zip (member glove.6B.100d.txt) when it is under
 against the mirror's SHA256SUMS).
 """
 import argparse
-import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from prepare import Mirror, PrepareError  # noqa: E402
+from spacy_attn.mirror import DataError, Mirror
 
 
 def main(argv=None) -> None:
@@ -34,10 +32,10 @@ def main(argv=None) -> None:
                 source.write_bytes(zf.read(member))
             name = f"glove6b{args.dims}d"
         else:
-            mirror = Mirror(os.environ.get("SPACY_ATTN_MIRROR") or args.mirror or None)
+            mirror = Mirror.from_setting(args.mirror)
             source = mirror.get(f"glove/glove.6B.{args.dims}d.top100k.txt.gz")
             name = f"glove6b{args.dims}d_top100k"
-    except PrepareError as err:
+    except DataError as err:
         print(f"✘ vectors: {err}", file=sys.stderr)
         sys.exit(1)
     cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en", str(source), args.output_dir, "--name", name]

@@ -2,9 +2,10 @@
 
 convert: pair corpus (jsonl / tsv, optionally .gz) -> DocBin of pair docs.
 evaluate: like ``spacy evaluate``, but reads pair corpora with
-``spacy-attn.PairCorpus.v1`` so the predicted docs keep their pair spans
-(``spacy evaluate`` re-tokenizes the text and drops span groups; it works
-with ``--code scripts/pair_spans.py``, see ``spacy_attn.compat``).
+``spacy-attn.PairCorpus.v1`` so the predicted docs keep their pair
+(``spacy evaluate`` re-tokenizes the text and drops it; it keeps it for
+pipelines built from the pair configs, or with ``--code``, see
+``spacy_attn.compat``).
 benchmark-speed: like ``spacy benchmark speed`` (same warm-up, batches and
 statistics), but re-tokenizes each benchmark doc into a pair doc with
 ``make_pair``; spaCy's version rebuilds docs with ``nlp.make_doc``, which

@@ -1,43 +1,195 @@
-"""Make spaCy's own corpus-based commands work with pair docs.
+"""Compatibility with spaCy's and Thinc's own machinery.
 
-spaCy's ``Corpus`` (used by ``spacy evaluate``, ``spacy benchmark speed``
-and ``spacy.Corpus.v1``) builds each predicted doc by re-tokenizing the
-reference text, which drops span groups, so pair docs lose their pair.
-``carry_pair_spans()`` makes the corpus align the pair span group from the
+**Pairs in spaCy's ``Corpus``.** spaCy's ``Corpus`` (used by ``spacy
+evaluate`` and ``spacy.Corpus.v1``) builds each
+predicted doc by re-tokenizing the reference text (``Corpus._make_example``:
+``Example(nlp.make_doc(reference.text), reference)``), so the predicted doc
+has no ``user_data`` and no span groups and a pair doc loses its pair.
+``Language.evaluate`` then runs the pipeline on those predicted docs alone:
+no component sees the reference before it must predict, so neither the
+component nor our registered readers (``spacy evaluate`` always uses
+``Corpus``) can restore the pair. Patching ``Corpus._make_example`` is the
+one place that can: ``carry_pair_spans()`` makes it copy the pair from the
 reference doc onto the predicted doc. The pair is input structure, not an
-annotation to predict, so copying it leaks no gold labels; other span groups
-are left alone.
+annotation to predict, so copying it leaks no gold labels; nothing else is
+copied, and corpora without pairs are unaffected. (``spacy benchmark speed``
+rebuilds its docs from their text with ``nlp.make_doc`` after reading the
+corpus, which no patch of ``Corpus`` can help: ``python -m spacy_attn
+benchmark-speed`` measures pair pipelines.)
 
-Use it from the command line through ``--code``::
+The patch is installed by
 
-    python -m spacy evaluate MODEL test.spacy --code scripts/pair_spans.py
-    python -m spacy benchmark speed MODEL test.spacy --code scripts/pair_spans.py
+* the pipeline itself, when its config sets
+  ``[nlp] after_pipeline_creation = {"@callbacks":"spacy-attn.carry_pairs.v1"}``
+  (all pair configs in ``configs/`` do, and ``spacy package`` keeps it), so
+  stock ``spacy evaluate MODEL test.spacy`` works on pair DocBins;
+* ``--code`` for pipelines without that setting::
+
+    python -m spacy evaluate MODEL test.spacy --code "$(python -m spacy_attn code-path)"
+
+**Tensors between Thinc and PyTorch.** ``xp2torch`` / ``torch2xp`` do what
+Thinc's functions of the same names do, through the DLPack protocol
+(``torch.from_dlpack(array)``, ``cupy.from_dlpack(tensor)``) instead of the
+legacy capsule calls (``cupy.ndarray.toDlpack``, ``cupy.fromDlpack``) that
+CuPy deprecates and warns about on every GPU step.
 """
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Optional
+
+from spacy.language import Language
+from spacy.util import registry
 
 from .pairs import DEFAULT_SPAN_KEY, align_pair_to_predicted
 
+if TYPE_CHECKING:
+    import torch
+
+# The attribute that marks our wrapper of Corpus._make_example (and holds
+# the pair keys it carries).
+_KEYS_ATTR = "_spacy_attn_keys"
+
 
 def carry_pair_spans(span_keys: Iterable[str] = (DEFAULT_SPAN_KEY,)) -> None:
-    """Patch ``spacy.training.Corpus`` so predicted docs keep the pair spans.
+    """Patch ``spacy.training.Corpus`` so predicted docs keep the pair of
+    their reference doc. Idempotent: calling it again only adds keys; the
+    patch wraps spaCy's method once.
 
-    span_keys (Iterable[str]): The span group keys to carry over. Calling it
-        again adds keys; the patch is installed once.
+    span_keys (Iterable[str]): The pair names (the components' ``span_key`` /
+        ``pair_key``) to carry over.
     """
     from spacy.training.corpus import Corpus
 
     keys = set(span_keys)
     current = Corpus._make_example
-    if getattr(current, "_spacy_attn_keys", None) is not None:
-        current._spacy_attn_keys.update(keys)
+    if getattr(current, _KEYS_ATTR, None) is not None:
+        getattr(current, _KEYS_ATTR).update(keys)
         return
     original = current
 
     def _make_example(self, nlp, reference, gold_preproc):
         example = original(self, nlp, reference, gold_preproc)
-        for key in _make_example._spacy_attn_keys:
+        for key in getattr(_make_example, _KEYS_ATTR):
             align_pair_to_predicted(example, key)
         return example
 
-    _make_example._spacy_attn_keys = keys
+    setattr(_make_example, _KEYS_ATTR, keys)
+    _make_example._spacy_attn_original = original
     Corpus._make_example = _make_example
+
+
+def carried_pair_keys() -> FrozenSet[str]:
+    """RETURNS (FrozenSet[str]): The pair names ``Corpus`` now carries over
+    (empty if the patch is not installed)."""
+    from spacy.training.corpus import Corpus
+
+    return frozenset(getattr(Corpus._make_example, _KEYS_ATTR, ()))
+
+
+def uncarry_pair_spans() -> None:
+    """Restore spaCy's own ``Corpus._make_example`` (for tests, or code that
+    wants spaCy's behaviour back). A no-op if the patch is not installed."""
+    from spacy.training.corpus import Corpus
+
+    original = getattr(Corpus._make_example, "_spacy_attn_original", None)
+    if original is not None:
+        Corpus._make_example = original
+
+
+def pipeline_pair_keys(nlp: Language) -> FrozenSet[str]:
+    """The pair names the spacy-attn components of a pipeline read.
+
+    nlp (Language): The pipeline.
+    RETURNS (FrozenSet[str]): Their ``span_key`` / ``pair_key`` values.
+    """
+    keys = set()
+    for _, pipe in nlp.pipeline:
+        if type(pipe).__module__.startswith("spacy_attn."):
+            cfg = getattr(pipe, "cfg", {})
+            keys.update(cfg[k] for k in ("span_key", "pair_key") if k in cfg)
+    return frozenset(keys)
+
+
+@registry.callbacks("spacy-attn.carry_pairs.v1")
+def make_carry_pairs() -> Callable[[Language], Language]:
+    """An ``[nlp] after_pipeline_creation`` callback: once the pipeline is
+    built (also when it is loaded, by ``spacy evaluate`` among others), make
+    spaCy's ``Corpus`` carry the pairs its spacy-attn components read.
+
+    RETURNS (Callable[[Language], Language]): The callback.
+    """
+
+    def carry_pairs(nlp: Language) -> Language:
+        keys = pipeline_pair_keys(nlp)
+        if keys:
+            carry_pair_spans(keys)
+        return nlp
+
+    return carry_pairs
+
+
+def code_path() -> str:
+    """RETURNS (str): The file to pass to spaCy's ``--code`` so that its
+    commands carry the default pair over (``spacy_attn/carry_pairs.py``)."""
+    from pathlib import Path
+
+    return str(Path(__file__).with_name("carry_pairs.py"))
+
+
+def xp2torch(xp_tensor, requires_grad: bool = False, device: Optional["torch.device"] = None):
+    """Thinc's ``xp2torch`` without CuPy's deprecated ``toDlpack``: a numpy or
+    cupy array to a torch tensor (zero-copy where the devices agree).
+
+    xp_tensor (ArrayXd): The array.
+    requires_grad (bool): Whether the tensor takes part in autograd.
+    device (Optional[torch.device]): Where to put it; by default Thinc's
+        current device (``get_torch_default_device``).
+    RETURNS (torch.Tensor): The tensor.
+    """
+    import torch
+    from thinc.api import get_torch_default_device
+
+    if device is None:
+        device = get_torch_default_device()
+    if hasattr(xp_tensor, "__dlpack__"):
+        # numpy >= 1.22 and every supported cupy implement the protocol.
+        torch_tensor = torch.from_dlpack(xp_tensor)
+    else:
+        torch_tensor = torch.from_numpy(xp_tensor)
+    torch_tensor = torch_tensor.to(device)
+    if requires_grad:
+        torch_tensor.requires_grad_()
+    return torch_tensor
+
+
+def torch2xp(torch_tensor, *, ops=None):
+    """Thinc's ``torch2xp`` without the legacy DLPack capsule: a torch tensor
+    to a numpy array, or a cupy array for a CUDA tensor unless ``ops`` is
+    ``NumpyOps``.
+
+    torch_tensor (torch.Tensor): The tensor.
+    ops (Optional[Ops]): The ops whose array type to return.
+    RETURNS (ArrayXd): The array.
+    """
+    from thinc.api import NumpyOps
+
+    if torch_tensor.is_cuda and not isinstance(ops, NumpyOps):
+        import cupy
+
+        # detach(): torch refuses to export a tensor that requires grad.
+        return cupy.from_dlpack(torch_tensor.detach())
+    if ops is None or isinstance(ops, NumpyOps):
+        return torch_tensor.detach().cpu().numpy()
+    import cupy
+
+    return cupy.asarray(torch_tensor)
+
+
+__all__ = [
+    "carry_pair_spans",
+    "carried_pair_keys",
+    "uncarry_pair_spans",
+    "pipeline_pair_keys",
+    "make_carry_pairs",
+    "code_path",
+    "xp2torch",
+    "torch2xp",
+]

@@ -25,7 +25,6 @@ present, on the GPU (``pytest -m gpu``).
 import argparse
 import gzip
 import json
-import os
 import sys
 import tempfile
 import time
@@ -35,6 +34,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy
 
+from .mirror import mirror_dir
+
 COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
 BACKBONES = ("vectors", "tok2vec", "transformer")
 # Probabilities and embeddings computed on two devices differ in the last
@@ -43,9 +44,9 @@ CPU_TOLERANCE = 2e-2
 
 
 def mirror() -> Path:
-    """The data mirror: ``$SPACY_ATTN_MIRROR`` or ``../shared/data``."""
-    default = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-    return Path(os.environ.get("SPACY_ATTN_MIRROR") or default)
+    """The data mirror: ``$SPACY_ATTN_MIRROR`` or ``../shared/data``
+    (``spacy_attn.mirror.mirror_dir``)."""
+    return mirror_dir()
 
 
 def _jsonl(path: Path, n: int) -> List[Dict[str, Any]]:

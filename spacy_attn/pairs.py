@@ -19,6 +19,7 @@ is an atom (a tuple key, as ``Doc._`` extensions use, costs 2 µs more).
 transformer touches it. Docs of the old format (a span group with two spans)
 are still read.
 """
+from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
@@ -27,6 +28,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 DEFAULT_SPAN_KEY = "pair"
+# The file for spaCy's --code that makes its Corpus keep pairs (named in errors).
+_CARRY_PAIRS_CODE = Path(__file__).with_name("carry_pairs.py")
 SEGMENT_LABELS = ("first", "second")
 _DATA_PREFIX = "spacy_attn."
 
@@ -158,7 +161,12 @@ def _missing_pair_error(doc: Doc, span_key: str, index: Optional[int]) -> PairEr
         f"spacy_attn.set_pair(doc, boundary), or read corpora with "
         f"spacy-attn.PairCorpus.v1. Docs read from a DocBin keep the pair only "
         f"if it was written with DocBin(store_user_data=True). If your docs use "
-        f"another pair name, set the component's span_key."
+        f"another pair name, set the component's span_key. `spacy evaluate` "
+        f"re-tokenizes its corpus and drops the pair unless the pipeline's config "
+        f"sets [nlp] after_pipeline_creation = "
+        f'{{"@callbacks":"spacy-attn.carry_pairs.v1"}}: for other pipelines add '
+        f"`--code {_CARRY_PAIRS_CODE}` to it. (`spacy benchmark speed` rebuilds "
+        f"docs from text: use `python -m spacy_attn benchmark-speed`.)"
     )
 
 

@@ -1,6 +1,5 @@
 import gzip
 import json
-import os
 from pathlib import Path
 
 import numpy
@@ -8,13 +7,11 @@ import pytest
 from spacy.training import Example
 
 import spacy_attn
+from spacy_attn.mirror import mirror_dir  # noqa: F401 (tests import it from here)
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def mirror_dir() -> Path:
-    """The local data mirror: $SPACY_ATTN_MIRROR or ../shared/data beside the repo."""
-    return Path(os.environ.get("SPACY_ATTN_MIRROR", REPO.parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")

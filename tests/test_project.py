@@ -5,9 +5,12 @@ import gzip
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
@@ -25,21 +28,77 @@ def _copy_project(dst: Path) -> Path:
 
 
 def _run(args, cwd, check=True):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # Nothing of this checkout's environment may leak into a fresh venv.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYTHONUNBUFFERED"] = "1"
     result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     if check:
         assert result.returncode == 0, (result.stdout[-4000:], result.stderr[-4000:])
     return result
 
 
+def readme_install_commands():
+    """The commands of the README's Install section, as argument lists."""
+    text = (REPO / "README.md").read_text(encoding="utf8")
+    section = text.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [args for args in (shlex.split(line, comments=True) for line in block.splitlines()) if args]
+
+
+def test_readme_install_names_the_project_extra():
+    # The workflows' package step needs `build`: the documented install has it.
+    commands = readme_install_commands()
+    assert commands and all(args[:2] == ["pip", "install"] for args in commands), commands
+    assert any(".[transformers,project]" in args for args in commands), commands
+    assert "build" in " ".join(_extra("project"))
+
+
+def _extra(name):
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    return cfg["options.extras_require"][name].split()
+
+
+def test_project_yml_is_current_for_weasel(capsys):
+    """Weasel validates project.yml without deprecation warnings (it warns
+    about, and ignores, `spacy_version`); the spaCy range the project states
+    is the one pip enforces from setup.cfg."""
+    import srsly
+    from weasel.schemas import ProjectConfigSchema, validate
+
+    config = srsly.read_yaml(REPO / "project.yml")
+    assert validate(ProjectConfigSchema, config) == []
+    out = capsys.readouterr()
+    assert "deprecated" not in out.out + out.err, out
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    spacy_req = next(r for r in cfg["options"]["install_requires"].split() if r.startswith("spacy"))
+    assert spacy_req.replace("spacy", "spaCy ", 1) in " ".join(config["description"].split())
+
+
 @pytest.mark.slow
 def test_demo_workflow(tmp_path):
+    """The README literally: its Install commands in a fresh venv, in a copy of
+    the project, then `spacy project run demo` with that venv (a fast variant:
+    fewer pairs and steps), ending with the packaged pipeline loaded from
+    another fresh venv (the install-check step)."""
     project = _copy_project(tmp_path / "project")
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    for args in readme_install_commands():  # pip install ... -> this venv's pip
+        _run([python, "-m", *args], cwd=project)
     overrides = [
         "--vars.mirror", str(mirror_dir()), "--vars.train_limit", "400", "--vars.dev_limit", "100",
         "--vars.max_steps", "60", "--vars.eval_frequency", "30",
     ]  # vars.venv stays the default relative path, as a user runs it
-    _run([sys.executable, "-m", "spacy", "project", "run", "demo", ".", *overrides], cwd=project)
+    demo = _run([python, "-m", "spacy", "project", "run", "demo", ".", *overrides], cwd=project)
+    # No deprecation noise from Weasel (project.yml's keys are current).
+    assert "Your project configuration file includes" not in demo.stdout + demo.stderr
     stats = json.loads((project / "corpus/sick/stats.json").read_text())
     assert stats["counts"] == {"train": 400, "dev": 100, "test": 4906}
     assert (project / "training/vectors/vocab").exists()
@@ -58,7 +117,7 @@ def test_demo_workflow(tmp_path):
     assert "site-packages" in check["spacy_attn"] and str(REPO) not in check["spacy_attn"]
     assert sum(check["cats"].values()) == pytest.approx(1.0, abs=1e-4)
     # A rerun skips what is up to date.
-    again = _run([sys.executable, "-m", "spacy", "project", "run", "prepare", ".", *overrides], cwd=project)
+    again = _run([python, "-m", "spacy", "project", "run", "prepare", ".", *overrides], cwd=project)
     assert "Skipping 'prepare': nothing changed" in again.stdout
 
 
@@ -101,27 +160,52 @@ def test_prepare_reports_checksum_mismatch(tmp_path):
     assert f"Checksum mismatch for mirror file {mirror / 'sick/trial.jsonl.gz'}" in result.stderr
 
 
-def test_spacy_evaluate_with_pair_spans_code(tmp_path):
-    """`spacy evaluate` itself works on pair DocBins with --code scripts/pair_spans.py."""
+def _pair_pipeline(path: Path, config_overrides) -> None:
     import spacy
-    from spacy.tokens import DocBin
     from spacy.training import Example
 
+    nlp = spacy.blank("en", config=config_overrides)
+    nlp.add_pipe("attn_pair_classifier")
+    docs = _labelled_pairs(nlp)
+    nlp.initialize(lambda: [Example(d.copy(), d) for d in docs])
+    nlp.to_disk(path)
+
+
+def _labelled_pairs(nlp):
     import spacy_attn
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe("attn_pair_classifier")
     docs = []
     for a, b, label in [("A b c.", "D e.", "yes"), ("F g.", "H i j.", "no")] * 4:
         doc = spacy_attn.make_pair(nlp, a, b)
         doc.cats = {label: 1.0}
         docs.append(doc)
-    nlp.initialize(lambda: [Example(d.copy(), d) for d in docs])
-    nlp.to_disk(tmp_path / "m")
-    DocBin(docs=docs, store_user_data=True).to_disk(tmp_path / "test.spacy")
-    out = tmp_path / "scores.json"
-    _run([sys.executable, "-m", "spacy", "evaluate", str(tmp_path / "m"), str(tmp_path / "test.spacy"),
-          "--code", "scripts/pair_spans.py", "--output", str(out)], cwd=REPO)
+    return docs
+
+
+def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
+    """Stock `spacy evaluate` works on a pair DocBin for a pipeline whose config sets the spacy-attn.carry_pairs.v1
+    callback, as every pair config in configs/ does; for a pipeline without
+    it, the error names the exact --code flag, and that flag works."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    from spacy_attn import compat
+
+    callback = {"nlp": {"after_pipeline_creation": {"@callbacks": "spacy-attn.carry_pairs.v1"}}}
+    try:
+        _pair_pipeline(tmp_path / "with_callback", callback)
+        _pair_pipeline(tmp_path / "plain", {})
+    finally:
+        compat.uncarry_pair_spans()  # building it installed the patch in this process
+    DocBin(docs=_labelled_pairs(spacy.blank("en")), store_user_data=True).to_disk(tmp_path / "test.spacy")
+    data, out = str(tmp_path / "test.spacy"), tmp_path / "scores.json"
+    evaluate = [sys.executable, "-m", "spacy", "evaluate"]
+    _run([*evaluate, str(tmp_path / "with_callback"), data, "--output", str(out)], cwd=tmp_path)
     assert 0.0 <= json.loads(out.read_text())["pair_acc"] <= 1.0
-    bare = _run([sys.executable, "-m", "spacy", "evaluate", str(tmp_path / "m"), str(tmp_path / "test.spacy")], cwd=REPO, check=False)
+    bare = _run([*evaluate, str(tmp_path / "plain"), data], cwd=tmp_path, check=False)
     assert bare.returncode != 0 and "PairError" in bare.stderr
+    flag = f"--code {compat.code_path()}"
+    assert flag in bare.stderr, bare.stderr[-2000:]
+    out.unlink()
+    _run([*evaluate, str(tmp_path / "plain"), data, *flag.split(" ", 1), "--output", str(out)], cwd=tmp_path)
+    assert 0.0 <= json.loads(out.read_text())["pair_acc"] <= 1.0

@@ -25,6 +25,7 @@ REGISTERED = {
     "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1", "spacy-attn.TextCatCorpus.v1"],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").
     "thinc_optimizers": ["spacy-attn.Adagrad.v1"],
+    "spacy_callbacks": ["spacy-attn.carry_pairs.v1"],
 }
 
 
@@ -54,6 +55,7 @@ def test_every_registration_has_an_entry_point():
         "spacy_scorers": registry.scorers,
         "spacy_readers": registry.readers,
         "thinc_optimizers": registry.optimizers,
+        "spacy_callbacks": registry.callbacks,
     }
     for group, reg in names.items():
         ours = {n for n in reg.get_all() if n.startswith("spacy-attn.")}

@@ -5,9 +5,10 @@ import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, get_array_module, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, get_array_module
 from thinc.types import Floats2d, Floats3d, Ints1d
 
+from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.coattention import DynamicCoattention, top_spans
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs

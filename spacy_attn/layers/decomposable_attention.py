@@ -5,9 +5,10 @@ import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain
 from thinc.types import Floats2d
 
+from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.decomposable_attention import DecomposableAttention
 from ..pairs import DEFAULT_SPAN_KEY
 from .pair_output import pair_output

@@ -19,9 +19,10 @@ from typing import List, Optional, Tuple
 import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, Relu, chain, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, Relu, chain
 from thinc.types import Floats2d, Floats3d, Ints1d
 
+from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.self_attention import build_encoder
 from ..models.siamese import SiameseSelfAttention
 from ..pairs import DEFAULT_SPAN_KEY

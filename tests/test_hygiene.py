@@ -1,0 +1,56 @@
+"""Repository hygiene: no committed file records where a developer's machine
+keeps things. Such paths break for everyone else (a default data path that
+does not exist on their machine) and leak nothing useful (a result file's
+command line that cannot be re-run). Use repo-relative paths, ../shared/data
+or $SPACY_ATTN_MIRROR (spacy_attn.mirror.mirror_dir) instead."""
+import re
+import subprocess
+
+from .conftest import REPO
+
+# Absolute paths of a development machine: the workplace and root home
+# folders, a user's home, and any virtual environment's site-packages. Each
+# pattern is written so that this file does not match itself.
+MACHINE_PATHS = re.compile(
+    rb"(?<![\w.~-])/(?:work|root)/"
+    rb"|(?<![\w.~-])/(?:home|Users)/[A-Za-z_][\w.-]*/"
+    rb"|lib/python3\.\d+/site-packages"
+)
+
+
+def tracked_files():
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    return [name for name in out.decode("utf8").split("\0") if name]
+
+
+def find_machine_paths(files):
+    """(file, line number, match) for every machine path in the files."""
+    hits = []
+    for rel in files:
+        path = REPO / rel
+        if not path.is_file():  # deleted in the work tree, not yet committed
+            continue
+        for lineno, line in enumerate(path.read_bytes().splitlines(), 1):
+            for match in MACHINE_PATHS.finditer(line):
+                hits.append((rel, lineno, match.group().decode("utf8", "replace")))
+    return hits
+
+
+def test_pattern_finds_machine_paths():
+    # The test must be able to fail: each kind of path is caught, the
+    # relative ones the project uses are not.
+    bad = [b"/work/main/README.md", b"--mirror /root/data", b"/home/alice/x", b"/Users/bob/y",
+           b"venv/lib/python3.11/site-packages/spacy", b'"cmd": "/work/x/.venv/bin/python"']
+    good = [b"../shared/data", b"$SPACY_ATTN_MIRROR", b"corpus/sick/work/", b"site-packages",
+            b"~/work/x", b"homework/", b"scripts/prepare.py"]
+    assert all(MACHINE_PATHS.search(s) for s in bad)
+    assert not any(MACHINE_PATHS.search(s) for s in good)
+
+
+def test_no_machine_paths_in_tracked_files():
+    files = tracked_files()
+    assert "tests/test_hygiene.py" in files  # the listing is the repo's
+    hits = find_machine_paths(files)
+    shown = [f"{f}:{n}: {m}" for f, n, m in hits[:40]]
+    more = [f"... and {len(hits) - 40} more"] if len(hits) > 40 else []
+    assert not hits, "absolute paths of a development machine in tracked files:\n" + "\n".join(shown + more)
