@@ -17,7 +17,8 @@ from thinc.types import Floats2d
 from spacy.attrs import NORM
 
 from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
-from .pair_segments import Segments, _gather_index
+from ._util import gather_segments
+from .pair_segments import Segments
 
 ENCODINGS = ("joint", "separate")
 
@@ -86,14 +87,11 @@ def segment_docs(doc: Doc, start1: int, end1: int, start2: int, end2: int) -> Tu
 
 
 def _pad(ops, vectors: List[Floats2d], width: int):
+    # Each segment is a whole doc of its own: gather it from token 0 to its end.
     lengths = numpy.asarray([len(v) for v in vectors], dtype="int32")
     bounds = numpy.stack([numpy.zeros_like(lengths), lengths], axis=1)
-    example, position, flat_row, _ = _gather_index(bounds, numpy.cumsum(lengths) - lengths)
-    index = (ops.asarray1i(example), ops.asarray1i(position))
-    X = ops.alloc3f(len(vectors), max(int(lengths.max(initial=0)), 1), width)
-    if len(example):
-        X[index] = ops.flatten(vectors)[ops.asarray1i(flat_row)]
-    return X, lengths, index
+    (X,), (X_lengths,), backprop = gather_segments(ops, vectors, [bounds], width=width)
+    return X, X_lengths, backprop
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
@@ -108,20 +106,13 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Ca
     segment_docs_ = firsts + seconds
     vectors, bp_vectors = model.layers[0](segment_docs_, is_train)
     width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
-    A, lengths_a, index_a = _pad(ops, vectors[:n], width)
-    B, lengths_b, index_b = _pad(ops, vectors[n:], width)
-    output = (A, ops.asarray1i(lengths_a), B, ops.asarray1i(lengths_b))
+    A, lengths_a, bp_a = _pad(ops, vectors[:n], width)
+    B, lengths_b, bp_b = _pad(ops, vectors[n:], width)
+    output = (A, lengths_a, B, lengths_b)
 
     def backprop(d_output: Segments) -> List[Doc]:
         dA, _, dB, _ = d_output
-        d_vectors = []
-        for dX, lengths, index in ((dA, lengths_a, index_a), (dB, lengths_b, index_b)):
-            if dX is None:
-                d_flat = ops.alloc2f(int(lengths.sum()), width)
-            else:
-                d_flat = ops.asarray2f(dX[index]) if len(index[0]) else ops.alloc2f(0, width)
-            d_vectors.extend(ops.unflatten(d_flat, ops.asarray1i(lengths)))
-        bp_vectors(d_vectors)
+        bp_vectors(bp_a([dA]) + bp_b([dB]))
         return []
 
     return output, backprop
