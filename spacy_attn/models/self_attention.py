@@ -122,7 +122,16 @@ class _SelfAttentionBase(nn.Module):
         """A penalty on the parameters only (not per doc), or None."""
         return None
 
-    def forward(self, X: torch.Tensor, lengths: torch.Tensor) -> Output:
+    def forward(
+        self, X: torch.Tensor, lengths: torch.Tensor, reduction: Optional[str] = None
+    ) -> Output:
+        # reduction: this call's penalty reduction, else the module's. The
+        # Thinc layer passes its attrs["penalty_reduction"] here, so the
+        # component that owns the loss sets it without touching the module.
+        if reduction is None:
+            reduction = self.reduction
+        elif reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
         B, L, _ = X.shape
         real = (lengths > 0).to(X.dtype)
         if B <= self.chunk_size and B * L <= self.chunk_tokens:
@@ -143,13 +152,13 @@ class _SelfAttentionBase(nn.Module):
                 M[chunk], A[chunk, :, :width], H[chunk, :width], per_doc[chunk] = m, a, h, p
         penalty = (per_doc * real).sum()
         n_docs = real.sum()
-        if self.reduction == "mean":
+        if reduction == "mean":
             penalty = penalty / n_docs.clamp(min=1)
         # A per-batch parameter penalty scales with the docs under "sum", so
         # its weight relative to a summed loss doesn't depend on batch size.
         batch_penalty = self._batch_penalty(X)
         if batch_penalty is not None:
-            penalty = penalty + batch_penalty * (n_docs if self.reduction == "sum" else 1.0)
+            penalty = penalty + batch_penalty * (n_docs if reduction == "sum" else 1.0)
         return M, A, H, penalty
 
 
