@@ -377,7 +377,7 @@ def evaluate(nlp, path: str, labels: List[str], limit: int, key_attr: Optional[s
     """
     from spacy.scorer import Scorer
     from spacy.training import Example
-    from spacy_attn import PairCorpus
+    from spacy_attn.readers import PairCorpus
 
     examples = list(PairCorpus(path, limit=limit)(nlp))
     start = time.perf_counter()

@@ -414,7 +414,7 @@ def find_component(nlp: Language, name: Optional[str] = None) -> Tuple[str, str]
     """
 
     def kind_of(pipe: Any) -> Optional[str]:
-        # DocEmbedder subclasses PairClassifier: test it first.
+        # Three separate classes (AttnClassifier is their common base).
         if isinstance(pipe, SpanQA):
             return "qa"
         if isinstance(pipe, DocEmbedder):

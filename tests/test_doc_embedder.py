@@ -380,3 +380,49 @@ def test_transformer_listener_backbone(rt_rows, tmp_path):
     reloaded = list(spacy.load(tmp_path / "trf").pipe(texts))
     for a, b in zip(docs, reloaded):
         numpy.testing.assert_allclose(a._.attn_embedding, b._.attn_embedding, rtol=1e-5, atol=1e-6)
+
+
+# -- the penalty reduction is a layer setting, not a module edit ----------
+
+
+def _penalty(nlp, name, docs):
+    layer = nlp.get_pipe(name).model.get_ref("self_attention")
+    nlp.get_pipe(name).model.begin_update(docs)
+    return float(layer.attrs["penalty"])
+
+
+@pytest.mark.parametrize("factory,reduction", [(FACTORY, "mean"), ("textcat", "sum")])
+def test_penalty_reduction_is_the_layer_attr(rt_rows, factory, reduction):
+    """attn_doc_embedder averages the penalty over the batch (its loss is a
+    mean); spaCy's textcat keeps the layer's default sum. Set through the
+    layer's documented attrs["penalty_reduction"]: the torch module itself is
+    not changed."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config={"model": textcat_model()})
+    examples = doc_examples(nlp, rt_rows[:4])
+    fix_random_seed(0)
+    nlp.initialize(lambda: examples)
+    layer = nlp.get_pipe(factory).model.get_ref("self_attention")
+    assert layer.attrs["penalty_reduction"] == reduction
+    assert layer.shims[0]._model.reduction == "sum"  # the module's own default
+    doc = nlp.make_doc(rt_rows[0]["text"])
+    one, two = _penalty(nlp, factory, [doc]), _penalty(nlp, factory, [doc, doc])
+    assert one > 0
+    assert two == pytest.approx(one if reduction == "mean" else 2 * one, rel=1e-4)
+
+
+def test_siamese_averages_penalty_without_changing_the_encoder(snli_rows):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_pair_classifier", config=siamese_config())
+    model = nlp.get_pipe("attn_pair_classifier").model
+    layer = model.get_ref("self_attention")
+    assert layer.attrs["penalty_reduction"] == "mean"
+    assert layer.shims[0]._model.encoder.reduction == "sum"
+    examples = make_examples(nlp, snli_rows[:2])
+    fix_random_seed(0)
+    nlp.initialize(lambda: examples)
+    doc = examples[0].predicted
+    model.begin_update([doc])
+    one = float(layer.attrs["penalty"])
+    model.begin_update([doc, doc])
+    assert float(layer.attrs["penalty"]) == pytest.approx(one, rel=1e-4)

@@ -107,8 +107,8 @@ def test_registry_and_entry_points():
     assert callable(registry.architectures.get("spacy-attn.DynamicCoattention.v1"))
     assert "attn_span_qa" in spacy.Language.factories
     eps = {(ep.group, ep.name): ep for g in ("spacy_factories", "spacy_architectures") for ep in entry_points(group=g)}
-    assert eps[("spacy_factories", "attn_span_qa")].load() is spacy_attn.make_span_qa
-    assert eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v1")].load() is spacy_attn.build_dynamic_coattention
+    assert eps[("spacy_factories", "attn_span_qa")].load() is spacy_attn.pipeline.span_qa.make_span_qa
+    assert eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v1")].load() is spacy_attn.layers.coattention.build_dynamic_coattention
 
 
 @pytest.mark.parametrize("name", QA_CONFIGS)

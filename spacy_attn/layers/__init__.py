@@ -1,4 +1,8 @@
-"""Thinc layers: input/output conversion between spaCy docs and torch modules."""
+"""Thinc layers: input/output conversion between spaCy docs and torch modules.
+
+Importing this package registers every ``spacy-attn.*`` architecture.
+"""
+from . import coattention, decomposable_attention, self_attention  # noqa: F401  (registrations)
 from .frozen_vectors import FrozenVectors
 from .pair_output import pair_output
 from .pair_segments import pair_segments

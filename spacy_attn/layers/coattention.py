@@ -1,4 +1,13 @@
-"""Thinc builder for the Dynamic Coattention Network span-QA model."""
+"""Thinc builder for the Dynamic Coattention Network span-QA model.
+
+Defaults: the architecture defaults to the paper's settings (Xiong et al.
+2017: hidden width 200, maxout pool size 16, 4 decoder iterations, dropout
+0.3); ``attn_span_qa``'s factory config is a small CPU setting (hidden width
+96, pool size 4, dropout 0.2). Left out, ``tok2vec`` is a new small trainable
+``spacy.Tok2Vec.v2`` that needs no vectors (``spacy_attn.layers.defaults``;
+the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
+README, "Defaults".
+"""
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy
@@ -13,6 +22,7 @@ from ..models.coattention import DynamicCoattention, top_spans
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs
 from ._util import gather_segments
+from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
@@ -53,7 +63,7 @@ class QAOutput(NamedTuple):
 
 @registry.architectures("spacy-attn.DynamicCoattention.v1")
 def build_dynamic_coattention(
-    tok2vec: Model[List[Doc], List[Floats2d]],
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 200,
     pool_size: int = 16,
@@ -67,9 +77,11 @@ def build_dynamic_coattention(
     """Dynamic Coattention Network (Xiong et al. 2017) over question-context
     pair docs (first segment = question, second = context).
 
-    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors for whole pair
-        docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's
-        setting), ``spacy.Tok2Vec.v2`` or a spacy-transformers listener.
+    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors for
+        whole pair docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the
+        paper's setting), ``spacy.Tok2Vec.v2`` or a spacy-transformers
+        listener. None (the default): a new small trainable tok2vec that
+        needs no vectors.
     hidden_width (int): Hidden width l of the LSTMs and HMNs (200 in the paper).
     pool_size (int): Maxout pool size of the HMNs (16 in the paper).
     max_iterations (int): Dynamic decoder iterations (4 in the paper).
@@ -92,6 +104,8 @@ def build_dynamic_coattention(
             f"DynamicCoattention: need window >= 1 and 0 < stride <= window, "
             f"got window={window}, stride={stride}."
         )
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else input_width
     module = DynamicCoattention(
         nI,

@@ -1,4 +1,12 @@
-"""Thinc builder for the Decomposable Attention pair classifier."""
+"""Thinc builder for the Decomposable Attention pair classifier.
+
+Defaults: the architecture defaults to the paper's settings (Parikh et al.
+2016: hidden width 200, dropout 0.2); ``attn_pair_classifier``'s factory
+config uses the same values. Left out, ``tok2vec`` is a new small trainable
+``spacy.Tok2Vec.v2`` that needs no vectors (``spacy_attn.layers.defaults``;
+the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
+README, "Defaults".
+"""
 from typing import Callable, List, Optional, Tuple
 
 import numpy
@@ -11,13 +19,14 @@ from thinc.types import Floats2d
 from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.decomposable_attention import DecomposableAttention
 from ..pairs import DEFAULT_SPAN_KEY
+from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
 
 
 @registry.architectures("spacy-attn.DecomposableAttention.v1")
 def build_decomposable_attention(
-    tok2vec: Model[List[Doc], List[Floats2d]],
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 200,
     dropout: float = 0.2,
@@ -29,10 +38,12 @@ def build_decomposable_attention(
 ) -> Model[List[Doc], Floats2d]:
     """Decomposable Attention (Parikh et al. 2016) over pair docs.
 
-    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors for whole pair
-        docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's
-        setting), a trainable ``spacy.Tok2Vec.v2``, a ``spacy.Tok2VecListener.v1``
-        or a ``spacy-transformers.TransformerListener.v1``.
+    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors for
+        whole pair docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the
+        paper's setting), a trainable ``spacy.Tok2Vec.v2``, a
+        ``spacy.Tok2VecListener.v1`` or a
+        ``spacy-transformers.TransformerListener.v1``. None (the default): a
+        new small trainable tok2vec that needs no vectors.
     hidden_width (int): Width of the projection and of F, G and H (200 in
         the paper).
     dropout (float): Dropout on the inputs of every feed-forward layer.
@@ -48,6 +59,8 @@ def build_decomposable_attention(
         ``model.get_ref("output_layer")`` is the output layer and
         ``model.attrs["multi_label"]`` follows spaCy's textcat convention.
     """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
     module = DecomposableAttention(
         nI,

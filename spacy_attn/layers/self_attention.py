@@ -13,6 +13,22 @@ the penalty's gradient to M's (see ``convert_self_attention_outputs``), so it
 is trained by spaCy's own ``textcat`` just as by ``attn_doc_embedder``. Its
 value for the last training batch is in ``model.get_ref("self_attention")
 .attrs["penalty"]`` (a 0-d tensor: ``float()`` it); spacy-attn's components add it to their losses.
+
+How the per-doc penalties are combined over a batch is the torch layer's
+``attrs["penalty_reduction"]``: "sum" (the default, matching spaCy's textcat,
+whose loss is summed over the batch) or "mean" (for a loss averaged over the
+batch). The input converter passes it to the module on every call, so the
+component that owns the loss sets it (``attn_doc_embedder`` sets "mean") with
+``model.get_ref("self_attention").attrs["penalty_reduction"] = ...``;
+``spacy-attn.SiameseSelfAttention.v1`` sets "mean" on its own torch layer.
+
+Defaults: the architectures default to the papers' settings (r = 30 hops,
+u = 300, d_a = 350 for Lin et al.); the factory configs of the components
+(``attn_doc_embedder``) are a small CPU setting. Left out, ``tok2vec`` is a new
+small trainable ``spacy.Tok2Vec.v2`` (no vectors needed; see
+``spacy_attn.layers.defaults``) and ``encoder`` a new
+``spacy-attn.StructuredSelfAttention.v1`` with its defaults, so every
+architecture builds from its name alone. See the README, "Defaults".
 """
 from typing import List, Optional, Tuple
 
@@ -27,17 +43,19 @@ from ..models.self_attention import build_encoder
 from ..models.siamese import SiameseSelfAttention
 from ..pairs import DEFAULT_SPAN_KEY
 from .decomposable_attention import convert_segment_inputs
+from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from ._util import segment_index
 from .pair_segments import pair_segments
 
 SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
 POOLINGS = ("flatten", "mean", "max")
+PENALTY_REDUCTION = "penalty_reduction"  # the torch layer's attrs key
 
 
 @registry.architectures("spacy-attn.StructuredSelfAttention.v1")
 def build_structured_self_attention(
-    tok2vec: Model[List[Doc], List[Floats2d]],
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 300,
     attention_width: int = 350,
@@ -51,9 +69,11 @@ def build_structured_self_attention(
     BiLSTM + r-hop self-attention, trained with the penalty
     ``penalty_coef * ||A A^T - I||_F^2``.
 
-    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors:
-        ``spacy-attn.FrozenVectors.v1`` (fixed word vectors), a
-        ``spacy.Tok2Vec.v2`` / listener, or a spacy-transformers listener.
+    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors:
+        ``spacy-attn.FrozenVectors.v1`` (fixed word vectors, the paper's
+        setting), a ``spacy.Tok2Vec.v2`` / listener, or a spacy-transformers
+        listener. None (the default): a new small trainable tok2vec that
+        needs no vectors (``spacy_attn.layers.defaults``).
     hidden_width (int): LSTM units per direction (u; 300 in the paper).
     attention_width (int): d_a, the attention MLP's hidden width (350 for
         Yelp and Age, 150 for SNLI in the paper).
@@ -65,6 +85,8 @@ def build_structured_self_attention(
     mixed_precision (bool): Run the torch module under autocast (GPU).
     RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths).
     """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
     module = build_encoder(
         "structured",
         _width_of(tok2vec),
@@ -80,7 +102,7 @@ def build_structured_self_attention(
 
 @registry.architectures("spacy-attn.GeneralizedPooling.v1")
 def build_generalized_pooling(
-    tok2vec: Model[List[Doc], List[Floats2d]],
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 300,
     attention_width: int = 600,
@@ -98,8 +120,8 @@ def build_generalized_pooling(
     paper's three optional disagreement penalties, each
     ``coef * sum_{i<j} max(margin - ||X_i - X_j||^2, 0)`` over pairs of heads.
 
-    tok2vec (Model[List[Doc], List[Floats2d]]): Token vectors (see
-        ``spacy-attn.StructuredSelfAttention.v1``).
+    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors (see
+        ``spacy-attn.StructuredSelfAttention.v1``; None: the default tok2vec).
     hidden_width (int): LSTM units per direction.
     attention_width (int): Hidden width of each head's attention network.
     heads (int): Number of heads (I).
@@ -113,6 +135,8 @@ def build_generalized_pooling(
     RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths); A is
         each head's attention averaged over the 2u dimensions.
     """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
     module = build_encoder(
         "generalized",
         _width_of(tok2vec),
@@ -131,7 +155,7 @@ def build_generalized_pooling(
 
 @registry.architectures("spacy-attn.SelfAttentiveTextCat.v1")
 def build_self_attentive_textcat(
-    encoder: Model[List[Doc], SelfAttentionOutput],
+    encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
     *,
     pooling: str = "flatten",
     hidden_width: int = 512,
@@ -144,9 +168,10 @@ def build_self_attentive_textcat(
     a sigmoid per label. Usable as the model of spaCy's ``textcat`` and
     ``textcat_multilabel`` and of ``attn_doc_embedder``.
 
-    encoder (Model[List[Doc], SelfAttentionOutput]): A
+    encoder (Optional[Model[List[Doc], SelfAttentionOutput]]): A
         ``spacy-attn.StructuredSelfAttention.v1`` or
-        ``spacy-attn.GeneralizedPooling.v1``.
+        ``spacy-attn.GeneralizedPooling.v1``. None (the default): a new
+        ``spacy-attn.StructuredSelfAttention.v1`` with its defaults.
     pooling (str): "flatten" (the paper: M reshaped to r*2u), "mean" or "max"
         over hops (2u).
     hidden_width (int): Width of the hidden layer.
@@ -159,6 +184,8 @@ def build_self_attentive_textcat(
         (pooled embedding -> probabilities), "output_layer";
         ``attrs["multi_label"]`` as spaCy's textcat expects.
     """
+    if encoder is None:
+        encoder = build_structured_self_attention()
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
     head = chain(
         embedding_pool(pooling),
@@ -189,6 +216,8 @@ def _encoder_model(
         mixed_precision=mixed_precision,
     )
     torch_layer.attrs["penalty"] = 0.0
+    # Summed over the batch, like spaCy's textcat loss (see module docstring).
+    torch_layer.attrs[PENALTY_REDUCTION] = "sum"
     model = chain(tok2vec, pad_sequences(), torch_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("self_attention", torch_layer)
@@ -223,7 +252,8 @@ def _pad_forward(model: Model, Xs: List[Floats2d], is_train: bool):
 
 
 def convert_padded_inputs(model: Model, X: Tuple[Floats3d, Ints1d], is_train: bool):
-    """(padded, lengths) -> torch; the gradient flows back to ``padded``."""
+    """(padded, lengths) -> torch, with the layer's penalty reduction; the
+    gradient flows back to ``padded``."""
     device = model.shims[0].device
     padded, lengths = X
     args = (xp2torch(padded, requires_grad=is_train, device=device), xp2torch(lengths, device=device))
@@ -232,7 +262,20 @@ def convert_padded_inputs(model: Model, X: Tuple[Floats3d, Ints1d], is_train: bo
         d_padded = d_inputs.args[0]
         return (torch2xp(d_padded) if d_padded is not None else None, None)
 
-    return ArgsKwargs(args=args, kwargs={}), reverse
+    return ArgsKwargs(args=args, kwargs=_reduction_kwargs(model)), reverse
+
+
+def convert_penalized_segment_inputs(model: Model, X, is_train: bool):
+    """The pair segments (see ``convert_segment_inputs``), with the layer's
+    penalty reduction."""
+    inputs, reverse = convert_segment_inputs(model, X, is_train)
+    return ArgsKwargs(args=inputs.args, kwargs=_reduction_kwargs(model)), reverse
+
+
+def _reduction_kwargs(model: Model) -> dict:
+    # A layer without the attr (built before it existed) keeps the module's own.
+    reduction = model.attrs.get(PENALTY_REDUCTION)
+    return {} if reduction is None else {"reduction": reduction}
 
 
 def convert_self_attention_outputs(model: Model, X_Ytorch, is_train: bool):
@@ -314,7 +357,7 @@ def _pool_forward(model: Model, X: SelfAttentionOutput, is_train: bool):
 
 @registry.architectures("spacy-attn.SiameseSelfAttention.v1")
 def build_siamese_self_attention(
-    encoder: Model[List[Doc], SelfAttentionOutput],
+    encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
     *,
     combination: str = "features",
     hidden_width: int = 300,
@@ -327,10 +370,12 @@ def build_siamese_self_attention(
     (Lin et al. 2017, SNLI): both texts of a pair doc go through the same
     encoder, their embeddings are combined and classified.
 
-    encoder (Model[List[Doc], SelfAttentionOutput]): A
+    encoder (Optional[Model[List[Doc], SelfAttentionOutput]]): A
         ``spacy-attn.StructuredSelfAttention.v1`` or
         ``spacy-attn.GeneralizedPooling.v1``; its tok2vec and torch module are
-        reused (the tok2vec runs once over the whole pair doc).
+        reused (the tok2vec runs once over the whole pair doc). None (the
+        default): a new ``spacy-attn.StructuredSelfAttention.v1`` with its
+        defaults.
     combination (str): "features" ([u; v; u*v; |u-v|]) or "multiplicative"
         (the paper's per-hop gated interaction).
     hidden_width (int): Width of the hidden layer after the combination.
@@ -341,11 +386,15 @@ def build_siamese_self_attention(
     RETURNS (Model[List[Doc], Floats2d]): Label probabilities, with the refs
         the pair classifier uses ("segments", "output_layer") and
         "self_attention" / "tok2vec". The penalty is averaged over the batch,
-        like the pair classifier's loss.
+        like the pair classifier's loss (the torch layer's
+        ``attrs["penalty_reduction"]`` is "mean").
     """
+    if encoder is None:
+        encoder = build_structured_self_attention()
     tok2vec = encoder.get_ref("tok2vec")
+    # The encoder's torch module is shared, not modified: the reduction is
+    # passed on each call (convert_penalized_segment_inputs).
     encoder_module = encoder.get_ref("self_attention").shims[0]._model
-    encoder_module.reduction = "mean"
     module = SiameseSelfAttention(
         encoder_module,
         hidden_width,
@@ -355,11 +404,12 @@ def build_siamese_self_attention(
     )
     torch_layer = PyTorchWrapper_v2(
         module,
-        convert_inputs=convert_segment_inputs,
+        convert_inputs=convert_penalized_segment_inputs,
         convert_outputs=convert_penalized_outputs,
         mixed_precision=mixed_precision,
     )
     torch_layer.attrs["penalty"] = 0.0
+    torch_layer.attrs[PENALTY_REDUCTION] = "mean"
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
     segments = pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
     model = chain(segments, torch_layer, output_layer)

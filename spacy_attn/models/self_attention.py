@@ -122,10 +122,24 @@ class _SelfAttentionBase(nn.Module):
         """A penalty on the parameters only (not per doc), or None."""
         return None
 
-    def forward(self, X: torch.Tensor, lengths: torch.Tensor, *, batch_penalty: bool = True) -> Output:
-        """batch_penalty (bool): Include the penalty on the parameters
-        (``_batch_penalty``). A caller that encodes several batches for one
-        loss (the siamese model: both texts of a pair) includes it once."""
+    def forward(
+        self,
+        X: torch.Tensor,
+        lengths: torch.Tensor,
+        reduction: Optional[str] = None,
+        *,
+        batch_penalty: bool = True,
+    ) -> Output:
+        # reduction: this call's penalty reduction, else the module's. The
+        # Thinc layer passes its attrs["penalty_reduction"] here, so the
+        # component that owns the loss sets it without touching the module.
+        # batch_penalty: include the penalty on the parameters
+        # (``_batch_penalty``). A caller that encodes several batches for one
+        # loss (the siamese model: both texts of a pair) includes it once.
+        if reduction is None:
+            reduction = self.reduction
+        elif reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
         B, L, _ = X.shape
         real = (lengths > 0).to(X.dtype)
         if B <= self.chunk_size and B * L <= self.chunk_tokens:
@@ -146,13 +160,13 @@ class _SelfAttentionBase(nn.Module):
                 M[chunk], A[chunk, :, :width], H[chunk, :width], per_doc[chunk] = m, a, h, p
         penalty = (per_doc * real).sum()
         n_docs = real.sum()
-        if self.reduction == "mean":
+        if reduction == "mean":
             penalty = penalty / n_docs.clamp(min=1)
         # A per-batch parameter penalty scales with the docs under "sum", so
         # its weight relative to a summed loss doesn't depend on batch size.
         param_penalty = self._batch_penalty(X) if batch_penalty else None
         if param_penalty is not None:
-            penalty = penalty + param_penalty * (n_docs if self.reduction == "sum" else 1.0)
+            penalty = penalty + param_penalty * (n_docs if reduction == "sum" else 1.0)
         return M, A, H, penalty
 
 

@@ -1,7 +1,7 @@
 """Siamese pair encoder (torch only): one self-attentive encoder for both
 texts of a pair, then a combination of the two embeddings (Lin et al. 2017,
 section 4.3, their SNLI setup)."""
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
@@ -68,11 +68,16 @@ class SiameseSelfAttention(nn.Module):
         A_lengths: torch.Tensor,
         B: torch.Tensor,
         B_lengths: torch.Tensor,
+        reduction: Optional[str] = None,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        M_a, _, _, penalty_a = self.encoder(A, A_lengths)
-        # The per-doc penalties belong to each text; a penalty on the
-        # parameters belongs to the batch, once (see param_penalty_once).
-        M_b, _, _, penalty_b = self.encoder(B, B_lengths, batch_penalty=not self.param_penalty_once)
+        # reduction: the encoder's penalty reduction for this call (None:
+        # the encoder's own), see _SelfAttentionBase.forward. The per-doc
+        # penalties belong to each text; a penalty on the parameters belongs
+        # to the batch, once (see param_penalty_once).
+        M_a, _, _, penalty_a = self.encoder(A, A_lengths, reduction)
+        M_b, _, _, penalty_b = self.encoder(
+            B, B_lengths, reduction, batch_penalty=not self.param_penalty_once
+        )
         if self.combination == "features":
             u, v = M_a.flatten(1), M_b.flatten(1)
             features = torch.cat([u, v, u * v, (u - v).abs()], dim=-1)

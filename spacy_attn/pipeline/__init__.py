@@ -1,4 +1,18 @@
-"""spaCy pipeline components of spacy-attn."""
-from .pair_classifier import PairClassifier, make_pair_classifier, pair_classifier_score
+"""spaCy pipeline components of spacy-attn.
 
-__all__ = ["PairClassifier", "make_pair_classifier", "pair_classifier_score"]
+Importing this package registers the three factories (``attn_pair_classifier``,
+``attn_doc_embedder``, ``attn_span_qa``) and their scorers.
+"""
+from .doc_embedder import DocEmbedder, make_doc_embedder
+from .pair_classifier import PairClassifier, make_pair_classifier, pair_classifier_score
+from .span_qa import SpanQA, make_span_qa
+
+__all__ = [
+    "DocEmbedder",
+    "PairClassifier",
+    "SpanQA",
+    "make_doc_embedder",
+    "make_pair_classifier",
+    "make_span_qa",
+    "pair_classifier_score",
+]

@@ -1,25 +1,8 @@
-"""Default config pieces shared by the components."""
+"""Default config pieces shared by the components.
 
-
-def default_tok2vec_config(section: str) -> str:
-    """The components' default trainable tok2vec (hash embeddings + CNN, no
-    pretrained vectors) as config text under ``[section]``, e.g.
-    ``"model.tok2vec"``, so every component's default model uses the same one."""
-    return f"""
-[{section}]
-@architectures = "spacy.Tok2Vec.v2"
-
-[{section}.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 96
-attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
-include_static_vectors = false
-
-[{section}.encode]
-@architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
-depth = 2
-window_size = 1
-maxout_pieces = 3
+The default tok2vec is defined once, in ``spacy_attn.layers.defaults``, so
+the factories' default configs and the architectures' own defaults agree.
 """
+from ..layers.defaults import build_default_tok2vec, default_tok2vec_config
+
+__all__ = ["build_default_tok2vec", "default_tok2vec_config"]

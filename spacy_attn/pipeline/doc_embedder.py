@@ -1,7 +1,13 @@
 """The ``attn_doc_embedder`` component: an interpretable self-attentive
 document embedding (Lin et al. 2017 / Chen et al. 2018), trained through a
-text classifier on top of it."""
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+text classifier on top of it.
+
+Defaults: the factory's default model is the small CPU setting (r = 8 hops,
+u = 128, d_a = 128, a 256-wide classifier on the small default tok2vec); the
+architectures themselves default to the paper's settings (r = 30, u = 300,
+d_a = 350). See the README, "Defaults".
+"""
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
@@ -11,9 +17,9 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats2d
 
-from ..layers.self_attention import POOLINGS, SelfAttentionOutput, pool_matrix
+from ..layers.self_attention import PENALTY_REDUCTION, POOLINGS, SelfAttentionOutput, pool_matrix
+from .base import AttnClassifier
 from .defaults import default_tok2vec_config
-from .pair_classifier import PairClassifier
 
 DEFAULT_EMBEDDER_MODEL = """
 [model]
@@ -36,11 +42,21 @@ dropout = 0.0
 """ + default_tok2vec_config("model.encoder.tok2vec")
 DEFAULT_MODEL = Config().from_str(DEFAULT_EMBEDDER_MODEL)["model"]
 
-# One set of extensions, shared by every embedder in a pipeline (the last one
-# to run wins, like doc.vector hooks). Guarded so re-imports don't fail.
-for _name in ("attn_embedding", "attn_weights", "attn_states"):
-    if not Doc.has_extension(_name):
-        Doc.set_extension(_name, default=None)
+EXTENSIONS = ("attn_embedding", "attn_weights", "attn_states")
+
+
+def install_extensions() -> None:
+    """Register ``doc._.attn_embedding``, ``doc._.attn_weights`` and
+    ``doc._.attn_states`` (default None), unless they exist. Called by every
+    ``DocEmbedder`` (as spacy-transformers does for ``doc._.trf_data``), so
+    importing the package changes no global state; call it yourself to read
+    the attributes of docs that never met an embedder in this process. One
+    set of extensions is shared by every embedder in a pipeline (the last one
+    to run wins, like the doc.vector hooks).
+    """
+    for name in EXTENSIONS:
+        if not Doc.has_extension(name):
+            Doc.set_extension(name, default=None)
 
 
 @Language.factory(
@@ -104,7 +120,7 @@ def make_doc_embedder(
     )
 
 
-class DocEmbedder(PairClassifier):
+class DocEmbedder(AttnClassifier):
     """Embed each doc with structured self-attention and classify it.
 
     Writes ``doc._.attn_embedding`` (float32 vector), ``doc._.attn_weights``
@@ -115,8 +131,8 @@ class DocEmbedder(PairClassifier):
     the cross-entropy plus the attention penalty, and the penalty alone is
     also reported as ``losses[f"{name}_penalty"]``.
 
-    Label handling, the loss and serialization are those of the pair
-    classifier; only the input (a whole doc, not a pair) and the outputs differ.
+    Label handling, the loss and serialization are ``AttnClassifier``'s (as
+    for the pair classifier); the input is a whole doc and the outputs differ.
     """
 
     def __init__(
@@ -143,25 +159,21 @@ class DocEmbedder(PairClassifier):
                     f"'{name}' needs a model with an '{ref}' ref, such as "
                     f"spacy-attn.SelfAttentiveTextCat.v1; got '{model.name}'."
                 )
-        super().__init__(vocab, model, name, threshold=threshold, scorer=scorer)
-        del self.cfg["span_key"]
-        self.cfg.update(
-            {
-                "embedding_pooling": embedding_pooling,
-                "set_cats": set_cats,
-                "doc_vector": doc_vector,
-                "span_vector": span_vector,
-            }
-        )
-        # The loss below is averaged over the batch, so the penalty must be
-        # too (spaCy's textcat sums both; the layer defaults to that).
-        model.get_ref("self_attention").shims[0]._model.reduction = "mean"
+        install_extensions()
+        cfg = {
+            "embedding_pooling": embedding_pooling,
+            "set_cats": set_cats,
+            "doc_vector": doc_vector,
+            "span_vector": span_vector,
+        }
+        super().__init__(vocab, model, name, cfg, threshold=threshold, scorer=scorer)
 
-    def _set_span_key(self) -> None:
-        pass  # docs, not pairs
-
-    def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:
-        pass  # docs, not pairs
+    def _configure_model(self) -> None:
+        # The loss is averaged over the batch, so the penalty must be too
+        # (spaCy's textcat sums both; the layer defaults to that). The torch
+        # layer's documented attr, read by its input converter.
+        self.model.get_ref("self_attention").attrs[PENALTY_REDUCTION] = "mean"
+        super()._configure_model()
 
     def predict(self, docs: Iterable[Doc]) -> Tuple[Floats2d, SelfAttentionOutput]:
         """Embed and score a batch of docs without modifying them.
@@ -246,8 +258,8 @@ class DocEmbedder(PairClassifier):
             losses.setdefault(self.name, 0.0)
             losses.setdefault(f"{self.name}_penalty", 0.0)
             return losses
-        # The pair classifier's update: loss, backprop, and the penalty
-        # reported from the "self_attention" ref (pairs are not copied here).
+        # AttnClassifier's update: loss, backprop, and the penalty reported
+        # from the "self_attention" ref.
         return super().update(examples, drop=drop, sgd=sgd, losses=losses)
 
     def embed(self, docs: Iterable[Doc]) -> numpy.ndarray:
@@ -273,6 +285,7 @@ def span_embedding(span: Span, pooling: str = "flatten") -> numpy.ndarray:
     pooling (str): "flatten", "mean" or "max" over hops, as the doc embedding.
     RETURNS (numpy.ndarray): float32 vector.
     """
+    install_extensions()
     doc = span.doc
     A, H = doc._.attn_weights, doc._.attn_states
     if A is None or H is None:

@@ -3,6 +3,11 @@
 Each doc is a question-context pair (``spacy_attn.make_pair(nlp, question,
 context)``); the component writes the ranked answer spans, inside the
 context, to ``doc.spans["answers"]``.
+
+Defaults: the factory's default model is the small CPU setting of
+``spacy-attn.DynamicCoattention.v1`` (hidden width 96, maxout pool size 4,
+dropout 0.2, on the small default tok2vec); the architecture itself defaults
+to the paper's settings (200, 16, 0.3). See the README, "Defaults".
 """
 import warnings
 from itertools import islice
@@ -11,7 +16,6 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 import numpy
 from spacy.attrs import IDX, LENGTH
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.util import minibatch
@@ -20,14 +24,11 @@ from thinc.api import Config, Model, Optimizer, get_array_module, set_dropout_ra
 from thinc.types import Floats2d, Floats3d
 
 from ..layers.coattention import Answer, QAOutput, decode_answers
-from ..pairs import (
-    DEFAULT_SPAN_KEY,
-    PairError,
-    align_pair_to_predicted,
-    get_pair_bounds,
-)
+from ..pairs import DEFAULT_SPAN_KEY, get_pair_bounds
 from ..squad.data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY
+from .base import AttnPipe
 from .defaults import default_tok2vec_config
+from .pair_input import PairInputMixin
 
 DEFAULT_QA_MODEL = """
 [model]
@@ -93,7 +94,7 @@ def make_span_qa(
     )
 
 
-class SpanQA(TrainablePipe):
+class SpanQA(PairInputMixin, AttnPipe):
     """Extractive question answering over pair docs (see ``spacy_attn.make_pair``).
 
     Writes to ``doc.spans[answers_key]`` up to ``top_k`` answer spans (label
@@ -108,7 +109,12 @@ class SpanQA(TrainablePipe):
     several windows keeps its best score. Answers are always context tokens:
     never the question, the sentinel or padding. An empty context gets no
     answers (an empty span group).
+
+    Serialization is ``AttnPipe``'s; the pair plumbing (pair key, pairs
+    copied to predicted docs) is ``PairInputMixin``'s.
     """
+
+    _pair_key_setting = "pair_key"
 
     def __init__(
         self,
@@ -138,28 +144,17 @@ class SpanQA(TrainablePipe):
                 f"attn_span_qa: top_k ({top_k}) and max_answer_length "
                 f"({max_answer_length}) must be >= 1."
             )
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self._rehearsal_model = None
-        self.cfg: Dict[str, Any] = {
+        cfg = {
             "pair_key": pair_key,
             "answers_key": answers_key,
             "top_k": top_k,
             "max_answer_length": max_answer_length,
         }
-        self.scorer = scorer
+        super().__init__(vocab, model, name, cfg, scorer=scorer)
         # Examples seen in training without an answer span that maps to the
         # predicted tokens (not serialized; reset with the process).
         self.n_skipped = 0
         self._warned_skip = False
-        self._set_pair_key()
-
-    def _set_pair_key(self) -> None:
-        # The component's pair_key is the single source of truth: the layer
-        # that cuts docs into windows reads it from its attrs.
-        if self.model not in (None, True, False) and self.model.has_ref("segments"):
-            self.model.get_ref("segments").attrs["span_key"] = self.cfg["pair_key"]
 
     @property
     def pair_key(self) -> str:
@@ -274,7 +269,7 @@ class SpanQA(TrainablePipe):
         validate_examples(examples, "SpanQA.update")
         if not examples:
             return losses
-        self._copy_pairs_to_predicted(examples)
+        self._prepare_examples(examples)
         gold = self._gold_spans(examples)
         if all(g is None for g in gold):
             # Nothing to learn from: skip the forward pass entirely.
@@ -290,15 +285,6 @@ class SpanQA(TrainablePipe):
         # optimizer step are queued.
         losses[self.name] += float(loss)
         return losses
-
-    def _copy_pairs_to_predicted(self, examples: List[Example]) -> None:
-        """Give predicted docs the pair spans of their reference docs, so
-        training with spaCy's own ``spacy.Corpus.v1`` works."""
-        for i, eg in enumerate(examples):
-            try:
-                align_pair_to_predicted(eg, self.pair_key)
-            except PairError as err:
-                raise PairError(f"Example {i} {err}") from None
 
     def _gold_spans(self, examples: List[Example]) -> List[Optional[Tuple[int, int]]]:
         """The target (start, end exclusive) of each example in predicted-doc
@@ -484,24 +470,12 @@ class SpanQA(TrainablePipe):
         sample = list(islice(get_examples(), 10))
         if not sample:
             raise ValueError(f"'{self.name}' needs at least one example to initialize.")
-        self._copy_pairs_to_predicted(sample)
+        self._prepare_examples(sample)
         self.model.initialize(X=[eg.predicted for eg in sample])
 
     def add_label(self, label: str) -> int:
         """Span QA has the single label "answer"; adding labels is not supported."""
         raise NotImplementedError(f"'{self.name}' has the fixed label {ANSWER_LABEL!r}.")
-
-    # -- serialization ---------------------------------------------------
-
-    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "SpanQA":
-        super().from_bytes(bytes_data, exclude=exclude)
-        self._set_pair_key()
-        return self
-
-    def from_disk(self, path, *, exclude=tuple()) -> "SpanQA":
-        super().from_disk(path, exclude=exclude)
-        self._set_pair_key()
-        return self
 
 
 def _run_max(X: Floats2d, grid: Any) -> Floats2d:

@@ -1,0 +1,164 @@
+"""A damaged or incompatible saved component fails with an error that names
+the component and the file (issue 12.4), for all three components and both
+load paths (from_disk via spacy.load, from_bytes)."""
+import re
+import shutil
+
+import pytest
+import spacy
+from spacy.tokens import Span
+from spacy.training import Example
+
+import spacy_attn  # noqa: F401  (registers)
+from spacy_attn import make_pair
+from spacy_attn.pipeline.base import ComponentLoadError
+
+from .conftest import tok2vec_config
+
+SMALL = {
+    "attn_pair_classifier": {
+        "model": {
+            "@architectures": "spacy-attn.DecomposableAttention.v1",
+            "hidden_width": 8,
+            "tok2vec": tok2vec_config(8),
+        }
+    },
+    "attn_doc_embedder": {
+        "model": {
+            "@architectures": "spacy-attn.SelfAttentiveTextCat.v1",
+            "hidden_width": 8,
+            "encoder": {
+                "@architectures": "spacy-attn.StructuredSelfAttention.v1",
+                "hidden_width": 4,
+                "attention_width": 4,
+                "hops": 2,
+                "tok2vec": tok2vec_config(8),
+            },
+        }
+    },
+    "attn_span_qa": {
+        "model": {
+            "@architectures": "spacy-attn.DynamicCoattention.v1",
+            "hidden_width": 8,
+            "pool_size": 2,
+            "tok2vec": tok2vec_config(8),
+        }
+    },
+}
+
+
+def _examples(nlp, factory):
+    examples = []
+    for i, (a, b) in enumerate([("Where is Tom?", "Tom is in Kenya."), ("Who won?", "The Broncos won.")]):
+        if factory == "attn_doc_embedder":
+            ref = nlp.make_doc(f"{a} {b}")
+            ref.cats = {"X": float(i == 0), "Y": float(i == 1)}
+            examples.append(Example(nlp.make_doc(ref.text), ref))
+            continue
+        ref = make_pair(nlp, a, b)
+        if factory == "attn_pair_classifier":
+            ref.cats = {"X": float(i == 0), "Y": float(i == 1)}
+        else:
+            ref.spans["answers"] = [Span(ref, len(ref) - 2, len(ref) - 1, label="answer")]
+        pred = ref.copy()
+        pred.cats = {}
+        if "answers" in pred.spans:
+            del pred.spans["answers"]
+        examples.append(Example(pred, ref))
+    return examples
+
+
+def _trained(factory, config=None):
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config=config or SMALL[factory])
+    examples = _examples(nlp, factory)
+    nlp.initialize(lambda: examples)
+    return nlp
+
+
+@pytest.fixture(scope="module", params=sorted(SMALL))
+def saved(request, tmp_path_factory):
+    factory = request.param
+    nlp = _trained(factory)
+    path = tmp_path_factory.mktemp(factory) / "pipeline"
+    nlp.to_disk(path)
+    return factory, nlp, path
+
+
+def _damaged_message(factory, what):
+    return rf"Cannot load '{factory}' \(\w+\): its {what}.*damaged.*incompatible version"
+
+
+def test_truncated_model_file(saved, tmp_path):
+    factory, nlp, path = saved
+    copy = tmp_path / "pipeline"
+    _copytree(path, copy)
+    model_file = copy / factory / "model"
+    data = model_file.read_bytes()
+    model_file.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=_damaged_message(factory, "model file")) as info:
+        spacy.load(copy)
+    message = str(info.value)
+    assert str(model_file) in message
+    assert isinstance(info.value, ComponentLoadError)
+    # The original error is kept as the cause, and shown in the message.
+    assert info.value.__cause__ is not None
+    assert type(info.value.__cause__).__name__ in message
+
+
+def test_truncated_cfg_file(saved, tmp_path):
+    factory, nlp, path = saved
+    copy = tmp_path / "pipeline"
+    _copytree(path, copy)
+    cfg_file = copy / factory / "cfg"
+    cfg_file.write_text(cfg_file.read_text(encoding="utf8")[:10], encoding="utf8")
+    with pytest.raises(ValueError, match=_damaged_message(factory, "config file")) as info:
+        spacy.load(copy)
+    assert str(cfg_file) in str(info.value)
+
+
+def test_missing_model_file(saved, tmp_path):
+    factory, nlp, path = saved
+    copy = tmp_path / "pipeline"
+    _copytree(path, copy)
+    (copy / factory / "model").unlink()
+    with pytest.raises(ValueError, match=rf"Cannot load '{factory}'.*model file .* is missing"):
+        spacy.load(copy)
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.9])
+def test_truncated_bytes(saved, cut):
+    factory, nlp, path = saved
+    pipe = nlp.get_pipe(factory)
+    data = pipe.to_bytes(exclude=["vocab"])
+    fresh = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
+    with pytest.raises(ValueError, match=rf"Cannot load '{factory}' \(\w+\): its .*damaged"):
+        fresh.from_bytes(data[: int(len(data) * cut)], exclude=["vocab"])
+
+
+def test_intact_round_trip_still_loads(saved):
+    factory, nlp, path = saved
+    loaded = spacy.load(path)
+    assert loaded.pipe_names == [factory]
+    pipe = nlp.get_pipe(factory)
+    again = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
+    again.from_bytes(pipe.to_bytes(exclude=["vocab"]), exclude=["vocab"])
+    assert again.cfg == pipe.cfg
+
+
+def test_incompatible_model_names_the_component(saved, tmp_path):
+    """A model saved with other settings than the config says (here a wider
+    hidden layer) is reported the same way, not as a bare Thinc error."""
+    factory, nlp, path = saved
+    config = {"model": dict(SMALL[factory]["model"], hidden_width=12)}
+    other = _trained(factory, config)
+    data = other.get_pipe(factory).model.to_bytes()
+    model_file = tmp_path / "model"
+    model_file.write_bytes(data)
+    pipe = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
+    with pytest.raises(ValueError, match=rf"Cannot load '{factory}'.*model file '{re.escape(str(model_file))}'"):
+        pipe.from_disk(tmp_path, exclude=["vocab", "cfg"])
+
+
+def _copytree(src, dst):
+    shutil.copytree(src, dst)
