@@ -205,7 +205,13 @@ def test_encoder_alone_as_sublayer(encoder):
 
 
 @pytest.mark.parametrize(
-    "arch", ["spacy-attn.DecomposableAttention.v1", "spacy-attn.SiameseSelfAttention.v1"]
+    "arch",
+    [
+        "spacy-attn.DecomposableAttention.v1",
+        "spacy-attn.SiameseSelfAttention.v1",
+        "spacy-attn.DecomposableAttention.v2",
+        "spacy-attn.SiameseSelfAttention.v2",
+    ],
 )
 def test_pair_architecture_alone_in_pair_classifier(arch):
     nlp = spacy.blank("en")
@@ -217,13 +223,14 @@ def test_pair_architecture_alone_in_pair_classifier(arch):
         assert pipe.model.get_ref("self_attention").attrs["penalty_reduction"] == "mean"
 
 
-def test_frozen_vectors_alone_as_sublayer():
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_frozen_vectors_alone_as_sublayer(version):
     nlp = spacy.blank("en")
     examples = _pair_examples(nlp)
     add_random_vectors(nlp, [eg.reference.text for eg in examples], width=16)
     model = {
-        "@architectures": "spacy-attn.DecomposableAttention.v1",
-        "tok2vec": {"@architectures": "spacy-attn.FrozenVectors.v1"},
+        "@architectures": f"spacy-attn.DecomposableAttention.{version}",
+        "tok2vec": {"@architectures": f"spacy-attn.FrozenVectors.{version}"},
     }
     nlp.add_pipe("attn_pair_classifier", config={"model": model})
     pipe = _one_update(nlp, examples, "attn_pair_classifier")

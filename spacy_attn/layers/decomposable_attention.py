@@ -61,6 +61,34 @@ def build_decomposable_attention(
     """
     if tok2vec is None:
         tok2vec = build_default_tok2vec()
+    return _da_model(
+        tok2vec,
+        pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY),
+        hidden_width=hidden_width,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
+    )
+
+
+def _da_model(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    segments: Model[List[Doc], Segments],
+    *,
+    hidden_width: int,
+    dropout: float,
+    intra_attention: bool,
+    max_distance: int,
+    exclusive_classes: bool,
+    mixed_precision: bool,
+    nO: Optional[int],
+    far_bias: bool = False,
+    init_std: Optional[float] = None,
+) -> Model[List[Doc], Floats2d]:
+    """The model of v1 and v2 over the given segments layer."""
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
     module = DecomposableAttention(
         nI,
@@ -69,6 +97,8 @@ def build_decomposable_attention(
         dropout=dropout,
         intra_attention=intra_attention,
         max_distance=max_distance,
+        far_bias=far_bias,
+        init_std=init_std,
     )
     torch_layer = PyTorchWrapper_v2(
         module,
@@ -77,9 +107,9 @@ def build_decomposable_attention(
         mixed_precision=mixed_precision,
     )
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    model = chain(pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY), torch_layer, output_layer)
+    model = chain(segments, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
-    model.set_ref("segments", model.layers[0])
+    model.set_ref("segments", segments)
     model.set_ref("attention", torch_layer)
     model.set_ref("output_layer", output_layer)
     model.attrs["multi_label"] = not exclusive_classes
@@ -190,7 +220,7 @@ def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]
 
 @registry.architectures("spacy-attn.DecomposableAttention.v2")
 def build_decomposable_attention_v2(
-    tok2vec: Model[List[Doc], List[Floats2d]],
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 200,
     dropout: float = 0.2,
@@ -218,32 +248,21 @@ def build_decomposable_attention_v2(
 
     The other settings are v1's (see ``build_decomposable_attention``).
     """
-    nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
-    module = DecomposableAttention(
-        nI,
-        hidden_width,
-        None,
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
+    return _da_model(
+        tok2vec,
+        segments_layer(tok2vec, encode),
+        hidden_width=hidden_width,
         dropout=dropout,
         intra_attention=intra_attention,
         max_distance=max_distance,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
         far_bias=True,
         init_std=init_std,
     )
-    torch_layer = PyTorchWrapper_v2(
-        module,
-        convert_inputs=convert_segment_inputs,
-        convert_outputs=convert_float32_outputs,
-        mixed_precision=mixed_precision,
-    )
-    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    segments = segments_layer(tok2vec, encode)
-    model = chain(segments, torch_layer, output_layer)
-    model.set_ref("tok2vec", tok2vec)
-    model.set_ref("segments", segments)
-    model.set_ref("attention", torch_layer)
-    model.set_ref("output_layer", output_layer)
-    model.attrs["multi_label"] = not exclusive_classes
-    return model
 
 
 def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:

@@ -391,6 +391,33 @@ def build_siamese_self_attention(
     """
     if encoder is None:
         encoder = build_structured_self_attention()
+    segments = pair_segments(encoder.get_ref("tok2vec"), span_key=DEFAULT_SPAN_KEY)
+    return _siamese_model(
+        encoder,
+        segments,
+        combination=combination,
+        hidden_width=hidden_width,
+        dropout=dropout,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
+        param_penalty_once=False,
+    )
+
+
+def _siamese_model(
+    encoder: Model[List[Doc], SelfAttentionOutput],
+    segments: Model,
+    *,
+    combination: str,
+    hidden_width: int,
+    dropout: float,
+    exclusive_classes: bool,
+    mixed_precision: bool,
+    nO: Optional[int],
+    param_penalty_once: bool,
+) -> Model[List[Doc], Floats2d]:
+    """The siamese classifier of v1 and v2 over the given segments layer."""
     tok2vec = encoder.get_ref("tok2vec")
     # The encoder's torch module is shared, not modified: the reduction is
     # passed on each call (convert_penalized_segment_inputs).
@@ -401,6 +428,7 @@ def build_siamese_self_attention(
         n_rows=encoder.attrs["n_rows"],
         combination=combination,
         dropout=dropout,
+        param_penalty_once=param_penalty_once,
     )
     torch_layer = PyTorchWrapper_v2(
         module,
@@ -411,7 +439,6 @@ def build_siamese_self_attention(
     torch_layer.attrs["penalty"] = 0.0
     torch_layer.attrs[PENALTY_REDUCTION] = "mean"
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    segments = pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
     model = chain(segments, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
@@ -446,7 +473,7 @@ def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
 
 @registry.architectures("spacy-attn.SiameseSelfAttention.v2")
 def build_siamese_self_attention_v2(
-    encoder: Model[List[Doc], SelfAttentionOutput],
+    encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
     *,
     combination: str = "features",
     hidden_width: int = 300,
@@ -472,30 +499,16 @@ def build_siamese_self_attention_v2(
     """
     from .decomposable_attention import segments_layer
 
-    tok2vec = encoder.get_ref("tok2vec")
-    segments = segments_layer(tok2vec, encode)
-    encoder_module = encoder.get_ref("self_attention").shims[0]._model
-    encoder_module.reduction = "mean"
-    module = SiameseSelfAttention(
-        encoder_module,
-        hidden_width,
-        n_rows=encoder.attrs["n_rows"],
+    if encoder is None:
+        encoder = build_structured_self_attention()
+    return _siamese_model(
+        encoder,
+        segments_layer(encoder.get_ref("tok2vec"), encode),
         combination=combination,
+        hidden_width=hidden_width,
         dropout=dropout,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
         param_penalty_once=True,
     )
-    torch_layer = PyTorchWrapper_v2(
-        module,
-        convert_inputs=convert_segment_inputs,
-        convert_outputs=convert_penalized_outputs,
-        mixed_precision=mixed_precision,
-    )
-    torch_layer.attrs["penalty"] = 0.0
-    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    model = chain(segments, torch_layer, output_layer)
-    model.set_ref("tok2vec", tok2vec)
-    model.set_ref("segments", segments)
-    model.set_ref("self_attention", torch_layer)
-    model.set_ref("output_layer", output_layer)
-    model.attrs["multi_label"] = not exclusive_classes
-    return model

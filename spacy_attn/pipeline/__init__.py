@@ -1,7 +1,8 @@
 """spaCy pipeline components of spacy-attn.
 
 Importing this package registers the three factories (``attn_pair_classifier``,
-``attn_doc_embedder``, ``attn_span_qa``) and their scorers.
+``attn_doc_embedder``, ``attn_span_qa``); their scorers are in
+``spacy_attn.scorers``.
 """
 from .doc_embedder import DocEmbedder, make_doc_embedder
 from .pair_classifier import PairClassifier, make_pair_classifier, pair_classifier_score
