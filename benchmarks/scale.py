@@ -28,16 +28,10 @@ numbers are not about accuracy) and cached in ``benchmarks/runs/cache/``:
   embedding, 300-unit classifier, same GloVe), ``--doc-steps`` steps of 32
   IMDB reviews. Input: the first ``--docs`` IMDB train reviews.
 
-Each engine runs in a fresh subprocess (so that its peak memory is its own),
-sampled every 0.2 s with ``harness.TreeMonitor``: the largest sum of RSS of
-the process and all its children (workers, Dask's nannies and scheduler),
-the same with PSS (forked workers share pages with their parent; PSS counts
-them once), and the CPU other processes used meanwhile (the machine is
-shared). rows/s is the prediction loop (``stats.seconds``: reading,
-predicting, writing; worker start included for ``predict_file``, cluster
-start and model loading excluded for Dask, reported apart) and end to end
-(the whole subprocess: imports, model load, cluster). The output of every
-engine is compared byte for byte with ``one_1thread``'s.
+Each engine runs in a fresh subprocess under ``harness.TreeMonitor`` (peak
+RSS and PSS of the process tree, the CPU other processes use meanwhile); its
+output is compared byte for byte with ``one_1thread``'s. The report says
+what each number covers.
 
 The full run waits (``--wait`` seconds) for a 1-minute load average below
 1.0 and records the load; ``--quick`` runs small inputs into
@@ -50,20 +44,16 @@ Usage (from the repository root):
     python benchmarks/scale.py --report-only   # rewrite the .md from the .json
 """
 import argparse
-import gzip
-import hashlib
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import harness
 
-GLOVE = "glove/glove.6B.100d.top100k.txt.gz"
 SNLI = "snli/dev.jsonl.gz"
 IMDB = "imdb/train.jsonl.gz"
 TASKS = {"pair": "configs/glove_adam.cfg", "doc": "configs/doc_embedder.cfg"}
@@ -79,11 +69,6 @@ WORK = harness.RUNS / "scale"
 
 
 # -- models and inputs (prepared once, cached) ---------------------------------
-
-
-def read_jsonl_gz(rel_path: str) -> List[Dict[str, Any]]:
-    with gzip.open(harness.data_dir() / rel_path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
 
 
 def component_config(task: str) -> Dict[str, Any]:
@@ -105,34 +90,20 @@ def train_model(task: str, steps: int) -> Path:
     out = harness.RUNS / "cache" / f"scale_{task}_{steps}"
     if (out / "meta.json").exists():
         return out
-    import spacy
-    from spacy.training import Example
-    from spacy.training.initialize import load_vectors_into_model
     from thinc.api import Adam
-
-    import spacy_attn
 
     harness.seed_all(0)
     comp = component_config(task)
-    nlp = spacy.blank("en")
-    load_vectors_into_model(nlp, str(harness.spacy_vectors(GLOVE)))
+    nlp = harness.vectors_nlp()
     nlp.add_pipe(comp["factory"], name=comp["name"], config=comp["config"])
     rng = random.Random(0)
     if task == "pair":
-        rows = read_jsonl_gz(SNLI)
-        examples = []
-        for r in rng.sample(rows, min(len(rows), 32 * steps)):
-            doc = spacy_attn.make_pair(nlp, r["premise"], r["hypothesis"])
-            ref = doc.copy()
-            ref.cats = {r["label"]: 1.0}
-            examples.append(Example(doc, ref))
+        rows = harness.read_jsonl_gz(SNLI)
+        examples = harness.pair_examples(nlp, rng.sample(rows, min(len(rows), 32 * steps)))
     else:
-        rows = read_jsonl_gz(IMDB)
+        rows = harness.read_jsonl_gz(IMDB)
         labels = sorted({r["label"] for r in rows})
-        examples = [
-            Example.from_dict(nlp.make_doc(r["text"]), {"cats": {str(y): float(y == r["label"]) for y in labels}})
-            for r in rng.sample(rows, 32 * steps)
-        ]
+        examples = harness.cats_examples(nlp, rng.sample(rows, 32 * steps), labels)
     nlp.initialize(lambda: examples[:256], sgd=None)
     optimizer = Adam(learn_rate=0.001, grad_clip=5.0)
     start = time.perf_counter()
@@ -154,12 +125,12 @@ def write_input(task: str, n: int) -> Path:
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         if task == "pair":
-            rows = read_jsonl_gz(SNLI)
+            rows = harness.read_jsonl_gz(SNLI)
             for i in range(n):
                 r = rows[i % len(rows)]
                 f.write(json.dumps({"id": f"snli-{i}", "premise": r["premise"], "hypothesis": r["hypothesis"]}) + "\n")
         else:
-            for i, r in enumerate(read_jsonl_gz(IMDB)[:n]):
+            for i, r in enumerate(harness.read_jsonl_gz(IMDB)[:n]):
                 f.write(json.dumps({"id": f"imdb-{i}", "text": r["text"]}) + "\n")
     tmp.rename(path)
     return path
@@ -224,37 +195,15 @@ def pipe_n_process(model: str, src: str, out: str, batch_size: int):
 # -- the experiment ---------------------------------------------------------------
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def measure_engine(spec: Dict[str, Any], timeout: float) -> Dict[str, Any]:
     """Run one engine in a subprocess under a ``TreeMonitor``."""
     result_path = Path(spec["output"]).with_suffix(".result.json")
     result_path.unlink(missing_ok=True)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--run", json.dumps({**spec, "result": str(result_path)})]
-    load = list(os.getloadavg())
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=harness.REPO, start_new_session=True)
-    with harness.TreeMonitor(proc.pid) as monitor:
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
-            raise RuntimeError(f"{spec['engine']} did not finish in {timeout:.0f} s")
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"{spec['engine']} failed with exit code {proc.returncode}")
+    run = harness.monitored_run(cmd, timeout=timeout, name=spec["engine"])
     result = json.loads(result_path.read_text())
-    return {
-        **result, **monitor.result(), "wall_seconds": wall, "load_before": load,
-        "rows_s": result["rows"] / result["seconds"], "rows_s_end_to_end": result["rows"] / wall,
-    }
+    return {**result, **run, "rows_s": result["rows"] / result["seconds"],
+            "rows_s_end_to_end": result["rows"] / run["wall_seconds"]}
 
 
 def measure(args) -> Dict[str, Any]:
@@ -270,7 +219,7 @@ def measure(args) -> Dict[str, Any]:
                     "output": str(WORK / "out" / f"{task}_{engine}.jsonl"), "batch_size": args.batch_size}
             Path(spec["output"]).parent.mkdir(parents=True, exist_ok=True)
             row = measure_engine(spec, args.timeout)
-            digest = sha256(Path(spec["output"]))
+            digest = harness.file_sha256(spec["output"])
             if engine == "one_1thread":
                 reference = digest
             row["sha256"] = digest
@@ -370,25 +319,17 @@ def main(argv=None) -> None:
     if args.run:
         spec = json.loads(args.run)
         Path(spec["result"]).write_text(json.dumps(run_engine(spec)))
-        return
-    if args.report_only:
-        out_dir = harness.RUNS if args.quick else harness.RESULTS
-        saved = json.loads((out_dir / f"{args.name}.json").read_text())
-        res = saved.pop("results")
-        md = harness.write_results(args.name, {**saved, "results": res}, render(saved, res), out_dir=out_dir)
-        print(md.read_text())
-        return
-    ok, load = harness.wait_for_quiet(1.0, timeout=args.wait)
-    if not ok and not args.quick:
-        raise SystemExit(
-            f"The load average stayed at or above 1.0 for {args.wait:.0f} s (now "
-            f"{' '.join(f'{x:.2f}' for x in load)}): not measuring. Use --quick for a smoke run."
-        )
-    meta = {**harness.metadata(), "quiet": {"ok": ok, "load": load}}
-    res = measure(args)
-    out_dir = harness.RUNS if args.quick else None
-    md = harness.write_results(args.name, {**meta, "results": res}, render(meta, res), out_dir=out_dir)
-    print(md.read_text())
+    elif args.report_only:
+        harness.rerender(args.name, render, quick=args.quick)
+    else:
+        ok, load = harness.wait_for_quiet(1.0, timeout=args.wait)
+        if not ok and not args.quick:
+            raise SystemExit(
+                f"The load average stayed at or above 1.0 for {args.wait:.0f} s (now "
+                f"{' '.join(f'{x:.2f}' for x in load)}): not measuring. Use --quick for a smoke run."
+            )
+        meta = {**harness.metadata(), "quiet": {"ok": ok, "load": load}}
+        harness.report(args.name, render, meta, measure(args), quick=args.quick)
 
 
 if __name__ == "__main__":
