@@ -17,14 +17,13 @@ CE(end) with the first gold span, averaged over the batch.
 * **bare**: ``spacy_attn.models.coattention.DynamicCoattention``, torch Adam,
   ``clip_grad_norm_(5.0)``; question and context ids pre-tensorized on the
   device (``harness.torch_vectors``: FrozenVectors' rows and OOV buckets).
-* **floor**: ``nlp.update`` on the same examples with a no-op trainable pipe.
+* **floor**, overhead and ours as in ``speed.py`` (``harness.compare_training``).
 
-Overhead (µs/question) = spaCy − bare (median of per-repeat paired
-differences) = floor + ours. Inference, with the spaCy model's weights copied
-into the bare module (the decoder stops once the answers stop changing, so
-the work depends on the weights; the report gives the largest difference of
-their start logits): ``nlp.pipe`` on pre-made pair docs and from strings vs
-the bare forward + ``top_spans`` (top-k copied to the host).
+Inference, with the spaCy model's weights copied into the bare module (the
+decoder stops once the answers stop changing, so the work depends on the
+weights; the report gives the largest difference of their start logits):
+``nlp.pipe`` on pre-made pair docs and from strings vs the bare forward +
+``top_spans`` (top-k copied to the host).
 
     python benchmarks/speed_dcn.py [--gpu-id 0]  # -> benchmarks/results/speed_dcn[_gpu].{md,json}
     python benchmarks/speed_dcn.py --quick       # smoke test -> benchmarks/runs/

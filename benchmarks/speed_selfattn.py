@@ -14,11 +14,10 @@ repeats of one epoch of:
   textcat's gradient and the layer's backward amount to); inputs
   pre-tensorized on the device (``harness.torch_vectors``: FrozenVectors'
   rows and OOV buckets).
-* **floor**: ``nlp.update`` on the same examples with a no-op trainable pipe.
+* **floor**, overhead and ours as in ``speed.py`` (``harness.compare_training``).
 
-Overhead (µs/doc) = spaCy − bare (median of per-repeat paired differences)
-= floor + ours. Inference: ``nlp.pipe`` on pre-made docs and from strings vs
-the bare forward (softmax copied to the host).
+Inference: ``nlp.pipe`` on pre-made docs and from strings vs the bare forward
+(softmax copied to the host).
 
     python benchmarks/speed_selfattn.py [--gpu-id 0]  # -> benchmarks/results/speed_selfattn[_gpu].{md,json}
     python benchmarks/speed_selfattn.py --quick       # smoke test -> benchmarks/runs/
