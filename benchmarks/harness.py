@@ -13,6 +13,7 @@ Results are written as ``benchmarks/results/<name>.json`` and ``.md``; both
 record the command (repository-relative, no machine paths), the git commit
 and the device, so that a number can always be traced to what produced it.
 """
+import argparse
 import datetime
 import gzip
 import hashlib
@@ -94,6 +95,21 @@ def git_commit() -> str:
         return "unknown"
 
 
+def name_list(known: Iterable[str]) -> Callable[[str], List[str]]:
+    """An argparse ``type``: a comma-separated subset of ``known`` (e.g. the
+    ``--datasets`` or ``--rows`` of a script), parsed into a list."""
+    known = list(known)
+
+    def parse(value: str) -> List[str]:
+        names = [v.strip() for v in value.split(",") if v.strip()]
+        for name in names:
+            if name not in known:
+                raise argparse.ArgumentTypeError(f"unknown {name!r}; choose from {', '.join(known)}")
+        return names
+
+    return parse
+
+
 def log(msg: str, *, file: Optional[PathLike] = None) -> None:
     """Print a timestamped progress line (and append it to ``file``)."""
     line = f"[{datetime.datetime.now():%H:%M:%S}] {msg}"
@@ -141,6 +157,15 @@ def write_jsonl_gz(path: PathLike, rows: Iterable[Dict[str, Any]]) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
+def file_sha256(path: PathLike) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def write_json(path: PathLike, obj: Any) -> Path:
     """Write ``obj`` as indented JSON (with a final newline)."""
     path = Path(path)
@@ -167,6 +192,46 @@ def spacy_vectors(rel_path: str = GLOVE, name: str = "") -> Path:
         log(f"converting vectors: python {shlex.join(relative_args(cmd[1:]))}")
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return out
+
+
+def vectors_nlp(rel_path: str = GLOVE):
+    """A blank English pipeline with the mirror's vectors (``spacy_vectors``)
+    loaded, for components that read ``nlp.vocab.vectors``."""
+    import spacy
+    from spacy.training.initialize import load_vectors_into_model
+
+    import spacy_attn  # noqa: F401  (registers the components)
+
+    nlp = spacy.blank("en")
+    load_vectors_into_model(nlp, str(spacy_vectors(rel_path)))
+    return nlp
+
+
+def pair_examples(nlp, rows: Iterable[Dict[str, Any]], first: str = "premise", second: str = "hypothesis"):
+    """Training ``Example``s of pair rows: ``make_pair`` docs, the row's
+    ``label`` as the one positive category."""
+    from spacy.training import Example
+
+    from spacy_attn import make_pair
+
+    examples = []
+    for r in rows:
+        doc = make_pair(nlp, r[first], r[second])
+        ref = doc.copy()
+        ref.cats = {r["label"]: 1.0}
+        examples.append(Example(doc, ref))
+    return examples
+
+
+def cats_examples(nlp, rows: Iterable[Dict[str, Any]], labels: Sequence[Any], text: str = "text"):
+    """Training ``Example``s of text rows for an exclusive textcat: one
+    category per label, 1.0 for the row's ``label`` (compared as strings)."""
+    from spacy.training import Example
+
+    return [
+        Example.from_dict(nlp.make_doc(r[text]), {"cats": {str(y): float(str(r["label"]) == str(y)) for y in labels}})
+        for r in rows
+    ]
 
 
 # -- spacy train in a subprocess ------------------------------------------------
@@ -512,6 +577,27 @@ def write_results(
     return md
 
 
+def report(name: str, render: Callable[[Dict[str, Any], Any], str], meta: Dict[str, Any], results: Any,
+           *, quick: bool = False) -> Path:
+    """Write ``<name>.json`` (``meta`` and ``"results"``) and ``<name>.md``
+    (``render(meta, results)``) into ``benchmarks/results/`` (a ``--quick``
+    run into the git-ignored ``benchmarks/runs/``) and print the markdown.
+
+    RETURNS (Path): The markdown file.
+    """
+    md = write_results(name, {**meta, "results": results}, render(meta, results), out_dir=RUNS if quick else None)
+    print(md.read_text())
+    return md
+
+
+def rerender(name: str, render: Callable[[Dict[str, Any], Any], str], *, quick: bool = False) -> Path:
+    """``--report-only``: rewrite ``<name>.md`` from the ``<name>.json`` that
+    ``report`` wrote (after a change to the script's ``render``)."""
+    saved = json.loads(((RUNS if quick else RESULTS) / f"{name}.json").read_text())
+    results = saved.pop("results")
+    return report(name, render, saved, results, quick=quick)
+
+
 # -- spaCy vs a bare PyTorch loop (the speed benchmarks) -----------------------
 
 
@@ -743,6 +829,31 @@ class TreeMonitor:
         }
 
 
+def monitored_run(cmd: Sequence[str], *, timeout: float, name: str = "") -> Dict[str, Any]:
+    """Run ``cmd`` from the repository root in its own process group under a
+    ``TreeMonitor``; kill the whole group after ``timeout`` seconds.
+
+    RETURNS (Dict[str, Any]): ``TreeMonitor.result()`` plus ``wall_seconds``
+        and ``load_before`` (the load averages at the start).
+    RAISES RuntimeError: On a timeout or a non-zero exit code.
+    """
+    name = name or shlex.join(relative_args(cmd))
+    load = list(os.getloadavg())
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(cmd), cwd=REPO, start_new_session=True)
+    with TreeMonitor(proc.pid) as monitor:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise RuntimeError(f"{name} did not finish in {timeout:.0f} s")
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name} failed with exit code {proc.returncode}")
+    return {**monitor.result(), "wall_seconds": wall, "load_before": load}
+
+
 # == bench_b: shared by speed.py, speed_dcn.py, speed_selfattn.py, squad_*.py ==
 
 
@@ -751,18 +862,6 @@ def project_config(name: str) -> Any:
     from thinc.api import Config
 
     return Config().from_disk(REPO / "configs" / name, interpolate=False)
-
-
-def vectors_nlp(rel_path: str = GLOVE):
-    """A blank English pipeline holding the mirror's vectors ``rel_path``."""
-    import spacy
-    from spacy.training.initialize import load_vectors_into_model
-
-    import spacy_attn  # noqa: F401  (registers the factories)
-
-    nlp = spacy.blank("en")
-    load_vectors_into_model(nlp, str(spacy_vectors(rel_path)))
-    return nlp
 
 
 def thinc_adam(learn_rate: float, grad_clip: float):
@@ -891,10 +990,7 @@ def run_speed(name: str, args, measure: Callable, render: Callable) -> Path:
     meta = {**metadata(device), "repeats": args.repeats}
     res = measure(args, device)
     name = args.name or (f"{name}_gpu" if args.gpu_id >= 0 else name)
-    md = write_results(name, {**meta, "results": res}, render(meta, res),
-                       out_dir=RUNS if args.quick else None)
-    print(md.read_text())
-    return md
+    return report(name, render, meta, res, quick=args.quick)
 
 
 def speed_intro(repeats: int, unit: str) -> str:

@@ -49,25 +49,17 @@ COMPONENT = {"model": {"@architectures": "spacy-attn.DecomposableAttention.v1",
 # -- data and the two sides ---------------------------------------------------
 
 
-def read_snli(limit: int) -> List[Tuple[str, str, str]]:
-    rows = [(r["premise"], r["hypothesis"], r["label"]) for r in harness.read_jsonl_gz(SNLI)]
+def read_snli(limit: int) -> List[Dict[str, Any]]:
+    """SNLI dev pairs, repeated up to ``limit``."""
+    rows = harness.read_jsonl_gz(SNLI)
     reps = -(-limit // len(rows)) if limit else 1
     return (rows * reps)[: limit or None]
 
 
 def build_nlp(rows):
-    from spacy.training import Example
-
-    from spacy_attn import make_pair
-
     nlp = harness.vectors_nlp()
     nlp.add_pipe("attn_pair_classifier", config=COMPONENT)
-    examples = []
-    for first, second, label in rows:
-        doc = make_pair(nlp, first, second)
-        ref = doc.copy()
-        ref.cats = {label: 1.0}
-        examples.append(Example(doc, ref))
+    examples = harness.pair_examples(nlp, rows)
     nlp.initialize(lambda: examples[:200])
     return nlp, examples
 
@@ -121,7 +113,7 @@ def measure(args, device) -> Dict[str, Any]:
             nlp, bare, train, bs, optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
             repeats=args.repeats, device=device, unit="pairs")
         for bs in args.batch_sizes}}
-    pairs = [(r[0], r[1]) for r in rows[: args.infer_pairs]]
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows[: args.infer_pairs]]
     out["infer"] = harness.compare_inference(
         nlp, bare, examples[: args.infer_pairs], lambda: spacy_attn.make_pairs(nlp, pairs),
         args.infer_batch_size, repeats=args.repeats, device=device, unit="pairs")

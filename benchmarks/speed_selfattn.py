@@ -40,13 +40,10 @@ def read_rows(name: str, n: int):
 
 
 def build_nlp(rows):
-    from spacy.training import Example
-
     model = harness.project_config("textcat_selfattn.cfg")["components"]["textcat"]["model"]
     nlp = harness.vectors_nlp()
     nlp.add_pipe("textcat", config={"model": model})
-    examples = [Example.from_dict(nlp.make_doc(r["text"]), {"cats": {
-        "pos": float(r["label"] == "pos"), "neg": float(r["label"] != "pos")}}) for r in rows]
+    examples = harness.cats_examples(nlp, rows, ("pos", "neg"))
     nlp.initialize(lambda: examples[:200])
     return nlp, examples, model
 

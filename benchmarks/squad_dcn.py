@@ -278,7 +278,7 @@ def write_report(results: Dict[str, Any], out_dir: Path) -> None:
 
 def main(argv: Optional[List[str]] = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", default="glove", help="comma-separated: glove, transformer")
+    p.add_argument("--rows", type=harness.name_list(ROWS), default="glove", help="comma-separated: glove, transformer")
     p.add_argument("--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py (--docbin)")
     p.add_argument("--steps-glove", type=int, default=1500)
     p.add_argument("--steps-transformer", type=int, default=400)
@@ -313,9 +313,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         results = {"updated": datetime.datetime.now().isoformat(timespec="seconds"),
                    "command": harness.command_line(), "environment": harness.environment(args.threads),
                    "batch_size": args.batch_size, "paper": PAPER}
-    for row in [r.strip() for r in args.rows.split(",") if r.strip() and not args.report_only]:
-        if row not in ROWS:
-            raise SystemExit(f"unknown row {row!r}; choose from {sorted(ROWS)}")
+    for row in [] if args.report_only else args.rows:
         train_row(row, args)
         evaluation = {**evaluate_row(row, args), "benchmark_command": results["command"]}
         harness.write_json(args.runs / row / "eval.json", evaluation)

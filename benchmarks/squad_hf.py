@@ -34,7 +34,6 @@ questions/s, steps, wall time, threads, the full config and the command);
 import argparse
 import argparse
 import collections
-import hashlib
 import json
 import math
 import os
@@ -212,7 +211,7 @@ def load_rows(args):
     test_path = splits / "test.json"
     test_data = load_squad_json(test_path)
     dev_rows = harness.squad_rows(test_data)
-    sha = hashlib.sha256(test_path.read_bytes()).hexdigest()
+    sha = harness.file_sha256(test_path)
     keep = set(dev_subset(dev_rows, args.dev_subset, args.seed, sha, Path(args.subset_file)))
     return train_rows, [r for r in dev_rows if r["id"] in keep], test_data
 
