@@ -10,7 +10,7 @@ import torch
 
 from spacy_attn import device_check, make_pair
 
-from .conftest import add_random_vectors, pair_config
+from .util import add_random_vectors, pair_config
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 

@@ -18,7 +18,7 @@ from spacy_attn.squad import (
     write_squad_docbin,
 )
 
-from .conftest import mirror_dir
+from .util import mirror_dir
 
 
 @pytest.fixture
@@ -192,6 +192,7 @@ def test_malformed_files_name_file_and_question(tmp_path, nlp, data, match):
         read_squad(path, nlp)
 
 
+@pytest.mark.mirror("squad_shifts/nyt_bigbench.json.gz")
 def test_real_nyt_bigbench_offsets(nlp):
     """The mirror's nyt_bigbench copy has 10 answers whose stored offset is
     off by one (see the data README); the rest align. Read one article that
@@ -249,7 +250,7 @@ def test_squad_splits_script(tmp_path, nlp):
     import importlib.util
     import sys
 
-    from .conftest import REPO
+    from .util import REPO
 
     sys.path.insert(0, str(REPO / "scripts"))
     try:
