@@ -106,7 +106,7 @@ def test_callback_installs_the_patch_for_the_pipelines_pair_keys(spacy_corpus, p
 
 
 def test_pair_configs_set_the_callback():
-    from .conftest import REPO
+    from .util import REPO
 
     for name in ("glove", "glove_intra", "qqp_glove", "snli_siamese", "squad_glove",
                  "squad_transformer", "squadshifts_glove", "tok2vec", "transformer"):

@@ -17,7 +17,7 @@ import spacy_attn  # noqa: F401  (registers)
 from spacy_attn import make_pair
 from spacy_attn.layers.defaults import build_default_tok2vec
 
-from .conftest import REPO, add_random_vectors
+from .util import REPO, add_random_vectors
 
 # Where each architecture sits in a factory's default config.
 FACTORY_PATHS = {

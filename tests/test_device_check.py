@@ -10,7 +10,7 @@ import torch
 
 from spacy_attn import device_check, make_pair
 
-from .conftest import add_random_vectors, pair_config
+from .util import add_random_vectors, pair_config
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -63,6 +63,8 @@ def test_frozen_vectors_makes_no_implicit_host_copies():
     assert sum(nlp(make_pair(nlp, texts[1], texts[2])).cats.values()) == pytest.approx(1.0)
 
 
+# device_check trains on slices it reads from the mirror itself.
+@pytest.mark.mirror("snli/dev.jsonl.gz", "rotten_tomatoes/train.jsonl.gz", "squad/dev-v1.1.json.gz")
 def test_device_check_runs_on_cpu():
     """The one-command check itself works (here on the CPU): every component
     trains (loss falls), round-trips identically and agrees with the CPU."""
@@ -75,6 +77,7 @@ def test_device_check_runs_on_cpu():
 
 @pytest.mark.gpu
 @needs_cuda
+@pytest.mark.mirror("snli/dev.jsonl.gz", "rotten_tomatoes/train.jsonl.gz", "squad/dev-v1.1.json.gz")
 @pytest.mark.parametrize("component", device_check.COMPONENTS)
 @pytest.mark.parametrize("backbone", device_check.BACKBONES)
 def test_gpu_train_round_trip_and_cpu_agreement(component, backbone):

@@ -21,7 +21,8 @@ pytest.importorskip(
 
 from spacy_attn.predict import predict_file  # noqa: E402
 
-from .test_multiprocess import build_pipeline, run_with_timeout, snli_pairs  # noqa: E402
+from .test_multiprocess import build_pipeline, run_with_timeout  # noqa: E402
+from .util import snli_pairs  # noqa: E402
 
 BATCH = 8  # 200 rows -> 25 batches: 7 tasks of 4 batches (the default)
 N_ROWS = 200

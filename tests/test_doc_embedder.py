@@ -13,7 +13,7 @@ from thinc.api import Adam, fix_random_seed
 
 from spacy_attn import PairError, make_pair, span_embedding
 
-from .conftest import make_examples, mirror_dir, tok2vec_config
+from .util import FIXTURES, make_examples, tok2vec_config
 
 FACTORY = "attn_doc_embedder"
 
@@ -53,8 +53,8 @@ def textcat_model(kind="structured", *, exclusive=True, pooling="flatten", penal
 
 @pytest.fixture(scope="session")
 def rt_rows():
-    """48 real Rotten Tomatoes sentences (24 pos, 24 neg) from the mirror."""
-    path = mirror_dir() / "rotten_tomatoes" / "train.jsonl.gz"
+    """48 real Rotten Tomatoes sentences (24 pos, 24 neg), from the fixture slice."""
+    path = FIXTURES / "rotten_tomatoes_train.jsonl.gz"
     rows = {"pos": [], "neg": []}
     with gzip.open(path, "rt", encoding="utf8") as f:
         for line in f:

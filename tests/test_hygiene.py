@@ -6,7 +6,7 @@ or $SPACY_ATTN_MIRROR (spacy_attn.mirror.mirror_dir) instead."""
 import re
 import subprocess
 
-from .conftest import REPO
+from .util import REPO
 
 # Absolute paths of a development machine: the workplace and root home
 # folders, a user's home, and any virtual environment's site-packages. Each

@@ -13,7 +13,7 @@ import spacy_attn  # noqa: F401  (registers)
 from spacy_attn import make_pair
 from spacy_attn.pipeline.base import ComponentLoadError
 
-from .conftest import tok2vec_config
+from .util import tok2vec_config
 
 SMALL = {
     "attn_pair_classifier": {

@@ -4,7 +4,6 @@ process (see spacy_attn/parallel.py for why forked workers used to hang).
 Every multi-process run happens in a subprocess with a hard timeout, in its
 own process group, so a regression fails (and its hung workers are killed)
 instead of hanging the test run."""
-import gzip
 import json
 import multiprocessing
 import os
@@ -12,7 +11,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List
 
 import pytest
 import spacy
@@ -21,9 +20,9 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 
 import spacy_attn
-from spacy_attn.squad import SquadQuestion, make_qa_doc
+from spacy_attn.squad import make_qa_doc
 
-from .conftest import REPO, make_examples, mirror_dir, pair_config, tok2vec_config
+from .util import REPO, make_examples, pair_config, rt_texts, snli_pairs, squad_pairs, tok2vec_config
 
 TIMEOUT = 180  # seconds for one subprocess; a healthy run takes ~5-15 s
 
@@ -31,40 +30,6 @@ KINDS = ("pair", "doc", "qa")
 
 
 # -- small pipelines, shared with test_predict.py ------------------------------
-
-
-def read_jsonl_gz(path: Path, n: int) -> List[Dict]:
-    rows = []
-    with gzip.open(path, "rt", encoding="utf8") as f:
-        for line in f:
-            rows.append(json.loads(line))
-            if len(rows) == n:
-                break
-    return rows
-
-
-def snli_pairs(n: int = 64) -> List[Tuple[str, str, str]]:
-    """(premise, hypothesis, label) of the first ``n`` SNLI dev pairs."""
-    rows = read_jsonl_gz(mirror_dir() / "snli" / "dev.jsonl.gz", n)
-    return [(r["premise"], r["hypothesis"], r["label"]) for r in rows]
-
-
-def rt_texts(n: int = 48) -> List[Tuple[str, str]]:
-    """(text, label) of the first ``n`` Rotten Tomatoes sentences."""
-    rows = read_jsonl_gz(mirror_dir() / "rotten_tomatoes" / "train.jsonl.gz", n)
-    return [(r["text"], r["label"]) for r in rows]
-
-
-def squad_pairs(n_paragraphs: int = 6) -> List[SquadQuestion]:
-    """Two real SQuAD v1.1 dev questions from each of the first paragraphs."""
-    with gzip.open(mirror_dir() / "squad" / "dev-v1.1.json.gz", "rt", encoding="utf8") as f:
-        article = json.load(f)["data"][0]
-    out = []
-    for para in article["paragraphs"][:n_paragraphs]:
-        for qa in para["qas"][:2]:
-            answers = [(a["text"], a["answer_start"]) for a in qa["answers"]]
-            out.append(SquadQuestion(qa["id"], qa["question"], para["context"], answers, article["title"], 0))
-    return out
 
 
 def _train(nlp: Language, examples: List[Example], n_iter: int) -> Language:

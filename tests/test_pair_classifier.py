@@ -7,7 +7,7 @@ from thinc.api import fix_random_seed
 
 from spacy_attn import PairError, get_pair_bounds, has_pair, make_pair
 
-from .conftest import add_random_vectors, make_examples, pair_config
+from .util import add_random_vectors, make_examples, pair_config
 
 
 def train(nlp, examples, n_iter=60):

@@ -129,7 +129,7 @@ def test_empty_segments_survive_copy_docbin_and_training(first, second, bounds):
 
     align_pair_to_predicted(example)
     assert get_pair_bounds(example.predicted) == bounds
-    from .conftest import pair_config
+    from .util import pair_config
 
     nlp.add_pipe("attn_pair_classifier", config=pair_config("tok2vec"))
     ref = doc.copy()

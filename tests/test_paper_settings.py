@@ -16,7 +16,7 @@ from spacy_attn.models.self_attention import GeneralizedPooling, pairwise_hinge
 from spacy_attn.models.siamese import SiameseSelfAttention
 from spacy_attn.optimizers import Adagrad
 
-from .conftest import add_random_vectors, tok2vec_config
+from .util import add_random_vectors, tok2vec_config
 
 # ---------------------------------------------------------------- Adagrad
 
@@ -101,7 +101,7 @@ def test_adagrad_learn_rate_schedule_and_lr_scale():
 def test_adagrad_trains_a_pair_classifier(snli_rows):
     """The optimizer goes through spaCy's update path (Thinc and torch
     parameters alike) and changes the weights."""
-    from .conftest import make_examples, pair_config
+    from .util import make_examples, pair_config
 
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("attn_pair_classifier", config=pair_config("tok2vec", hidden=16))
@@ -246,7 +246,7 @@ def _siamese_nlp(version, tok2vec, **model):
 
 
 def test_siamese_v2_penalty_through_the_component(snli_rows):
-    from .conftest import make_examples
+    from .util import make_examples
 
     ratios = {}
     for version in ("v1", "v2"):
@@ -275,7 +275,7 @@ def test_siamese_segments_do_not_see_each_other(snli_rows, version, encode):
     """Regression: with a CNN tok2vec, v1 encoded the joined pair doc, so the
     premise's vectors changed with the hypothesis. v2 encodes each text on
     its own by default; encode = "joint" keeps v1's behaviour."""
-    from .conftest import make_examples
+    from .util import make_examples
 
     model = {} if encode is None else {"encode": encode}
     nlp, pipe = _siamese_nlp(version, tok2vec_config(8), **model)
@@ -293,7 +293,7 @@ def test_siamese_segments_do_not_see_each_other(snli_rows, version, encode):
 
 def test_siamese_v2_separate_trains(snli_rows):
     """Gradients flow back into the tok2vec through the separate docs."""
-    from .conftest import make_examples
+    from .util import make_examples
 
     nlp, pipe = _siamese_nlp("v2", tok2vec_config(8))
     examples = make_examples(nlp, snli_rows[:6])
@@ -318,7 +318,7 @@ def test_separate_encoding_refuses_a_listener():
 
 
 def test_da_v2_encode_option(snli_rows):
-    from .conftest import make_examples
+    from .util import make_examples
 
     nlp = spacy.blank("en")
     cfg = {"@architectures": "spacy-attn.DecomposableAttention.v2", "hidden_width": 8, "encode": "separate", "tok2vec": tok2vec_config(8)}

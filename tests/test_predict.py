@@ -17,7 +17,8 @@ import spacy_attn
 from spacy_attn.parallel import WorkerPool
 from spacy_attn.predict import PredictError, finished_lines, predict_file
 
-from .test_multiprocess import build_pipeline, rt_texts, run_with_timeout, snli_pairs, squad_pairs
+from .test_multiprocess import build_pipeline, run_with_timeout
+from .util import rt_texts, snli_pairs, squad_pairs
 
 BATCH = 8
 

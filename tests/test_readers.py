@@ -178,13 +178,13 @@ def test_damaged_text_files_name_the_file(tmp_path, nlp):
 
 
 def test_textcat_corpus_real_rotten_tomatoes(nlp):
-    """The mirror's RT file: every example carries both labels, exactly one
-    of them 1.0, and the text is the row's text."""
+    """The mirror's RT rows (a committed slice of its file): every example
+    carries both labels, exactly one of them 1.0, and the text is the row's text."""
     from spacy_attn.readers import TextCatCorpus
 
-    from .conftest import mirror_dir
+    from .util import FIXTURES
 
-    path = mirror_dir() / "rotten_tomatoes" / "train.jsonl.gz"
+    path = FIXTURES / "rotten_tomatoes_train.jsonl.gz"
     corpus = TextCatCorpus(path, limit=20)
     examples = list(corpus(nlp))
     assert len(examples) == 20
@@ -224,12 +224,13 @@ def test_textcat_corpus_keys_labels_and_errors(tmp_path, nlp):
     assert list(reader(None)(nlp)) == []
 
 
+@pytest.mark.mirror("rotten_tomatoes/train.jsonl.gz")
 def test_textcat_splits_script_and_docbin_reader(tmp_path, nlp):
     """scripts/textcat_splits.py makes the documented seeded RT split; the
     DocBins carry every label and TextCatCorpus reads them back."""
     from spacy_attn.readers import TextCatCorpus
 
-    from .conftest import REPO, mirror_dir
+    from .util import REPO, mirror_dir
 
     out = tmp_path / "rt"
     subprocess.run(

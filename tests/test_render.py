@@ -13,7 +13,7 @@ from thinc.api import Model, fix_random_seed
 from spacy_attn import PairError, get_pair_bounds, make_pair, render
 from spacy_attn.pipeline import PairClassifier
 
-from .conftest import make_examples, pair_config
+from .util import make_examples, pair_config
 
 if not Doc.has_extension("attn_weights"):
     Doc.set_extension("attn_weights", default=None)

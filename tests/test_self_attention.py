@@ -19,7 +19,7 @@ from spacy_attn.models.self_attention import (
     pairwise_hinge,
 )
 
-from .conftest import tok2vec_config
+from .util import tok2vec_config
 
 
 def _inputs(seed=0, B=3, L=6, nI=4, lengths=(6, 3, 1)):

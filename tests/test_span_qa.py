@@ -1,5 +1,4 @@
 """attn_span_qa: training on real SQuAD questions, round trips, windows, edge cases."""
-import gzip
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ from spacy_attn.layers.coattention import (
 )
 from spacy_attn.squad import SquadQuestion, make_qa_doc
 
-from .conftest import REPO, mirror_dir, tok2vec_config
+from .util import REPO, squad_dev, tok2vec_config
 
 QA_CONFIGS = ["squad_glove.cfg", "squadshifts_glove.cfg", "squad_transformer.cfg"]
 
@@ -53,9 +52,7 @@ def qa_config(*, window=400, stride=200, hidden=32, iterations=3, answers_key="a
 @pytest.fixture(scope="session")
 def squad_questions():
     """16 real SQuAD v1.1 dev questions, two from each of 8 paragraphs."""
-    path = mirror_dir() / "squad" / "dev-v1.1.json.gz"
-    with gzip.open(path, "rt", encoding="utf8") as f:
-        data = json.load(f)
+    data = squad_dev()
     out = []
     for p_i, para in enumerate(data["data"][0]["paragraphs"][:8]):
         for qa in para["qas"][:2]:

@@ -18,7 +18,7 @@ from spacy_attn.squad import (
     write_squad_docbin,
 )
 
-from .conftest import mirror_dir
+from .util import mirror_dir
 
 
 @pytest.fixture
@@ -236,6 +236,7 @@ def test_moved_names_still_import_from_squad():
         squad.no_such_name
 
 
+@pytest.mark.mirror("squad_shifts/nyt_bigbench.json.gz")
 def test_real_nyt_bigbench_offsets(nlp):
     """The mirror's nyt_bigbench copy has 10 answers whose stored offset is
     off by one (see the data README); the rest align. Read one article that
@@ -292,7 +293,7 @@ def _articles(prefix, n_articles, n_paragraphs):
 def test_squad_splits_script(tmp_path, nlp):
     import importlib.util
 
-    from .conftest import REPO
+    from .util import REPO
 
     spec = importlib.util.spec_from_file_location("squad_splits", REPO / "scripts" / "squad_splits.py")
     splits = importlib.util.module_from_spec(spec)

@@ -20,7 +20,7 @@ from spacy_attn.squad import (
     squad_score,
 )
 
-from .conftest import mirror_dir
+from .util import mirror_dir, squad_dev
 
 
 def test_normalize_answer():
@@ -122,6 +122,7 @@ def test_component_scorer_key_fallback_and_no_gold():
     assert squad_score([eg], answers_key="qa")["qa_f1"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.mirror("squad/dev-v1.1.json.gz")
 def test_real_dev_first_gold_answer_scores_100():
     """Predicting the first gold answer of every question of the official dev
     set gives EM = F1 = 100 through the official API and through the
@@ -204,13 +205,12 @@ def test_hf_baseline_features_round_trip():
 
     from transformers import AutoTokenizer
 
-    from .conftest import REPO
+    from .util import REPO
 
     spec = importlib.util.spec_from_file_location("squad_hf", REPO / "benchmarks" / "squad_hf.py")
     hf = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hf)
-    with gzip.open(mirror_dir() / "squad" / "dev-v1.1.json.gz", "rt", encoding="utf8") as f:
-        data = json.load(f)
+    data = squad_dev()  # article 1 holds the first 6 paragraphs of the official one
     data = {"data": [{**data["data"][1], "paragraphs": data["data"][1]["paragraphs"][:6]}]}
     rows = hf.flatten(data)
     tokenizer = AutoTokenizer.from_pretrained(hf.model_dir(), local_files_only=True)

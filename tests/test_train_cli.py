@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, mirror_dir
+from .util import FIXTURES, REPO
 
 
 def _slice(src: Path, dst: Path, start: int, n: int) -> Path:
@@ -28,7 +28,7 @@ def _run(args, **kw):
 @pytest.fixture(scope="module")
 def tiny_sick(tmp_path_factory):
     d = tmp_path_factory.mktemp("sick")
-    src = mirror_dir() / "sick" / "train.jsonl.gz"
+    src = FIXTURES / "sick_train.jsonl.gz"  # the first 96 rows of the mirror's SICK train
     return _slice(src, d / "train.jsonl", 0, 64), _slice(src, d / "dev.jsonl", 64, 32)
 
 

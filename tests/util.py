@@ -1,0 +1,174 @@
+"""Helpers shared by the test modules: small model configs, real-data slices
+(tests/fixtures/, committed, so the fast tests run on a fresh clone) and the
+rules for tests that need the full data mirror (the ``mirror`` marker, see
+tests/conftest.py). conftest.py keeps only fixtures and hooks."""
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.training import Example
+
+import spacy_attn
+from spacy_attn.mirror import MIRROR_ENV, mirror_dir
+from spacy_attn.squad import SquadQuestion
+
+__all__ = ["REPO", "FIXTURES", "MIRROR_ENV", "REQUIRE_MIRROR_ENV", "mirror_dir"]
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+"""Small slices of the mirror's real data; tests/fixtures/README.md says which."""
+
+REQUIRE_MIRROR_ENV = "SPACY_ATTN_REQUIRE_MIRROR"
+"""Set to 1 (CI does) and a test marked ``mirror`` fails where the mirror is
+missing, instead of being skipped."""
+
+
+# -- the full data mirror ------------------------------------------------------
+
+
+def mirror_required() -> bool:
+    """Whether $SPACY_ATTN_REQUIRE_MIRROR asks for the mirror (set, not "" or "0")."""
+    return os.environ.get(REQUIRE_MIRROR_ENV, "") not in ("", "0")
+
+
+def missing_mirror_files(files: Sequence[str], mirror: Optional[Path] = None) -> List[Path]:
+    """The paths of ``files`` (relative to the mirror) that do not exist; the
+    mirror folder itself when no files are named and it does not exist."""
+    mirror = mirror_dir() if mirror is None else mirror
+    paths = [mirror / rel for rel in files] if files else [mirror]
+    return [path for path in paths if not path.exists()]
+
+
+def mirror_problem(files: Sequence[str], mirror: Optional[Path] = None) -> Optional[str]:
+    """Why a test that reads ``files`` from the mirror cannot run (None if it can)."""
+    missing = missing_mirror_files(files, mirror)
+    if not missing:
+        return None
+    return (
+        f"needs the data mirror: {', '.join(str(p) for p in missing)} not found "
+        f"(put the shared data at ../shared/data or set {MIRROR_ENV}; "
+        f"with {REQUIRE_MIRROR_ENV}=1 this is an error, not a skip)"
+    )
+
+
+# -- real data slices (tests/fixtures/) ---------------------------------------
+
+
+def read_jsonl_gz(path: Path, n: Optional[int] = None) -> List[Dict]:
+    """The first ``n`` rows (all if None) of a gzipped JSON-lines file; a
+    fixture slice with fewer than ``n`` rows is an error, not a shorter list."""
+    rows = []
+    with gzip.open(path, "rt", encoding="utf8") as f:
+        for line in f:
+            rows.append(json.loads(line))
+            if len(rows) == n:
+                break
+    if n is not None and len(rows) < n:
+        raise ValueError(f"{path} has {len(rows)} rows, {n} asked for (see tests/fixtures/cut.py)")
+    return rows
+
+
+def snli_rows(n: int = 64) -> List[Dict]:
+    """The first ``n`` (at most 200) real SNLI dev pairs: id, premise, hypothesis, label."""
+    return read_jsonl_gz(FIXTURES / "snli_dev.jsonl.gz", n)
+
+
+def snli_pairs(n: int = 64) -> List[Tuple[str, str, str]]:
+    """(premise, hypothesis, label) of the first ``n`` (at most 200) SNLI dev pairs."""
+    return [(r["premise"], r["hypothesis"], r["label"]) for r in snli_rows(n)]
+
+
+def rt_texts(n: int = 48) -> List[Tuple[str, str]]:
+    """(text, label) of the first ``n`` (at most 48) Rotten Tomatoes train
+    sentences (all "pos": the file lists the pos rows first)."""
+    return [(r["text"], r["label"]) for r in read_jsonl_gz(FIXTURES / "rotten_tomatoes_train.jsonl.gz", n)]
+
+
+def squad_dev() -> Dict:
+    """The official SQuAD v1.1 dev JSON cut to its first two articles: article
+    0 (Super_Bowl_50) with its first 8 paragraphs, article 1 with its first 6,
+    every question of those."""
+    with gzip.open(FIXTURES / "squad_dev.json.gz", "rt", encoding="utf8") as f:
+        return json.load(f)
+
+
+def squad_pairs(n_paragraphs: int = 6) -> List[SquadQuestion]:
+    """Two real SQuAD v1.1 dev questions from each of the first (at most 8)
+    paragraphs of the first article."""
+    article = squad_dev()["data"][0]
+    if n_paragraphs > len(article["paragraphs"]):
+        raise ValueError(f"the SQuAD fixture has {len(article['paragraphs'])} paragraphs, {n_paragraphs} asked for")
+    out = []
+    for para in article["paragraphs"][:n_paragraphs]:
+        for qa in para["qas"][:2]:
+            answers = [(a["text"], a["answer_start"]) for a in qa["answers"]]
+            out.append(SquadQuestion(qa["id"], qa["question"], para["context"], answers, article["title"], 0))
+    return out
+
+
+# -- pipelines and configs -----------------------------------------------------
+
+
+def make_examples(nlp, rows):
+    examples = []
+    for row in rows:
+        doc = spacy_attn.make_pair(nlp, row["premise"], row["hypothesis"])
+        ref = doc.copy()
+        ref.cats = {row["label"]: 1.0}
+        examples.append(Example(doc, ref))
+    return examples
+
+
+def add_random_vectors(nlp, texts, width=16, seed=0):
+    """Give every lower-cased word of ``texts`` (but a few) a random vector, so
+    static-vector models can be tested without a vectors download."""
+    rng = numpy.random.default_rng(seed)
+    words = sorted({t.lower_ for text in texts for t in nlp.make_doc(text)})
+    # Leave some words out so the OOV buckets are exercised too.
+    keep = [w for i, w in enumerate(words) if i % 7 != 3]
+    nlp.vocab.reset_vectors(width=width)
+    for word in keep:
+        nlp.vocab.set_vector(word, rng.normal(size=width).astype("float32"))
+    return keep
+
+
+def tok2vec_config(width: int = 32):
+    """A small trainable tok2vec (hash embeddings + CNN) for tests."""
+    return {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": width,
+            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+            "rows": [500, 100, 200, 200],
+            "include_static_vectors": False,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": width,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
+        },
+    }
+
+
+def pair_config(tok2vec: str = "tok2vec", *, intra: bool = False, exclusive: bool = True, hidden: int = 32):
+    """A small model config for tests."""
+    if tok2vec == "vectors":
+        t2v = {"@architectures": "spacy-attn.FrozenVectors.v1", "key_attr": "LOWER", "oov_buckets": 5}
+    else:
+        t2v = tok2vec_config(32)
+    return {
+        "model": {
+            "@architectures": "spacy-attn.DecomposableAttention.v1",
+            "hidden_width": hidden,
+            "dropout": 0.0,
+            "intra_attention": intra,
+            "exclusive_classes": exclusive,
+            "tok2vec": t2v,
+        }
+    }
