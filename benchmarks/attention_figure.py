@@ -11,12 +11,13 @@ git-ignored ``benchmarks/runs/textcat/<dataset>/<row>/model/model-best``;
 The weights come from the textcat model's encoder (``encoder.predict``); the
 markup from ``spacy_attn.render``.
 """
+
 import argparse
 
+import harness
 import numpy
 import spacy
 
-import harness
 import spacy_attn
 
 RUNS = harness.RUNS / "textcat"
@@ -24,14 +25,20 @@ RUNS = harness.RUNS / "textcat"
 
 def figures(dataset: str, row: str, tests, *, quick: bool) -> list:
     """The heatmaps of one trained row on the ``tests`` rows."""
-    nlp = spacy.load(RUNS / ("quick" if quick else "") / dataset / row / "model" / "model-best")
+    nlp = spacy.load(
+        RUNS / ("quick" if quick else "") / dataset / row / "model" / "model-best"
+    )
     docs = list(nlp.pipe(r["text"] for r in tests))
     _, A, _, lengths = nlp.get_pipe("textcat").model.get_ref("encoder").predict(docs)
     parts = []
-    for doc, weights, n, gold in zip(docs, numpy.asarray(A), numpy.asarray(lengths), tests):
+    for doc, weights, n, gold in zip(
+        docs, numpy.asarray(A), numpy.asarray(lengths), tests
+    ):
         pred = max(doc.cats, key=doc.cats.get)
         title = f"{row}: gold {gold['label']}, predicted {pred} ({doc.cats[pred]:.2f})"
-        parts.append(spacy_attn.render(doc, weights=weights[:, :n], title=title, jupyter=False))
+        parts.append(
+            spacy_attn.render(doc, weights=weights[:, :n], title=title, jupyter=False)
+        )
     return parts
 
 
@@ -39,13 +46,25 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dataset")
     p.add_argument("rows", nargs="+")
-    p.add_argument("--quick", action="store_true", help="the textcat.py --quick runs, into benchmarks/runs/")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the textcat.py --quick runs, into benchmarks/runs/",
+    )
     args = p.parse_args(argv)
-    tests = harness.read_jsonl_gz(RUNS / "splits" / args.dataset / "test.jsonl.gz", limit=4)
-    body = "\n".join(part for row in args.rows for part in figures(args.dataset, row, tests, quick=args.quick))
-    out = (harness.RUNS if args.quick else harness.RESULTS) / f"attention_{args.dataset}.html"
+    tests = harness.read_jsonl_gz(
+        RUNS / "splits" / args.dataset / "test.jsonl.gz", limit=4
+    )
+    body = "\n".join(
+        part
+        for row in args.rows
+        for part in figures(args.dataset, row, tests, quick=args.quick)
+    )
+    out = (
+        harness.RUNS if args.quick else harness.RESULTS
+    ) / f"attention_{args.dataset}.html"
     out.write_text(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>spacy-attn attention "
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"/><title>spacy-attn attention '
         f"({args.dataset})</title></head><body>\n<p>Produced by <code>{harness.command_line()}"
         f"</code>.</p>\n{body}\n</body></html>\n"
     )

@@ -13,6 +13,7 @@ Results are written as ``benchmarks/results/<name>.json`` and ``.md``; both
 record the command (repository-relative, no machine paths), the git commit
 and the device, so that a number can always be traced to what produced it.
 """
+
 import argparse
 import datetime
 import gzip
@@ -64,7 +65,7 @@ def relative(path: PathLike) -> str:
             continue
     if "site-packages" in path.parts:  # another environment's packages
         parts = path.parts
-        return "/".join(parts[len(parts) - parts[::-1].index("site-packages"):])
+        return "/".join(parts[len(parts) - parts[::-1].index("site-packages") :])
     return path.name
 
 
@@ -84,11 +85,16 @@ def git_commit() -> str:
     """The commit of the working tree, with ``-dirty`` when it has changes."""
     try:
         sha = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO, capture_output=True, text=True,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         return (sha or "unknown") + ("-dirty" if dirty else "")
     except OSError:
@@ -104,7 +110,9 @@ def name_list(known: Iterable[str]) -> Callable[[str], List[str]]:
         names = [v.strip() for v in value.split(",") if v.strip()]
         for name in names:
             if name not in known:
-                raise argparse.ArgumentTypeError(f"unknown {name!r}; choose from {', '.join(known)}")
+                raise argparse.ArgumentTypeError(
+                    f"unknown {name!r}; choose from {', '.join(known)}"
+                )
         return names
 
     return parse
@@ -149,7 +157,9 @@ def write_jsonl_gz(path: PathLike, rows: Iterable[Dict[str, Any]]) -> str:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode(
+        "utf-8"
+    )
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
         f.write(payload)
@@ -188,7 +198,16 @@ def spacy_vectors(rel_path: str = GLOVE, name: str = "") -> Path:
         if not source.exists():
             raise SystemExit(f"Vectors file not found: {source} (set {MIRROR_ENV}).")
         out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en", str(source), str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "spacy",
+            "init",
+            "vectors",
+            "en",
+            str(source),
+            str(out),
+        ]
         log(f"converting vectors: python {shlex.join(relative_args(cmd[1:]))}")
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return out
@@ -207,7 +226,12 @@ def vectors_nlp(rel_path: str = GLOVE):
     return nlp
 
 
-def pair_examples(nlp, rows: Iterable[Dict[str, Any]], first: str = "premise", second: str = "hypothesis"):
+def pair_examples(
+    nlp,
+    rows: Iterable[Dict[str, Any]],
+    first: str = "premise",
+    second: str = "hypothesis",
+):
     """Training ``Example``s of pair rows: ``make_pair`` docs, the row's
     ``label`` as the one positive category."""
     from spacy.training import Example
@@ -223,13 +247,18 @@ def pair_examples(nlp, rows: Iterable[Dict[str, Any]], first: str = "premise", s
     return examples
 
 
-def cats_examples(nlp, rows: Iterable[Dict[str, Any]], labels: Sequence[Any], text: str = "text"):
+def cats_examples(
+    nlp, rows: Iterable[Dict[str, Any]], labels: Sequence[Any], text: str = "text"
+):
     """Training ``Example``s of text rows for an exclusive textcat: one
     category per label, 1.0 for the row's ``label`` (compared as strings)."""
     from spacy.training import Example
 
     return [
-        Example.from_dict(nlp.make_doc(r[text]), {"cats": {str(y): float(str(r["label"]) == str(y)) for y in labels}})
+        Example.from_dict(
+            nlp.make_doc(r[text]),
+            {"cats": {str(y): float(str(r["label"]) == str(y)) for y in labels}},
+        )
         for r in rows
     ]
 
@@ -248,8 +277,13 @@ def thread_env(threads: int = 0, **extra: str) -> Dict[str, str]:
 
 
 def spacy_train(
-    config: PathLike, output: PathLike, *, overrides: Optional[Dict[str, Any]] = None,
-    log_path: Optional[PathLike] = None, threads: int = 0, timeout: Optional[float] = None,
+    config: PathLike,
+    output: PathLike,
+    *,
+    overrides: Optional[Dict[str, Any]] = None,
+    log_path: Optional[PathLike] = None,
+    threads: int = 0,
+    timeout: Optional[float] = None,
     env: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
     """Run ``python -m spacy train`` from the repository root, its console
@@ -279,7 +313,13 @@ def spacy_train(
     environ = thread_env(threads, PYTHONWARNINGS="ignore", **(env or {}))
     start, stopped = time.perf_counter(), False
     with open(log_path, "w") as f:
-        proc = subprocess.Popen([sys.executable] + run_args, stdout=f, stderr=subprocess.STDOUT, env=environ, cwd=REPO)
+        proc = subprocess.Popen(
+            [sys.executable] + run_args,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            env=environ,
+            cwd=REPO,
+        )
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -346,13 +386,21 @@ def count_params(model, *, thinc: bool = True, torch: bool = True) -> int:
     total = 0
     for node in model.walk():
         if thinc:
-            total += sum(int(node.get_param(n).size) for n in node.param_names if node.has_param(n))
+            total += sum(
+                int(node.get_param(n).size)
+                for n in node.param_names
+                if node.has_param(n)
+            )
         if torch:
-            total += sum(int(p.numel()) for shim in node.shims for p in shim._model.parameters())
+            total += sum(
+                int(p.numel()) for shim in node.shims for p in shim._model.parameters()
+            )
     return total
 
 
-def accuracy_macro_f(golds: Sequence[str], preds: Sequence[str], labels: Sequence[str]) -> Dict[str, Any]:
+def accuracy_macro_f(
+    golds: Sequence[str], preds: Sequence[str], labels: Sequence[str]
+) -> Dict[str, Any]:
     """Accuracy, macro-F over ``labels`` and per-label P / R / F of single-label
     predictions."""
     per_label = {}
@@ -364,8 +412,12 @@ def accuracy_macro_f(golds: Sequence[str], preds: Sequence[str], labels: Sequenc
         r = tp / (tp + fn) if tp + fn else 0.0
         per_label[label] = {"p": p, "r": r, "f": 2 * p * r / (p + r) if p + r else 0.0}
     return {
-        "acc": sum(g == p for g, p in zip(golds, preds)) / len(golds) if golds else None,
-        "macro_f": sum(v["f"] for v in per_label.values()) / len(labels) if labels else None,
+        "acc": sum(g == p for g, p in zip(golds, preds)) / len(golds)
+        if golds
+        else None,
+        "macro_f": sum(v["f"] for v in per_label.values()) / len(labels)
+        if labels
+        else None,
         "per_label": per_label,
         "n": len(golds),
     }
@@ -455,8 +507,12 @@ def machine_info(device=None) -> Dict[str, Any]:
 def environment(threads: Union[int, str, None] = None) -> Dict[str, Any]:
     """``machine_info`` plus what the training benchmarks record: the CPU
     count, the threads per run and the git commit."""
-    return {**machine_info(), "cpus": os.cpu_count(), "threads": threads or "default",
-            "git_commit": git_commit()}
+    return {
+        **machine_info(),
+        "cpus": os.cpu_count(),
+        "threads": threads or "default",
+        "git_commit": git_commit(),
+    }
 
 
 # -- timing -------------------------------------------------------------------
@@ -524,7 +580,9 @@ def minutes(seconds: Optional[float]) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
-def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
+def md_table(
+    header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = ""
+) -> str:
     """A markdown table; ``align`` gives one of l/r per column (default: the
     first column left, the others right)."""
     header = list(header)
@@ -557,7 +615,9 @@ def metadata(device=None) -> Dict[str, Any]:
     return {
         "command": command_line(),
         "commit": git_commit(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC"
+        ),
         "machine": machine_info(device),
     }
 
@@ -571,26 +631,41 @@ def write_results(
     """
     out_dir = Path(out_dir) if out_dir else RESULTS
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{name}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    (out_dir / f"{name}.json").write_text(
+        json.dumps(results, indent=2, default=str) + "\n"
+    )
     md = out_dir / f"{name}.md"
     md.write_text(markdown)
     return md
 
 
-def report(name: str, render: Callable[[Dict[str, Any], Any], str], meta: Dict[str, Any], results: Any,
-           *, quick: bool = False) -> Path:
+def report(
+    name: str,
+    render: Callable[[Dict[str, Any], Any], str],
+    meta: Dict[str, Any],
+    results: Any,
+    *,
+    quick: bool = False,
+) -> Path:
     """Write ``<name>.json`` (``meta`` and ``"results"``) and ``<name>.md``
     (``render(meta, results)``) into ``benchmarks/results/`` (a ``--quick``
     run into the git-ignored ``benchmarks/runs/``) and print the markdown.
 
     RETURNS (Path): The markdown file.
     """
-    md = write_results(name, {**meta, "results": results}, render(meta, results), out_dir=RUNS if quick else None)
+    md = write_results(
+        name,
+        {**meta, "results": results},
+        render(meta, results),
+        out_dir=RUNS if quick else None,
+    )
     print(md.read_text())
     return md
 
 
-def rerender(name: str, render: Callable[[Dict[str, Any], Any], str], *, quick: bool = False) -> Path:
+def rerender(
+    name: str, render: Callable[[Dict[str, Any], Any], str], *, quick: bool = False
+) -> Path:
     """``--report-only``: rewrite ``<name>.md`` from the ``<name>.json`` that
     ``report`` wrote (after a change to the script's ``render``)."""
     saved = json.loads(((RUNS if quick else RESULTS) / f"{name}.json").read_text())
@@ -629,8 +704,16 @@ def noop_nlp():
 
 
 def compare_training(
-    nlp, bare, examples: Sequence, batch_size: int, *, optimizer, repeats: int, device=None,
-    unit: str = "items", log: str = "",
+    nlp,
+    bare,
+    examples: Sequence,
+    batch_size: int,
+    *,
+    optimizer,
+    repeats: int,
+    device=None,
+    unit: str = "items",
+    log: str = "",
 ) -> Dict[str, Dict[str, float]]:
     """One training row of a speed benchmark: interleaved epochs of spaCy's
     ``nlp.update`` (with ``optimizer``), the bare loop (``bare.tensorize`` per
@@ -640,19 +723,30 @@ def compare_training(
     sp_batches = chunk(examples, batch_size)
     bare_batches = [bare.tensorize(b) for b in sp_batches]
     floor = noop_nlp()
-    floor_batches = [[type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches]
-    times = interleaved({
-        "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
-        "bare": lambda: bare.train_epoch(bare_batches),
-        "floor": lambda: [floor.update(b) for b in floor_batches],
-    }, repeats, device)
+    floor_batches = [
+        [type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches
+    ]
+    times = interleaved(
+        {
+            "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
+            "bare": lambda: bare.train_epoch(bare_batches),
+            "floor": lambda: [floor.update(b) for b in floor_batches],
+        },
+        repeats,
+        device,
+    )
     row = train_row(times, len(examples), unit)
-    print(f"{log}train bs={batch_size}: " + ", ".join(
-        f"{k} {v['median']:.3g}" for k, v in row.items()), file=sys.stderr)
+    print(
+        f"{log}train bs={batch_size}: "
+        + ", ".join(f"{k} {v['median']:.3g}" for k, v in row.items()),
+        file=sys.stderr,
+    )
     return row
 
 
-def train_row(times: Dict[str, List[float]], n: int, unit: str) -> Dict[str, Dict[str, float]]:
+def train_row(
+    times: Dict[str, List[float]], n: int, unit: str
+) -> Dict[str, Dict[str, float]]:
     """Summaries of ``interleaved`` epoch times of "spacy", "bare" and "floor"
     over ``n`` items: throughput of both (``spacy_<unit>_s``, ``bare_<unit>_s``),
     the spaCy / bare throughput ratio, the overhead in µs per item (spaCy −
@@ -689,14 +783,22 @@ def torch_vectors(vectors, n_oov: int, *, normalize: bool, device):
     class FrozenLookup(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            data = vectors.data if isinstance(vectors.data, numpy.ndarray) else vectors.data.get()
+            data = (
+                vectors.data
+                if isinstance(vectors.data, numpy.ndarray)
+                else vectors.data.get()
+            )
             table = numpy.asarray(data, dtype="float32")
             if normalize:
-                table = table / numpy.maximum(numpy.linalg.norm(table, axis=1, keepdims=True), 1e-8)
+                table = table / numpy.maximum(
+                    numpy.linalg.norm(table, axis=1, keepdims=True), 1e-8
+                )
             self.n, self.key2row = len(table), vectors.key2row
             self.register_buffer("table", torch.from_numpy(table))
             self.oov = nn.Embedding(max(n_oov, 1), table.shape[1])
-            nn.init.normal_(self.oov.weight, 0.0, table.shape[1] ** -0.5 if normalize else 1.0)
+            nn.init.normal_(
+                self.oov.weight, 0.0, table.shape[1] ** -0.5 if normalize else 1.0
+            )
 
         def ids(self, keys) -> List[int]:
             return [self.key2row.get(int(k), self.n + int(k) % n_oov) for k in keys]
@@ -724,7 +826,9 @@ def torch_vectors(vectors, n_oov: int, *, normalize: bool, device):
 # -- processes: memory, other load ---------------------------------------------
 
 
-def wait_for_quiet(threshold: float = 1.0, *, timeout: float = 0.0, poll: float = 30.0) -> Tuple[bool, List[float]]:
+def wait_for_quiet(
+    threshold: float = 1.0, *, timeout: float = 0.0, poll: float = 30.0
+) -> Tuple[bool, List[float]]:
     """Wait until the 1-minute load average is below ``threshold`` (the
     machine is shared: timings taken under other jobs' load mislead).
 
@@ -741,7 +845,9 @@ def wait_for_quiet(threshold: float = 1.0, *, timeout: float = 0.0, poll: float 
             return True, load
         if time.monotonic() + poll > deadline:
             return False, load
-        print(f"load average {load[0]:.2f} >= {threshold}: waiting ...", file=sys.stderr)
+        print(
+            f"load average {load[0]:.2f} >= {threshold}: waiting ...", file=sys.stderr
+        )
         time.sleep(poll)
 
 
@@ -814,7 +920,10 @@ class TreeMonitor:
                 pss += getattr(mem, "pss", mem.rss)
                 self.max_rss = max(self.max_rss, mem.rss)
             self.max_procs = max(self.max_procs, len(procs))
-            self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
+            self.peak_rss, self.peak_pss = (
+                max(self.peak_rss, rss),
+                max(self.peak_pss, pss),
+            )
             busy = psutil.cpu_percent(None) / 100.0 * ncpu
             self.other.append(max(0.0, busy - ours))
 
@@ -829,7 +938,9 @@ class TreeMonitor:
         }
 
 
-def monitored_run(cmd: Sequence[str], *, timeout: float, name: str = "") -> Dict[str, Any]:
+def monitored_run(
+    cmd: Sequence[str], *, timeout: float, name: str = ""
+) -> Dict[str, Any]:
     """Run ``cmd`` from the repository root in its own process group under a
     ``TreeMonitor``; kill the whole group after ``timeout`` seconds.
 
@@ -844,10 +955,10 @@ def monitored_run(cmd: Sequence[str], *, timeout: float, name: str = "") -> Dict
     with TreeMonitor(proc.pid) as monitor:
         try:
             proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as err:
             os.killpg(proc.pid, 9)
             proc.wait()
-            raise RuntimeError(f"{name} did not finish in {timeout:.0f} s")
+            raise RuntimeError(f"{name} did not finish in {timeout:.0f} s") from err
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed with exit code {proc.returncode}")
@@ -920,56 +1031,103 @@ class BareLoop:
 def bare_vectors(nlp, tok2vec: Dict[str, Any], device):
     """``torch_vectors`` of ``nlp``'s vectors with the OOV buckets and
     normalization of a ``FrozenVectors`` config block."""
-    return torch_vectors(nlp.vocab.vectors, tok2vec["oov_buckets"],
-                         normalize=tok2vec.get("normalize", True), device=device)
+    return torch_vectors(
+        nlp.vocab.vectors,
+        tok2vec["oov_buckets"],
+        normalize=tok2vec.get("normalize", True),
+        device=device,
+    )
 
 
 def compare_inference(
-    nlp, bare, examples: Sequence, from_strings: Callable[[], Iterable], batch_size: int, *,
-    repeats: int, device=None, unit: str = "items",
+    nlp,
+    bare,
+    examples: Sequence,
+    from_strings: Callable[[], Iterable],
+    batch_size: int,
+    *,
+    repeats: int,
+    device=None,
+    unit: str = "items",
 ) -> Dict[str, Any]:
     """Interleaved inference throughput (``<unit>``/s) of ``nlp.pipe`` on the
     examples' pre-made docs, ``nlp.pipe`` on ``from_strings()`` (tokenization
     included) and the bare forward on pre-tensorized batches."""
     docs = [eg.predicted for eg in examples]
     batches = [bare.tensorize(b) for b in chunk(examples, batch_size)]
-    times = interleaved({
-        "spacy_premade_docs": lambda: sum(1 for _ in nlp.pipe(docs, batch_size=batch_size)),
-        "spacy_from_strings": lambda: sum(1 for _ in nlp.pipe(from_strings(), batch_size=batch_size)),
-        "bare_forward": lambda: bare.predict(batches),
-    }, repeats, device)
-    return {"batch_size": batch_size, unit: len(docs),
-            **{k: summary([len(docs) / t for t in v]) for k, v in times.items()}}
+    times = interleaved(
+        {
+            "spacy_premade_docs": lambda: sum(
+                1 for _ in nlp.pipe(docs, batch_size=batch_size)
+            ),
+            "spacy_from_strings": lambda: sum(
+                1 for _ in nlp.pipe(from_strings(), batch_size=batch_size)
+            ),
+            "bare_forward": lambda: bare.predict(batches),
+        },
+        repeats,
+        device,
+    )
+    return {
+        "batch_size": batch_size,
+        unit: len(docs),
+        **{k: summary([len(docs) / t for t in v]) for k, v in times.items()},
+    }
 
 
 def train_columns(unit: str) -> List[str]:
     """Column names of ``train_cells``."""
     one = unit[:-1]
-    return [f"spaCy {unit}/s", f"bare {unit}/s", "spaCy / bare", f"overhead µs/{one}",
-            f"spaCy floor µs/{one}", f"ours µs/{one}"]
+    return [
+        f"spaCy {unit}/s",
+        f"bare {unit}/s",
+        "spaCy / bare",
+        f"overhead µs/{one}",
+        f"spaCy floor µs/{one}",
+        f"ours µs/{one}",
+    ]
 
 
-def train_cells(row: Dict[str, Dict[str, float]], unit: str, *, rate_digits: int = 0,
-                us_digits: int = 1) -> List[str]:
+def train_cells(
+    row: Dict[str, Dict[str, float]],
+    unit: str,
+    *,
+    rate_digits: int = 0,
+    us_digits: int = 1,
+) -> List[str]:
     """Markdown cells of one ``compare_training`` row (medians; the ratio
     with its min–max)."""
     med = {k: v["median"] for k, v in row.items()}
     r = row["ratio"]
-    return [fmt(med[f"spacy_{unit}_s"], rate_digits), fmt(med[f"bare_{unit}_s"], rate_digits),
-            f"{r['median']:.3f} ({r['min']:.3f}–{r['max']:.3f})",
-            *(fmt(med[k], us_digits) for k in ("overhead_us", "floor_us", "ours_us"))]
+    return [
+        fmt(med[f"spacy_{unit}_s"], rate_digits),
+        fmt(med[f"bare_{unit}_s"], rate_digits),
+        f"{r['median']:.3f} ({r['min']:.3f}–{r['max']:.3f})",
+        *(fmt(med[k], us_digits) for k in ("overhead_us", "floor_us", "ours_us")),
+    ]
 
 
 def infer_table(infer: Dict[str, Any], unit: str, digits: int = 0) -> str:
     """The ``compare_inference`` result as a table: one row per path."""
     paths = ("spacy_premade_docs", "spacy_from_strings", "bare_forward")
     bare = infer["bare_forward"]["median"]
-    return md_table(["path", f"{unit}/s (median)", "min–max", "/ bare"], [
-        [k, fmt(infer[k]["median"], digits), f"{fmt(infer[k]['min'], digits)}–{fmt(infer[k]['max'], digits)}",
-         f"{infer[k]['median'] / bare:.3f}"] for k in paths])
+    return md_table(
+        ["path", f"{unit}/s (median)", "min–max", "/ bare"],
+        [
+            [
+                k,
+                fmt(infer[k]["median"], digits),
+                f"{fmt(infer[k]['min'], digits)}–{fmt(infer[k]['max'], digits)}",
+                f"{infer[k]['median'] / bare:.3f}",
+            ]
+            for k in paths
+        ],
+    )
 
 
-def speed_parser(doc: str, *, batch_sizes: List[int], infer_batch_size: int, repeats: int):
+def speed_parser(
+    doc: str, *, batch_sizes: List[int], infer_batch_size: int, repeats: int
+):
     """The options every speed script has; the script adds its own."""
     import argparse
 
@@ -978,8 +1136,12 @@ def speed_parser(doc: str, *, batch_sizes: List[int], infer_batch_size: int, rep
     p.add_argument("--batch-sizes", type=int, nargs="+", default=batch_sizes)
     p.add_argument("--infer-batch-size", type=int, default=infer_batch_size)
     p.add_argument("--repeats", type=int, default=repeats)
-    p.add_argument("--quick", action="store_true", help="tiny smoke run into benchmarks/runs/")
-    p.add_argument("--name", default=None, help="results file name (default <script>[_gpu])")
+    p.add_argument(
+        "--quick", action="store_true", help="tiny smoke run into benchmarks/runs/"
+    )
+    p.add_argument(
+        "--name", default=None, help="results file name (default <script>[_gpu])"
+    )
     return p
 
 
@@ -996,13 +1158,17 @@ def run_speed(name: str, args, measure: Callable, render: Callable) -> Path:
 def speed_intro(repeats: int, unit: str) -> str:
     """The sentence every speed report gives on its method (``unit``: one
     item, e.g. "pair")."""
-    return (f"median of {repeats} interleaved repeats (ranges min–max). The bare loop runs the same "
-            f"module class on the same device with inputs pre-tensorized there. Overhead = spaCy − bare "
-            f"step time per {unit}; floor = `nlp.update` with a no-op trainable pipe on the same docs; "
-            f"ours = overhead − floor.")
+    return (
+        f"median of {repeats} interleaved repeats (ranges min–max). The bare loop runs the same "
+        f"module class on the same device with inputs pre-tensorized there. Overhead = spaCy − bare "
+        f"step time per {unit}; floor = `nlp.update` with a no-op trainable pipe on the same docs; "
+        f"ours = overhead − floor."
+    )
 
 
-def profile(fn: Callable[[], Any], n: int, *, per: str = "item", top: int = 25) -> List[Dict[str, Any]]:
+def profile(
+    fn: Callable[[], Any], n: int, *, per: str = "item", top: int = 25
+) -> List[Dict[str, Any]]:
     """cProfile of one call of ``fn``: the ``top`` functions by own time, in
     µs per ``per`` (``n`` of them)."""
     import cProfile
@@ -1012,10 +1178,17 @@ def profile(fn: Callable[[], Any], n: int, *, per: str = "item", top: int = 25) 
     prof = cProfile.Profile()
     prof.runcall(fn)
     stats = pstats.Stats(prof, stream=io.StringIO())
-    rows = [{"function": f"{Path(file).name}:{line}({name})", "calls": nc,
-             f"tottime_us_per_{per}": tt / n * 1e6, f"cumtime_us_per_{per}": ct / n * 1e6}
-            for (file, line, name), (cc, nc, tt, ct, _) in stats.stats.items()]
+    rows = [
+        {
+            "function": f"{Path(file).name}:{line}({name})",
+            "calls": nc,
+            f"tottime_us_per_{per}": tt / n * 1e6,
+            f"cumtime_us_per_{per}": ct / n * 1e6,
+        }
+        for (file, line, name), (cc, nc, tt, ct, _) in stats.stats.items()
+    ]
     return sorted(rows, key=lambda r: -r[f"tottime_us_per_{per}"])[:top]
+
 
 def minilm_dir() -> Path:
     """The offline all-MiniLM-L6-v2 (Hugging Face format) of the
@@ -1028,17 +1201,35 @@ def minilm_dir() -> Path:
 def squad_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     """SQuAD JSON -> one dict per question (id, question, context, answers
     as ``(text, answer_start)``), in file order."""
-    return [{"id": qa["id"], "question": qa["question"], "context": para["context"],
-             "answers": [(a["text"], a["answer_start"]) for a in qa["answers"]]}
-            for article in data["data"] for para in article["paragraphs"] for qa in para["qas"]]
+    return [
+        {
+            "id": qa["id"],
+            "question": qa["question"],
+            "context": para["context"],
+            "answers": [(a["text"], a["answer_start"]) for a in qa["answers"]],
+        }
+        for article in data["data"]
+        for para in article["paragraphs"]
+        for qa in para["qas"]
+    ]
 
 
 def squad_subset(data: Dict[str, Any], keep: Iterable[str]) -> Dict[str, Any]:
     """SQuAD JSON with only the questions whose id is in ``keep`` (for the
     official metric on a subset)."""
     keep = set(keep)
-    return {"data": [{**a, "paragraphs": [{**p, "qas": [q for q in p["qas"] if q["id"] in keep]}
-                                          for p in a["paragraphs"]]} for a in data["data"]]}
+    return {
+        "data": [
+            {
+                **a,
+                "paragraphs": [
+                    {**p, "qas": [q for q in p["qas"] if q["id"] in keep]}
+                    for p in a["paragraphs"]
+                ],
+            }
+            for a in data["data"]
+        ]
+    }
 
 
 def squad_scores(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float]:

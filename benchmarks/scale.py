@@ -43,6 +43,7 @@ Usage (from the repository root):
     python benchmarks/scale.py --quick    # smoke test -> benchmarks/runs/scale.{md,json}
     python benchmarks/scale.py --report-only   # rewrite the .md from the .json
 """
+
 import argparse
 import json
 import os
@@ -99,7 +100,9 @@ def train_model(task: str, steps: int) -> Path:
     rng = random.Random(0)
     if task == "pair":
         rows = harness.read_jsonl_gz(SNLI)
-        examples = harness.pair_examples(nlp, rng.sample(rows, min(len(rows), 32 * steps)))
+        examples = harness.pair_examples(
+            nlp, rng.sample(rows, min(len(rows), 32 * steps))
+        )
     else:
         rows = harness.read_jsonl_gz(IMDB)
         labels = sorted({r["label"] for r in rows})
@@ -110,7 +113,10 @@ def train_model(task: str, steps: int) -> Path:
     for i in range(steps):
         batch = [examples[(i * 32 + j) % len(examples)] for j in range(32)]
         losses = nlp.update(batch, sgd=optimizer)
-    print(f"trained {task}: {steps} steps in {time.perf_counter() - start:.0f} s, losses {losses}", file=sys.stderr)
+    print(
+        f"trained {task}: {steps} steps in {time.perf_counter() - start:.0f} s, losses {losses}",
+        file=sys.stderr,
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(out)
     return out
@@ -128,7 +134,16 @@ def write_input(task: str, n: int) -> Path:
             rows = harness.read_jsonl_gz(SNLI)
             for i in range(n):
                 r = rows[i % len(rows)]
-                f.write(json.dumps({"id": f"snli-{i}", "premise": r["premise"], "hypothesis": r["hypothesis"]}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "id": f"snli-{i}",
+                            "premise": r["premise"],
+                            "hypothesis": r["hypothesis"],
+                        }
+                    )
+                    + "\n"
+                )
         else:
             for i, r in enumerate(harness.read_jsonl_gz(IMDB)[:n]):
                 f.write(json.dumps({"id": f"imdb-{i}", "text": r["text"]}) + "\n")
@@ -141,27 +156,53 @@ def write_input(task: str, n: int) -> Path:
 
 def run_engine(spec: Dict[str, Any]) -> Dict[str, Any]:
     """Predict ``spec["input"]`` with ``spec["engine"]``; RETURNS its stats."""
-    engine, model, src, out, bs = spec["engine"], spec["model"], spec["input"], spec["output"], spec["batch_size"]
+    engine, model, src, out, bs = (
+        spec["engine"],
+        spec["model"],
+        spec["input"],
+        spec["output"],
+        spec["batch_size"],
+    )
     import torch
 
     from spacy_attn.predict import predict_file
 
     if engine in ("one_default", "one_1thread", "n_process_2"):
         stats = predict_file(
-            model, src, out, batch_size=bs, overwrite=True, progress=False,
-            threads=1 if engine == "one_1thread" else None, n_process=2 if engine == "n_process_2" else 1,
+            model,
+            src,
+            out,
+            batch_size=bs,
+            overwrite=True,
+            progress=False,
+            threads=1 if engine == "one_1thread" else None,
+            n_process=2 if engine == "n_process_2" else 1,
         )
         extra = {}
     elif engine == "dask_2":
         from spacy_attn.distributed import predict_file_dask
 
-        stats = predict_file_dask(model, src, out, n_workers=2, batch_size=bs, threads=1, overwrite=True, progress=False)
+        stats = predict_file_dask(
+            model,
+            src,
+            out,
+            n_workers=2,
+            batch_size=bs,
+            threads=1,
+            overwrite=True,
+            progress=False,
+        )
         extra = {"startup_seconds": stats.startup_seconds, "workers": stats.workers}
     elif engine == "pipe_n_process_2":
         stats, extra = pipe_n_process(model, src, out, bs), {}
     else:
         raise ValueError(engine)
-    return {"rows": stats.rows, "seconds": stats.seconds, "torch_threads": torch.get_num_threads(), **extra}
+    return {
+        "rows": stats.rows,
+        "seconds": stats.seconds,
+        "torch_threads": torch.get_num_threads(),
+        **extra,
+    }
 
 
 def pipe_n_process(model: str, src: str, out: str, batch_size: int):
@@ -170,7 +211,7 @@ def pipe_n_process(model: str, src: str, out: str, batch_size: int):
     import spacy
 
     import spacy_attn
-    from spacy_attn.predict import PredictStats, Predictor
+    from spacy_attn.predict import Predictor, PredictStats
 
     nlp = spacy.load(model)
     predictor = Predictor(nlp)
@@ -180,12 +221,17 @@ def pipe_n_process(model: str, src: str, out: str, batch_size: int):
         rows = [json.loads(line) for line in f]
     if predictor.kind == "pair":
         tasks = [(r["id"], (r["premise"], r["hypothesis"])) for r in rows]
-        inputs = (spacy_attn.make_pair(nlp, a, b, span_key=predictor.pair_key) for _, (a, b) in tasks)
+        inputs = (
+            spacy_attn.make_pair(nlp, a, b, span_key=predictor.pair_key)
+            for _, (a, b) in tasks
+        )
     else:
         tasks = [(r["id"], (r["text"],)) for r in rows]
         inputs = (texts[0] for _, texts in tasks)
     with open(out, "w", encoding="utf-8", newline="\n") as f:
-        for (row_id, texts), doc in zip(tasks, nlp.pipe(inputs, batch_size=batch_size, n_process=2)):
+        for (row_id, texts), doc in zip(
+            tasks, nlp.pipe(inputs, batch_size=batch_size, n_process=2)
+        ):
             f.write(predictor.format(row_id, texts, doc) + "\n")
             stats.rows += 1
     stats.seconds = time.perf_counter() - start
@@ -199,11 +245,20 @@ def measure_engine(spec: Dict[str, Any], timeout: float) -> Dict[str, Any]:
     """Run one engine in a subprocess under a ``TreeMonitor``."""
     result_path = Path(spec["output"]).with_suffix(".result.json")
     result_path.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--run", json.dumps({**spec, "result": str(result_path)})]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--run",
+        json.dumps({**spec, "result": str(result_path)}),
+    ]
     run = harness.monitored_run(cmd, timeout=timeout, name=spec["engine"])
     result = json.loads(result_path.read_text())
-    return {**result, **run, "rows_s": result["rows"] / result["seconds"],
-            "rows_s_end_to_end": result["rows"] / run["wall_seconds"]}
+    return {
+        **result,
+        **run,
+        "rows_s": result["rows"] / result["seconds"],
+        "rows_s_end_to_end": result["rows"] / run["wall_seconds"],
+    }
 
 
 def measure(args) -> Dict[str, Any]:
@@ -215,8 +270,13 @@ def measure(args) -> Dict[str, Any]:
         res: Dict[str, Any] = {"rows": n, "input": harness.relative(src), "engines": {}}
         reference = None
         for engine in args.engines:
-            spec = {"engine": engine, "model": str(model), "input": str(src),
-                    "output": str(WORK / "out" / f"{task}_{engine}.jsonl"), "batch_size": args.batch_size}
+            spec = {
+                "engine": engine,
+                "model": str(model),
+                "input": str(src),
+                "output": str(WORK / "out" / f"{task}_{engine}.jsonl"),
+                "batch_size": args.batch_size,
+            }
             Path(spec["output"]).parent.mkdir(parents=True, exist_ok=True)
             row = measure_engine(spec, args.timeout)
             digest = harness.file_sha256(spec["output"])
@@ -225,11 +285,16 @@ def measure(args) -> Dict[str, Any]:
             row["sha256"] = digest
             Path(spec["output"]).unlink()  # embeddings of 25k reviews take GBs
             res["engines"][engine] = row
-            print(f"{task} {engine}: {row['rows_s']:,.0f} rows/s (end to end {row['rows_s_end_to_end']:,.0f}), "
-                  f"peak RSS {row['peak_rss_mb']:,.0f} MB, PSS {row['peak_pss_mb']:,.0f} MB, "
-                  f"other CPU {row['other_cpu']:.2f}", file=sys.stderr)
+            print(
+                f"{task} {engine}: {row['rows_s']:,.0f} rows/s (end to end {row['rows_s_end_to_end']:,.0f}), "
+                f"peak RSS {row['peak_rss_mb']:,.0f} MB, PSS {row['peak_pss_mb']:,.0f} MB, "
+                f"other CPU {row['other_cpu']:.2f}",
+                file=sys.stderr,
+            )
         for row in res["engines"].values():
-            row["same_output_as_1thread"] = None if reference is None else row["sha256"] == reference
+            row["same_output_as_1thread"] = (
+                None if reference is None else row["sha256"] == reference
+            )
         out["tasks"][task] = res
     return out
 
@@ -239,21 +304,26 @@ def measure(args) -> Dict[str, Any]:
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     f = harness.fmt
-    md = harness.header("Scale-out prediction: one process, `--n-process 2`, `nlp.pipe(n_process=2)`, Dask", meta)
+    md = harness.header(
+        "Scale-out prediction: one process, `--n-process 2`, `nlp.pipe(n_process=2)`, Dask",
+        meta,
+    )
     quiet = meta["quiet"]
     md += (
         f"Load before the run: {' '.join(f'{x:.2f}' for x in quiet['load'])} (1 / 5 / 15 min; "
         f"{'below' if quiet['ok'] else 'NOT below'} the 1.0 required for a full run). "
-        f"\"other CPU\" is the CPU other processes used during each measurement, in cores "
+        f'"other CPU" is the CPU other processes used during each measurement, in cores '
         f"(the machine has {os.cpu_count()}). Batches of {res['batch_size']} rows; every engine "
         f"in a fresh subprocess. rows/s: the prediction loop (reading, predicting, writing); "
         f"end to end: the whole subprocess (imports, model load, workers or cluster start). "
         f"Ratios are of loop rows/s. Peak memory: the largest sum over the process and its "
         f"children at one sample (RSS; PSS counts pages shared by forked workers once). "
-        f"\"= 1 thread\": the output is byte-identical to the single-threaded process's.\n\n"
+        f'"= 1 thread": the output is byte-identical to the single-threaded process\'s.\n\n'
     )
-    titles = {"pair": "Pair classifier (`configs/glove_adam.cfg`), SNLI dev repeated",
-              "doc": "Doc embedder (`configs/doc_embedder.cfg`), IMDB reviews"}
+    titles = {
+        "pair": "Pair classifier (`configs/glove_adam.cfg`), SNLI dev repeated",
+        "doc": "Doc embedder (`configs/doc_embedder.cfg`), IMDB reviews",
+    }
     for task, t in res["tasks"].items():
         engines = t["engines"]
         base = engines.get("one_default", {}).get("rows_s")
@@ -261,19 +331,41 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         md += f"## {titles[task]}: {t['rows']:,} rows\n\n"
         rows = []
         for engine, r in engines.items():
-            rows.append([
-                ENGINE_NAMES[engine], f(r["rows_s"]), f(r["rows_s_end_to_end"]),
-                f"{r['rows_s'] / base:.2f}" if base else "—", f"{r['rows_s'] / base1:.2f}" if base1 else "—",
-                f(r["peak_rss_mb"]), f(r["peak_pss_mb"]), r["processes"], f"{r['other_cpu']:.2f}",
-                {True: "yes", False: "no", None: "—"}[r["same_output_as_1thread"]],
-            ])
+            rows.append(
+                [
+                    ENGINE_NAMES[engine],
+                    f(r["rows_s"]),
+                    f(r["rows_s_end_to_end"]),
+                    f"{r['rows_s'] / base:.2f}" if base else "—",
+                    f"{r['rows_s'] / base1:.2f}" if base1 else "—",
+                    f(r["peak_rss_mb"]),
+                    f(r["peak_pss_mb"]),
+                    r["processes"],
+                    f"{r['other_cpu']:.2f}",
+                    {True: "yes", False: "no", None: "—"}[r["same_output_as_1thread"]],
+                ]
+            )
         md += harness.md_table(
-            ["engine", "rows/s", "rows/s end to end", "× 1 process", "× 1 thread", "peak RSS MB",
-             "peak PSS MB", "processes", "other CPU", "= 1 thread"], rows)
+            [
+                "engine",
+                "rows/s",
+                "rows/s end to end",
+                "× 1 process",
+                "× 1 thread",
+                "peak RSS MB",
+                "peak PSS MB",
+                "processes",
+                "other CPU",
+                "= 1 thread",
+            ],
+            rows,
+        )
         if "dask_2" in engines:
             d = engines["dask_2"]
-            md += (f"\nDask startup (cluster of {d.get('workers', 2)} workers, model loaded on each): "
-                   f"{d.get('startup_seconds', 0):.1f} s, outside the loop's rows/s.\n")
+            md += (
+                f"\nDask startup (cluster of {d.get('workers', 2)} workers, model loaded on each): "
+                f"{d.get('startup_seconds', 0):.1f} s, outside the loop's rows/s.\n"
+            )
         md += "\n"
     md += (
         "## Reading the numbers\n\n"
@@ -295,19 +387,38 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--run", default=None, help=argparse.SUPPRESS)  # one engine, in a subprocess
+    p.add_argument(
+        "--run", default=None, help=argparse.SUPPRESS
+    )  # one engine, in a subprocess
     p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     p.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
-    p.add_argument("--pairs", type=int, default=100_000, help="pair rows (SNLI dev repeated)")
-    p.add_argument("--docs", type=int, default=5_000, help="IMDB reviews (at most 25,000)")
+    p.add_argument(
+        "--pairs", type=int, default=100_000, help="pair rows (SNLI dev repeated)"
+    )
+    p.add_argument(
+        "--docs", type=int, default=5_000, help="IMDB reviews (at most 25,000)"
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--pair-steps", type=int, default=300)
     p.add_argument("--doc-steps", type=int, default=40)
-    p.add_argument("--wait", type=float, default=1800.0, help="seconds to wait for a load average below 1.0")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine run")
-    p.add_argument("--quick", action="store_true", help="small inputs into benchmarks/runs/, any load")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=1800.0,
+        help="seconds to wait for a load average below 1.0",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=3600.0, help="seconds per engine run"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small inputs into benchmarks/runs/, any load",
+    )
     p.add_argument("--name", default="scale")
-    p.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
+    p.add_argument(
+        "--report-only", action="store_true", help="rewrite the .md from the .json"
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.pairs, args.docs, args.wait = 2_000, 200, 0.0

@@ -31,19 +31,25 @@ Usage (from the repository root):
     python benchmarks/speed.py --gpu-id 0      # GPU -> benchmarks/results/speed_gpu.{md,json}
     python benchmarks/speed.py --quick         # smoke test -> benchmarks/runs/
 """
+
 from typing import Any, Dict, List, Tuple
 
+import harness
 import torch
 from torch import nn
-
-import harness
 
 SNLI = "snli/dev.jsonl.gz"
 LABELS = ("entailment", "neutral", "contradiction")
 HIDDEN, DROPOUT, OOV_BUCKETS, LEARN_RATE, GRAD_CLIP = 200, 0.2, 100, 0.001, 5.0
 TOK2VEC = {"@architectures": "spacy-attn.FrozenVectors.v1", "oov_buckets": OOV_BUCKETS}
-COMPONENT = {"model": {"@architectures": "spacy-attn.DecomposableAttention.v1",
-                       "hidden_width": HIDDEN, "dropout": DROPOUT, "tok2vec": TOK2VEC}}
+COMPONENT = {
+    "model": {
+        "@architectures": "spacy-attn.DecomposableAttention.v1",
+        "hidden_width": HIDDEN,
+        "dropout": DROPOUT,
+        "tok2vec": TOK2VEC,
+    }
+}
 
 
 # -- data and the two sides ---------------------------------------------------
@@ -79,13 +85,22 @@ class Bare(harness.BareLoop, nn.Module):
         harness.seed_all(seed)
         self.vectors = harness.bare_vectors(nlp, TOK2VEC, device)
         width = self.vectors.table.shape[1]
-        self.module = DecomposableAttention(width, HIDDEN, len(LABELS), dropout=DROPOUT).to(device)
+        self.module = DecomposableAttention(
+            width, HIDDEN, len(LABELS), dropout=DROPOUT
+        ).to(device)
         self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
 
     def tensorize(self, batch) -> Tuple[torch.Tensor, ...]:
         a, b, _ = zip(*(self.pair_ids(eg.predicted) for eg in batch))
-        y = [LABELS.index(next(k for k, v in eg.reference.cats.items() if v == 1.0)) for eg in batch]
-        return (*self.vectors.pad(a), *self.vectors.pad(b), torch.tensor(y).to(self.vectors.table.device))
+        y = [
+            LABELS.index(next(k for k, v in eg.reference.cats.items() if v == 1.0))
+            for eg in batch
+        ]
+        return (
+            *self.vectors.pad(a),
+            *self.vectors.pad(b),
+            torch.tensor(y).to(self.vectors.table.device),
+        )
 
     def forward(self, ids_a, la, ids_b, lb):
         return self.module(self.vectors(ids_a, la), la, self.vectors(ids_b, lb), lb)
@@ -108,21 +123,45 @@ def measure(args, device) -> Dict[str, Any]:
     nlp, examples = build_nlp(rows)
     bare = Bare(nlp, device)
     train = examples[: args.pairs]
-    out: Dict[str, Any] = {"pairs": args.pairs, "train": {
-        str(bs): harness.compare_training(
-            nlp, bare, train, bs, optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
-            repeats=args.repeats, device=device, unit="pairs")
-        for bs in args.batch_sizes}}
+    out: Dict[str, Any] = {
+        "pairs": args.pairs,
+        "train": {
+            str(bs): harness.compare_training(
+                nlp,
+                bare,
+                train,
+                bs,
+                optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
+                repeats=args.repeats,
+                device=device,
+                unit="pairs",
+            )
+            for bs in args.batch_sizes
+        },
+    }
     pairs = [(r["premise"], r["hypothesis"]) for r in rows[: args.infer_pairs]]
     out["infer"] = harness.compare_inference(
-        nlp, bare, examples[: args.infer_pairs], lambda: spacy_attn.make_pairs(nlp, pairs),
-        args.infer_batch_size, repeats=args.repeats, device=device, unit="pairs")
+        nlp,
+        bare,
+        examples[: args.infer_pairs],
+        lambda: spacy_attn.make_pairs(nlp, pairs),
+        args.infer_batch_size,
+        repeats=args.repeats,
+        device=device,
+        unit="pairs",
+    )
     out["doc_copy_us"] = doc_copy_costs(nlp, train, args.repeats)
     if args.profile:
         batches = harness.chunk(train, args.profile_batch_size)
         sgd = harness.thinc_adam(LEARN_RATE, GRAD_CLIP)
-        out["profile"] = {"batch_size": args.profile_batch_size, "top": harness.profile(
-            lambda: [nlp.update(b, sgd=sgd) for b in batches], args.pairs, per="pair")}
+        out["profile"] = {
+            "batch_size": args.profile_batch_size,
+            "top": harness.profile(
+                lambda: [nlp.update(b, sgd=sgd) for b in batches],
+                args.pairs,
+                per="pair",
+            ),
+        }
     return out
 
 
@@ -141,12 +180,24 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
     for doc, paired in zip(plain, pair):
         doc = doc.copy()
         b = paired.user_data["spacy_attn.pair"]
-        doc.spans["pair"] = [Span(doc, 0, b, label="first"), Span(doc, b, len(doc), label="second")]
+        doc.spans["pair"] = [
+            Span(doc, 0, b, label="first"),
+            Span(doc, b, len(doc), label="second"),
+        ]
         legacy.append(doc)
-    fns = {name: (lambda docs=docs: [d.copy() for d in docs])
-           for name, docs in (("plain_doc", plain), ("pair_int", pair), ("pair_span_group", legacy))}
+    fns = {
+        name: (lambda docs=docs: [d.copy() for d in docs])
+        for name, docs in (
+            ("plain_doc", plain),
+            ("pair_int", pair),
+            ("pair_span_group", legacy),
+        )
+    }
     times = harness.interleaved(fns, repeats)
-    return {k: harness.summary([t / len(examples) * 1e6 for t in v]) for k, v in times.items()}
+    return {
+        k: harness.summary([t / len(examples) * 1e6 for t in v])
+        for k, v in times.items()
+    }
 
 
 # -- the report ---------------------------------------------------------------
@@ -154,38 +205,65 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     f, inf, copy = harness.fmt, res["infer"], res["doc_copy_us"]
-    md = harness.header("Speed: `attn_pair_classifier` vs a bare PyTorch loop", meta) + (
+    md = harness.header(
+        "Speed: `attn_pair_classifier` vs a bare PyTorch loop", meta
+    ) + (
         f"Paper setting (DA, hidden {HIDDEN}, GloVe 6B 100d fixed + {OOV_BUCKETS} OOV buckets); "
         f"{res['pairs']:,} SNLI dev pairs per epoch, {harness.speed_intro(meta['repeats'], 'pair')}"
         "\n\n## Training\n\n"
     )
-    md += harness.md_table(["batch"] + harness.train_columns("pairs"), [
-        [bs] + harness.train_cells(r, "pairs") for bs, r in res["train"].items()])
+    md += harness.md_table(
+        ["batch"] + harness.train_columns("pairs"),
+        [[bs] + harness.train_cells(r, "pairs") for bs, r in res["train"].items()],
+    )
     md += f"\n## Inference (batch {inf['batch_size']}, {inf['pairs']:,} pairs)\n\n"
     md += harness.infer_table(inf, "pairs")
     md += "\n## `Doc.copy` per pair doc (what `nlp.update` does to each predicted doc)\n\n"
-    md += harness.md_table(["storage", "µs per copy (median)"], [
-        [label, f(copy[k]["median"], 2)] for k, label in (
-            ("plain_doc", "plain doc (no pair)"), ("pair_int", "pair as an int in `user_data` (now)"),
-            ("pair_span_group", "pair as a span group (spacy-attn 0.1)"))])
+    md += harness.md_table(
+        ["storage", "µs per copy (median)"],
+        [
+            [label, f(copy[k]["median"], 2)]
+            for k, label in (
+                ("plain_doc", "plain doc (no pair)"),
+                ("pair_int", "pair as an int in `user_data` (now)"),
+                ("pair_span_group", "pair as a span group (spacy-attn 0.1)"),
+            )
+        ],
+    )
     if "profile" in res:
         p = res["profile"]
         md += f"\n## Where the time goes (cProfile, one training epoch at batch {p['batch_size']})\n\n"
-        md += harness.md_table(["function", "calls", "own µs/pair", "cumulative µs/pair"], [
-            [r["function"], r["calls"], f(r["tottime_us_per_pair"], 2), f(r["cumtime_us_per_pair"], 2)]
-            for r in p["top"]])
+        md += harness.md_table(
+            ["function", "calls", "own µs/pair", "cumulative µs/pair"],
+            [
+                [
+                    r["function"],
+                    r["calls"],
+                    f(r["tottime_us_per_pair"], 2),
+                    f(r["cumtime_us_per_pair"], 2),
+                ]
+                for r in p["top"]
+            ],
+        )
     return md
 
 
 def main(argv=None) -> None:
-    p = harness.speed_parser(__doc__, batch_sizes=[32, 256, 1024], infer_batch_size=1024, repeats=7)
+    p = harness.speed_parser(
+        __doc__, batch_sizes=[32, 256, 1024], infer_batch_size=1024, repeats=7
+    )
     p.add_argument("--pairs", type=int, default=4096, help="training pairs per epoch")
     p.add_argument("--infer-pairs", type=int, default=8192)
     p.add_argument("--profile", action="store_true")
     p.add_argument("--profile-batch-size", type=int, default=256)
     args = p.parse_args(argv)
     if args.quick:
-        args.pairs, args.infer_pairs, args.repeats, args.batch_sizes = 256, 256, 2, [32, 128]
+        args.pairs, args.infer_pairs, args.repeats, args.batch_sizes = (
+            256,
+            256,
+            2,
+            [32, 128],
+        )
     harness.run_speed("speed", args, measure, render)
 
 

@@ -28,12 +28,12 @@ weights; the report gives the largest difference of their start logits):
     python benchmarks/speed_dcn.py [--gpu-id 0]  # -> benchmarks/results/speed_dcn[_gpu].{md,json}
     python benchmarks/speed_dcn.py --quick       # smoke test -> benchmarks/runs/
 """
+
 from typing import Any, Dict
 
+import harness
 import torch
 from torch import nn
-
-import harness
 
 SQUAD = "squad/dev-v1.1.json.gz"
 LEARN_RATE, GRAD_CLIP, ANSWERS = 0.001, 5.0, "answers"
@@ -43,7 +43,9 @@ def build_nlp(n: int):
     import spacy_attn
     from spacy_attn.mirror import mirror_dir
 
-    component = dict(harness.project_config("squad_glove.cfg")["components"]["attn_span_qa"])
+    component = dict(
+        harness.project_config("squad_glove.cfg")["components"]["attn_span_qa"]
+    )
     component.pop("factory")
     model = component["model"]
     # The settings these timings were measured with (before squad_glove.cfg
@@ -54,9 +56,16 @@ def build_nlp(n: int):
     nlp = harness.vectors_nlp()
     model["input_width"] = nlp.vocab.vectors.shape[1]
     nlp.add_pipe("attn_span_qa", config=component)
-    examples, _ = spacy_attn.read_squad(mirror_dir() / SQUAD, nlp, limit=n + n // 4 + 16, log=False)
-    examples = [eg for eg in examples if len(eg.reference.spans[ANSWERS]) and
-                len(eg.predicted) - spacy_attn.get_pair_bounds(eg.predicted)[2] <= model["window"]][:n]
+    examples, _ = spacy_attn.read_squad(
+        mirror_dir() / SQUAD, nlp, limit=n + n // 4 + 16, log=False
+    )
+    examples = [
+        eg
+        for eg in examples
+        if len(eg.reference.spans[ANSWERS])
+        and len(eg.predicted) - spacy_attn.get_pair_bounds(eg.predicted)[2]
+        <= model["window"]
+    ][:n]
     nlp.initialize(lambda: examples[:200])
     return nlp, examples, component
 
@@ -74,8 +83,13 @@ class Bare(harness.BareLoop, nn.Module):
         m = component["model"]
         self.top_k, self.max_length = component["top_k"], component["max_answer_length"]
         self.vectors = harness.bare_vectors(nlp, m["tok2vec"], device)
-        self.dcn = DynamicCoattention(m["input_width"], m["hidden_width"], pool_size=m["pool_size"],
-                                      max_iterations=m["max_iterations"], dropout=m["dropout"])
+        self.dcn = DynamicCoattention(
+            m["input_width"],
+            m["hidden_width"],
+            pool_size=m["pool_size"],
+            max_iterations=m["max_iterations"],
+            dropout=m["dropout"],
+        )
         self.to(device)
         self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
 
@@ -96,16 +110,24 @@ class Bare(harness.BareLoop, nn.Module):
     def loss(self, q, q_len, d, d_len, g_start, g_end):
         start, end, _ = self(q, q_len, d, d_len)  # (B, T, m)
         T = start.shape[1]
-        return sum(nn.functional.cross_entropy(logits.transpose(1, 2), g[:, None].expand(-1, T),
-                                               reduction="sum") for logits, g in
-                   ((start, g_start), (end, g_end))) / len(g_start)
+        return sum(
+            nn.functional.cross_entropy(
+                logits.transpose(1, 2), g[:, None].expand(-1, T), reduction="sum"
+            )
+            for logits, g in ((start, g_start), (end, g_end))
+        ) / len(g_start)
 
     def infer(self, q, q_len, d, d_len, *_):
         from spacy_attn.models.coattention import top_spans
 
         start, end, _ = self(q, q_len, d, d_len)
-        found = top_spans(start[:, -1], end[:, -1], d_len, max_answer_length=self.max_length,
-                          top_k=self.top_k)
+        found = top_spans(
+            start[:, -1],
+            end[:, -1],
+            d_len,
+            max_answer_length=self.max_length,
+            top_k=self.top_k,
+        )
         torch.stack([x.double() for x in found]).cpu()
 
 
@@ -115,16 +137,38 @@ def measure(args, device) -> Dict[str, Any]:
     nlp, examples, component = build_nlp(max(args.questions, args.infer_questions))
     n, bare = min(args.questions, len(examples)), Bare(nlp, component, device)
     train = examples[:n]
-    out: Dict[str, Any] = {"questions": n, "mean_tokens": sum(len(eg.predicted) for eg in train) / n}
-    out["train"] = {str(bs): harness.compare_training(
-        nlp, bare, train, bs, repeats=args.repeats, device=device, unit="questions",
-        optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP)) for bs in args.batch_sizes}
+    out: Dict[str, Any] = {
+        "questions": n,
+        "mean_tokens": sum(len(eg.predicted) for eg in train) / n,
+    }
+    out["train"] = {
+        str(bs): harness.compare_training(
+            nlp,
+            bare,
+            train,
+            bs,
+            repeats=args.repeats,
+            device=device,
+            unit="questions",
+            optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
+        )
+        for bs in args.batch_sizes
+    }
     infer = examples[: args.infer_questions]
-    out["max_start_logit_diff"] = same_weights(nlp, bare, infer[: args.infer_batch_size])
+    out["max_start_logit_diff"] = same_weights(
+        nlp, bare, infer[: args.infer_batch_size]
+    )
     texts = [spacy_attn.get_pair_texts(eg.predicted) for eg in infer]
     out["infer"] = harness.compare_inference(
-        nlp, bare, infer, lambda: spacy_attn.make_pairs(nlp, texts), args.infer_batch_size,
-        repeats=args.repeats, device=device, unit="questions")
+        nlp,
+        bare,
+        infer,
+        lambda: spacy_attn.make_pairs(nlp, texts),
+        args.infer_batch_size,
+        repeats=args.repeats,
+        device=device,
+        unit="questions",
+    )
     return out
 
 
@@ -136,11 +180,15 @@ def same_weights(nlp, bare, batch) -> float:
 
     model = nlp.get_pipe("attn_span_qa").model
     bare.dcn.load_state_dict(model.get_ref("coattention").shims[0]._model.state_dict())
-    bare.vectors.oov.weight.data.copy_(xp2torch(model.get_ref("tok2vec").get_param("E")))
+    bare.vectors.oov.weight.data.copy_(
+        xp2torch(model.get_ref("tok2vec").get_param("E"))
+    )
     bare.eval()
     with torch.inference_mode():
         start = bare(*bare.tensorize(batch)[:4])[0][:, -1]
-    spacy_start = xp2torch(model.predict([eg.predicted for eg in batch]).start_logits)[:, -1]
+    spacy_start = xp2torch(model.predict([eg.predicted for eg in batch]).start_logits)[
+        :, -1
+    ]
     return float((spacy_start.to(start.device) - start).abs().max())
 
 
@@ -152,17 +200,25 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         f"{res['mean_tokens']:.0f} tokens per pair doc), {harness.speed_intro(meta['repeats'], 'question')}"
         "\n\n## Training\n\n"
     )
-    md += harness.md_table(["batch"] + harness.train_columns("questions"), [
-        [bs] + harness.train_cells(r, "questions", rate_digits=1, us_digits=0)
-        for bs, r in res["train"].items()])
-    md += (f"\n## Inference (batch {inf['batch_size']}, {inf['questions']:,} questions, same "
-           f"weights: start logits differ by at most {res['max_start_logit_diff']:.2g})\n\n")
+    md += harness.md_table(
+        ["batch"] + harness.train_columns("questions"),
+        [
+            [bs] + harness.train_cells(r, "questions", rate_digits=1, us_digits=0)
+            for bs, r in res["train"].items()
+        ],
+    )
+    md += (
+        f"\n## Inference (batch {inf['batch_size']}, {inf['questions']:,} questions, same "
+        f"weights: start logits differ by at most {res['max_start_logit_diff']:.2g})\n\n"
+    )
     return md + harness.infer_table(inf, "questions", digits=1)
 
 
 def main(argv=None) -> None:
     p = harness.speed_parser(__doc__, batch_sizes=[64], infer_batch_size=64, repeats=5)
-    p.add_argument("--questions", type=int, default=512, help="training questions per epoch")
+    p.add_argument(
+        "--questions", type=int, default=512, help="training questions per epoch"
+    )
     p.add_argument("--infer-questions", type=int, default=1024)
     args = p.parse_args(argv)
     if args.quick:

@@ -22,13 +22,13 @@ Inference: ``nlp.pipe`` on pre-made docs and from strings vs the bare forward
     python benchmarks/speed_selfattn.py [--gpu-id 0]  # -> benchmarks/results/speed_selfattn[_gpu].{md,json}
     python benchmarks/speed_selfattn.py --quick       # smoke test -> benchmarks/runs/
 """
+
 from typing import Any, Dict
 
+import harness
 import numpy
 import torch
 from torch import nn
-
-import harness
 
 DATA = {"rt": "rotten_tomatoes/train.jsonl.gz", "imdb": "imdb/train.jsonl.gz"}
 LEARN_RATE, GRAD_CLIP = 0.001, 0.5
@@ -40,7 +40,9 @@ def read_rows(name: str, n: int):
 
 
 def build_nlp(rows):
-    model = harness.project_config("textcat_selfattn.cfg")["components"]["textcat"]["model"]
+    model = harness.project_config("textcat_selfattn.cfg")["components"]["textcat"][
+        "model"
+    ]
     nlp = harness.vectors_nlp()
     nlp.add_pipe("textcat", config={"model": model})
     examples = harness.cats_examples(nlp, rows, ("pos", "neg"))
@@ -61,17 +63,27 @@ class Bare(harness.BareLoop, nn.Module):
         enc = model["encoder"]
         self.vectors = harness.bare_vectors(nlp, enc["tok2vec"], device)
         self.encoder = StructuredSelfAttention(
-            self.vectors.table.shape[1], enc["hidden_width"], enc["attention_width"], enc["hops"],
-            penalty_coef=enc["penalty_coef"], depth=enc["depth"], dropout=enc["dropout"])
+            self.vectors.table.shape[1],
+            enc["hidden_width"],
+            enc["attention_width"],
+            enc["hops"],
+            penalty_coef=enc["penalty_coef"],
+            depth=enc["depth"],
+            dropout=enc["dropout"],
+        )
         self.head = nn.Sequential(
             nn.Linear(enc["hops"] * 2 * enc["hidden_width"], model["hidden_width"]),
-            nn.ReLU(), nn.Linear(model["hidden_width"], 2))
+            nn.ReLU(),
+            nn.Linear(model["hidden_width"], 2),
+        )
         self.to(device)
         self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
 
     def tensorize(self, batch):  # untimed
         ids, lengths = self.vectors.pad([self.doc_ids(eg.predicted) for eg in batch])
-        y = torch.tensor([int(eg.reference.cats["pos"] == 1.0) for eg in batch], device=ids.device)
+        y = torch.tensor(
+            [int(eg.reference.cats["pos"] == 1.0) for eg in batch], device=ids.device
+        )
         return ids, lengths, y
 
     def forward(self, ids, lengths):
@@ -87,54 +99,104 @@ class Bare(harness.BareLoop, nn.Module):
         self(ids, lengths)[0].softmax(-1).cpu()
 
 
-def measure_dataset(args, name: str, n_train: int, n_infer: int, device) -> Dict[str, Any]:
+def measure_dataset(
+    args, name: str, n_train: int, n_infer: int, device
+) -> Dict[str, Any]:
     rows = read_rows(name, max(n_train, n_infer))
     nlp, examples, model = build_nlp(rows)
     bare = Bare(nlp, model, device)
     train = examples[:n_train]
-    out: Dict[str, Any] = {"train_docs": n_train, "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train}
-    out["train"] = {str(bs): harness.compare_training(
-        nlp, bare, train, bs, repeats=args.repeats, device=device, unit="docs", log=f"{name} ",
-        optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP)) for bs in args.batch_sizes}
+    out: Dict[str, Any] = {
+        "train_docs": n_train,
+        "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train,
+    }
+    out["train"] = {
+        str(bs): harness.compare_training(
+            nlp,
+            bare,
+            train,
+            bs,
+            repeats=args.repeats,
+            device=device,
+            unit="docs",
+            log=f"{name} ",
+            optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
+        )
+        for bs in args.batch_sizes
+    }
     # The penalty of the last training batch, read after timing (a sync).
     layer = nlp.get_pipe("textcat").model.get_ref("self_attention")
-    out["last_penalty"] = {"spacy": float(layer.attrs["penalty"]), "bare": float(bare.penalty)}
+    out["last_penalty"] = {
+        "spacy": float(layer.attrs["penalty"]),
+        "bare": float(bare.penalty),
+    }
     texts = [r["text"] for r in rows[:n_infer]]
     out["infer"] = harness.compare_inference(
-        nlp, bare, examples[:n_infer], lambda: texts, args.infer_batch_size,
-        repeats=args.repeats, device=device, unit="docs")
+        nlp,
+        bare,
+        examples[:n_infer],
+        lambda: texts,
+        args.infer_batch_size,
+        repeats=args.repeats,
+        device=device,
+        unit="docs",
+    )
     return out
 
 
 def measure(args, device) -> Dict[str, Any]:
-    return {name: measure_dataset(args, name, *plan, device) for name, plan in args.plans.items()}
+    return {
+        name: measure_dataset(args, name, *plan, device)
+        for name, plan in args.plans.items()
+    }
 
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
-    md = harness.header("Speed: self-attentive `textcat` vs a bare PyTorch loop", meta) + (
+    md = harness.header(
+        "Speed: self-attentive `textcat` vs a bare PyTorch loop", meta
+    ) + (
         "Model of `configs/textcat_selfattn.cfg` (GloVe 6B 100d fixed + 100 OOV buckets, "
         f"BiLSTM u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP); {harness.speed_intro(meta['repeats'], 'doc')}"
         "\n\n## Training\n\n"
     )
-    md += harness.md_table(["data", "batch"] + harness.train_columns("docs"), [
-        [f"{name} ({r['train_docs']:,} docs, {r['mean_tokens']:.0f} tokens)", bs]
-        + harness.train_cells(t, "docs") for name, r in res.items() for bs, t in r["train"].items()])
-    md += "\nPenalty of the last training batch (a check that both sides compute it): " + ", ".join(
-        f"{n} spaCy {r['last_penalty']['spacy']:.3f} / bare {r['last_penalty']['bare']:.3f}"
-        for n, r in res.items()) + ".\n"
+    md += harness.md_table(
+        ["data", "batch"] + harness.train_columns("docs"),
+        [
+            [f"{name} ({r['train_docs']:,} docs, {r['mean_tokens']:.0f} tokens)", bs]
+            + harness.train_cells(t, "docs")
+            for name, r in res.items()
+            for bs, t in r["train"].items()
+        ],
+    )
+    md += (
+        "\nPenalty of the last training batch (a check that both sides compute it): "
+        + ", ".join(
+            f"{n} spaCy {r['last_penalty']['spacy']:.3f} / bare {r['last_penalty']['bare']:.3f}"
+            for n, r in res.items()
+        )
+        + ".\n"
+    )
     for name, r in res.items():
         i = r["infer"]
-        md += f"\n## Inference: {name} ({i['docs']:,} docs, batch {i['batch_size']})\n\n"
+        md += (
+            f"\n## Inference: {name} ({i['docs']:,} docs, batch {i['batch_size']})\n\n"
+        )
         md += harness.infer_table(i, "docs")
     return md
 
 
 def main(argv=None) -> None:
-    p = harness.speed_parser(__doc__, batch_sizes=[32, 256], infer_batch_size=256, repeats=5)
+    p = harness.speed_parser(
+        __doc__, batch_sizes=[32, 256], infer_batch_size=256, repeats=5
+    )
     args = p.parse_args(argv)
     args.plans = {"rt": (512, 1024), "imdb": (256, 256)}  # (train docs, inference docs)
     if args.quick:
-        args.plans, args.repeats, args.batch_sizes = {"rt": (64, 128), "imdb": (64, 64)}, 2, [32, 64]
+        args.plans, args.repeats, args.batch_sizes = (
+            {"rt": (64, 128), "imdb": (64, 64)},
+            2,
+            [32, 64],
+        )
     harness.run_speed("speed_selfattn", args, measure, render)
 
 

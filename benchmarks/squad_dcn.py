@@ -35,6 +35,7 @@ reused unless ``--force``; ``--quick`` is a smoke run of a few steps into
     python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin
     python benchmarks/squad_dcn.py --rows glove,transformer
 """
+
 import argparse
 import datetime
 import json
@@ -48,10 +49,14 @@ import harness
 
 PAPER = {"exact_match": 65.4, "f1": 75.6}
 ROWS = {
-    "glove": {"config": "configs/squadshifts_glove.cfg",
-              "label": "DCN, fixed GloVe 6B 100d (hidden 100, pool 4, 4 iterations)"},
-    "transformer": {"config": "configs/squad_transformer.cfg",
-                    "label": "DCN over all-MiniLM-L6-v2 (spacy-transformers listener, hidden 100, pool 4)"},
+    "glove": {
+        "config": "configs/squadshifts_glove.cfg",
+        "label": "DCN, fixed GloVe 6B 100d (hidden 100, pool 4, 4 iterations)",
+    },
+    "transformer": {
+        "config": "configs/squad_transformer.cfg",
+        "label": "DCN over all-MiniLM-L6-v2 (spacy-transformers listener, hidden 100, pool 4)",
+    },
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -69,25 +74,42 @@ def train_row(row: str, args) -> Dict[str, Any]:
     splits = Path(args.splits)
     steps = args.steps_glove if row == "glove" else args.steps_transformer
     overrides = {
-        "paths.train": splits / "train.spacy", "paths.dev": splits / "dev.spacy",
-        "corpora.dev.limit": args.dev_limit, "corpora.dev.shuffle": "true",
-        "training.max_steps": steps, "training.eval_frequency": args.eval_frequency,
+        "paths.train": splits / "train.spacy",
+        "paths.dev": splits / "dev.spacy",
+        "corpora.dev.limit": args.dev_limit,
+        "corpora.dev.shuffle": "true",
+        "training.max_steps": steps,
+        "training.eval_frequency": args.eval_frequency,
         "training.patience": 0,
     }
     if row == "glove":
         overrides["paths.vectors"] = harness.spacy_vectors()
     else:
-        overrides.update({"paths.transformer": harness.minilm_dir(),
-                          "training.batcher.size": args.transformer_batch_size})
+        overrides.update(
+            {
+                "paths.transformer": harness.minilm_dir(),
+                "training.batcher.size": args.transformer_batch_size,
+            }
+        )
     harness.log(f"{row}: training ({steps} steps) -> {harness.relative(run)}/train.log")
     # A run stopped by the wall-time budget keeps its last model-best
     # checkpoint (saved at every dev evaluation).
-    res = harness.spacy_train(ROWS[row]["config"], run / "model", overrides=overrides, threads=args.threads,
-                              timeout=args.max_train_minutes * 60 or None, env=OFFLINE)
+    res = harness.spacy_train(
+        ROWS[row]["config"],
+        run / "model",
+        overrides=overrides,
+        threads=args.threads,
+        timeout=args.max_train_minutes * 60 or None,
+        env=OFFLINE,
+    )
     if not res["stopped"] and res["returncode"] != 0:
-        raise RuntimeError(f"{row}: spacy train failed:\n  {harness.log_tail(res['log'])}")
+        raise RuntimeError(
+            f"{row}: spacy train failed:\n  {harness.log_tail(res['log'])}"
+        )
     if not (run / "model" / "model-best").exists():
-        raise RuntimeError(f"{row}: no model-best checkpoint in {harness.relative(run / 'model')}")
+        raise RuntimeError(
+            f"{row}: no model-best checkpoint in {harness.relative(run / 'model')}"
+        )
     result = {
         "batch_size": 32 if row == "glove" else args.transformer_batch_size,
         "command": res["command"],
@@ -107,8 +129,12 @@ def best_dev(log_path: Path) -> Dict[str, Any]:
     if not rows:
         return {"steps": None, "best_dev_f1": None, "best_dev_em": None}
     best = max(rows, key=lambda r: r[-3])
-    return {"steps": int(rows[-1][1]), "best_dev_f1": best[-3], "best_dev_em": best[-2],
-            "best_dev_step": int(best[1])}
+    return {
+        "steps": int(rows[-1][1]),
+        "best_dev_f1": best[-3],
+        "best_dev_em": best[-2],
+        "best_dev_step": int(best[1]),
+    }
 
 
 def count_parameters(nlp) -> Dict[str, int]:
@@ -116,12 +142,20 @@ def count_parameters(nlp) -> Dict[str, int]:
     of its tok2vec) and of an upstream transformer; the fixed vectors table
     is counted separately."""
     model = nlp.get_pipe("attn_span_qa").model
-    counts = {"dcn_torch": harness.count_params(model, thinc=False),
-              "tok2vec_thinc": harness.count_params(model, torch=False)}
+    counts = {
+        "dcn_torch": harness.count_params(model, thinc=False),
+        "tok2vec_thinc": harness.count_params(model, torch=False),
+    }
     if "transformer" in nlp.pipe_names:
-        counts["transformer"] = harness.count_params(nlp.get_pipe("transformer").model, thinc=False)
-    counts["fixed_vectors"] = int(nlp.vocab.vectors.shape[0] * nlp.vocab.vectors.shape[1])
-    counts["trainable_total"] = counts["dcn_torch"] + counts["tok2vec_thinc"] + counts.get("transformer", 0)
+        counts["transformer"] = harness.count_params(
+            nlp.get_pipe("transformer").model, thinc=False
+        )
+    counts["fixed_vectors"] = int(
+        nlp.vocab.vectors.shape[0] * nlp.vocab.vectors.shape[1]
+    )
+    counts["trainable_total"] = (
+        counts["dcn_torch"] + counts["tok2vec_thinc"] + counts.get("transformer", 0)
+    )
     return counts
 
 
@@ -139,27 +173,49 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
     nlp = spacy.load(model_path)
     data = load_squad_json(Path(args.splits) / "test.json")
     rows = harness.squad_rows(data)
-    subset = set(json.loads(args.subset_file.read_text())["ids"]) if args.subset_file.exists() else None
+    subset = (
+        set(json.loads(args.subset_file.read_text())["ids"])
+        if args.subset_file.exists()
+        else None
+    )
     if args.subset_only:  # slow backbones
         rows = [r for r in rows if r["id"] in subset]
     rows = rows[: args.test_limit or None]
     harness.log(f"{row}: answering {len(rows)} SQuAD dev questions")
     start = time.perf_counter()
-    answers = list(spacy_attn.answer_questions(
-        nlp, [(r["question"], r["context"]) for r in rows], top_k=1, batch_size=args.batch_size))
+    answers = list(
+        spacy_attn.answer_questions(
+            nlp,
+            [(r["question"], r["context"]) for r in rows],
+            top_k=1,
+            batch_size=args.batch_size,
+        )
+    )
     infer = time.perf_counter() - start
     preds = {r["id"]: (a[0]["text"] if a else "") for r, a in zip(rows, answers)}
-    result = {"model_path": harness.relative(model_path), "test_questions": len(rows),
-              **em_f1(data, preds), "inference_seconds": round(infer, 1),
-              "inference_questions_per_s": round(len(rows) / infer, 2),
-              "inference_batch_size": args.batch_size, "parameters": count_parameters(nlp)}
+    result = {
+        "model_path": harness.relative(model_path),
+        "test_questions": len(rows),
+        **em_f1(data, preds),
+        "inference_seconds": round(infer, 1),
+        "inference_questions_per_s": round(len(rows) / infer, 2),
+        "inference_batch_size": args.batch_size,
+        "parameters": count_parameters(nlp),
+    }
     if subset and subset <= set(preds):
-        result["subset"] = {"questions": len(subset), **em_f1(data, {k: preds[k] for k in subset})}
+        result["subset"] = {
+            "questions": len(subset),
+            **em_f1(data, {k: preds[k] for k in subset}),
+        }
     return {**result, **train_speed(nlp, args)}
 
 
 def em_f1(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float]:
-    return {k: round(v, 2) for k, v in harness.squad_scores(data, preds).items() if k in ("exact_match", "f1")}
+    return {
+        k: round(v, 2)
+        for k, v in harness.squad_scores(data, preds).items()
+        if k in ("exact_match", "f1")
+    }
 
 
 def train_speed(nlp, args) -> Dict[str, Any]:
@@ -167,23 +223,39 @@ def train_speed(nlp, args) -> Dict[str, Any]:
     the trained model, ``--speed-batches`` batches of 32 training questions."""
     from spacy_attn.squad import read_squad
 
-    examples, _ = read_squad(Path(args.splits) / "train.json", nlp, shuffle=True, seed=1,
-                             limit=32 * args.speed_batches, log=False)
+    examples, _ = read_squad(
+        Path(args.splits) / "train.json",
+        nlp,
+        shuffle=True,
+        seed=1,
+        limit=32 * args.speed_batches,
+        log=False,
+    )
     optimizer = nlp.resume_training()
     batches = harness.chunk(examples, 32)
     random.seed(0)
-    seconds, _ = harness.timed(lambda: [nlp.update(b, sgd=optimizer, drop=0.0) for b in batches])
-    return {"train_examples_per_s": round(len(examples) / seconds, 2), "train_speed_batches": len(batches),
-            "skipped_examples_in_speed_run": nlp.get_pipe("attn_span_qa").n_skipped}
+    seconds, _ = harness.timed(
+        lambda: [nlp.update(b, sgd=optimizer, drop=0.0) for b in batches]
+    )
+    return {
+        "train_examples_per_s": round(len(examples) / seconds, 2),
+        "train_speed_batches": len(batches),
+        "skipped_examples_in_speed_run": nlp.get_pipe("attn_span_qa").n_skipped,
+    }
 
 
 def collect_rows(runs: Path) -> Dict[str, Any]:
     """Every finished row from its run folder (train.json + eval.json), so
     rows benchmarked by separate (even concurrent) invocations all land in
     one report."""
-    return {row: {"train": json.loads((runs / row / "train.json").read_text()),
-                  "eval": json.loads((runs / row / "eval.json").read_text())}
-            for row in ROWS if (runs / row / "train.json").exists() and (runs / row / "eval.json").exists()}
+    return {
+        row: {
+            "train": json.loads((runs / row / "train.json").read_text()),
+            "eval": json.loads((runs / row / "eval.json").read_text()),
+        }
+        for row in ROWS
+        if (runs / row / "train.json").exists() and (runs / row / "eval.json").exists()
+    }
 
 
 # -- render ---------------------------------------------------------------------
@@ -191,131 +263,269 @@ def collect_rows(runs: Path) -> Dict[str, Any]:
 
 def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> List[str]:
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
-    steps, stopped, sub = t.get("steps") or 0, t.get("stopped_by_time_budget"), e.get("subset")
+    steps, stopped, sub = (
+        t.get("steps") or 0,
+        t.get("stopped_by_time_budget"),
+        e.get("subset"),
+    )
     # A run stopped by the time budget ran some steps past its last logged
     # evaluation; only the logged count is known.
-    steps_cell = (f"{steps}+ (stopped at {t['max_train_minutes']:.0f} min; best at {t.get('best_dev_step')})"
-                  if stopped else f"{steps} (best at {t.get('best_dev_step')})")
-    return [ROWS[row]["label"], f(e["exact_match"]), f(e["f1"]), f"{e['test_questions']:,}",
-            f"{f(sub['exact_match'])} / {f(sub['f1'])}" if sub else "n/a",
-            f"{'>= ' if stopped else ''}{steps * t.get('batch_size', 32):,}", steps_cell,
-            f"{t['train_wall_seconds'] / 60:.1f} min", f(e["train_examples_per_s"]),
-            f(e["inference_questions_per_s"]), f"{e['parameters']['trainable_total']:,}"]
+    steps_cell = (
+        f"{steps}+ (stopped at {t['max_train_minutes']:.0f} min; best at {t.get('best_dev_step')})"
+        if stopped
+        else f"{steps} (best at {t.get('best_dev_step')})"
+    )
+    return [
+        ROWS[row]["label"],
+        f(e["exact_match"]),
+        f(e["f1"]),
+        f"{e['test_questions']:,}",
+        f"{f(sub['exact_match'])} / {f(sub['f1'])}" if sub else "n/a",
+        f"{'>= ' if stopped else ''}{steps * t.get('batch_size', 32):,}",
+        steps_cell,
+        f"{t['train_wall_seconds'] / 60:.1f} min",
+        f(e["train_examples_per_s"]),
+        f(e["inference_questions_per_s"]),
+        f"{e['parameters']['trainable_total']:,}",
+    ]
 
 
 def hf_row(hf: Dict[str, Any]) -> List[str]:
     """squad_hf.py scores its training run on the subset; an eval-only pass
     of the same saved model over all of dev is merged under "full_dev"."""
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
-    full = hf.get("full_dev") if (hf.get("full_dev") or {}).get("dev_questions") else None
-    main, sub = (full, f"{f(hf['exact_match'])} / {f(hf['f1'])}") if full else (hf, "(= left)")
-    return [f"HF baseline: {hf['model']}", f(main["exact_match"]), f(main["f1"]), f"{main['dev_questions']:,}",
-            sub, f"{hf['train_questions']:,}", hf["steps"], f"{hf['train_seconds'] / 60:.1f} min",
-            f(hf["train_questions_per_s"]), f(hf["inference_questions_per_s"]), f"{hf['n_parameters']:,}"]
+    full = (
+        hf.get("full_dev") if (hf.get("full_dev") or {}).get("dev_questions") else None
+    )
+    main, sub = (
+        (full, f"{f(hf['exact_match'])} / {f(hf['f1'])}") if full else (hf, "(= left)")
+    )
+    return [
+        f"HF baseline: {hf['model']}",
+        f(main["exact_match"]),
+        f(main["f1"]),
+        f"{main['dev_questions']:,}",
+        sub,
+        f"{hf['train_questions']:,}",
+        hf["steps"],
+        f"{hf['train_seconds'] / 60:.1f} min",
+        f(hf["train_questions_per_s"]),
+        f(hf["inference_questions_per_s"]),
+        f"{hf['n_parameters']:,}",
+    ]
 
 
 def render(results: Dict[str, Any]) -> str:
     env, rows, hf = results["environment"], results["rows"], results.get("hf_baseline")
-    commands = sorted({r["eval"].get("benchmark_command", results["command"]) for r in rows.values()})
-    md = "\n".join([
-        "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline", "",
-        "Reproduce (from the repository root):", "", "```",
-        "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin", *commands,
-        "python benchmarks/squad_dcn.py --report-only   # merges benchmarks/results/squad_hf.json", "```", "",
-        f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. spaCy {env['spacy']}, "
-        f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), {env['threads']} thread per run, "
-        f"CPU only; commit {env.get('git_commit', env.get('commit'))}.", "",
-        "**Protocol.** The official SQuAD v1.1 train set is not available on these machines. All rows are "
-        "trained on SQuADShifts new_wiki + reddit + nyt_bigbench (~24.9k questions after holding out ~10% by "
-        "article, `scripts/squad_splits.py`, seed 0), select their checkpoint on a sample of that held-out "
-        "dev slice, and are tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
-        "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 (single model), "
-        "trained on the full 87.6k-question SQuAD train set with 300-d GloVe 840B on a GPU; ours see far less "
-        "(and out-of-domain) training data, smaller sizes and a bounded CPU budget.", "", ""])
+    commands = sorted(
+        {r["eval"].get("benchmark_command", results["command"]) for r in rows.values()}
+    )
+    md = "\n".join(
+        [
+            "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline",
+            "",
+            "Reproduce (from the repository root):",
+            "",
+            "```",
+            "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin",
+            *commands,
+            "python benchmarks/squad_dcn.py --report-only   # merges benchmarks/results/squad_hf.json",
+            "```",
+            "",
+            f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. spaCy {env['spacy']}, "
+            f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), {env['threads']} thread per run, "
+            f"CPU only; commit {env.get('git_commit', env.get('commit'))}.",
+            "",
+            "**Protocol.** The official SQuAD v1.1 train set is not available on these machines. All rows are "
+            "trained on SQuADShifts new_wiki + reddit + nyt_bigbench (~24.9k questions after holding out ~10% by "
+            "article, `scripts/squad_splits.py`, seed 0), select their checkpoint on a sample of that held-out "
+            "dev slice, and are tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
+            "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 (single model), "
+            "trained on the full 87.6k-question SQuAD train set with 300-d GloVe 840B on a GPU; ours see far less "
+            "(and out-of-domain) training data, smaller sizes and a bounded CPU budget.",
+            "",
+            "",
+        ]
+    )
     md += harness.md_table(
-        ["model", "SQuAD dev EM", "SQuAD dev F1", "questions scored", "EM / F1 on HF subset", "train questions seen",
-         "steps", "train wall", "train ex/s", "inference q/s", "trainable params"],
-        [table_row(row, r["train"], r["eval"]) for row, r in rows.items()] + ([hf_row(hf)] if hf else []) + [[
-            "DCN paper (Xiong et al. 2017), full SQuAD train, GPU", PAPER["exact_match"], PAPER["f1"], "10,570",
-            "", "87,599 x epochs", "", "", "", "", "~"]])
-    md += "\n".join([
-        "",
-        "Columns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, through "
-        "`spacy_attn.answer_questions` (tokenization included); \"HF subset\" = the seeded subset of dev "
-        "questions the HF baseline is scored on (`benchmarks/results/squad_dev_subset.json`), so that column "
-        "and the HF row compare like with like. \"train questions seen\" = steps x batch size (32 questions "
-        "per batch for GloVe, 16 for the transformer; a question can be seen twice). \"train wall\" = the whole "
-        "`spacy train` run (start-up, corpus loading, dev evaluations). \"train ex/s\" = questions per second of "
-        "plain `nlp.update` calls (batches of 32, measured after training, no evaluation). \"inference q/s\" = "
-        "questions answered per second, tokenization included (`nlp.pipe` batch size: "
-        + ", ".join(f"{row} {r['eval'].get('inference_batch_size', '?')}" for row, r in rows.items())
-        + "). Parameters: trainable weights (DCN torch module + Thinc tok2vec weights incl. the 100 OOV vectors "
-        "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.",
-        *(["", results["reading"]] if results.get("reading") else []), "",
-        "Training commands (spaCy's own loop, 1 thread, Adam, fixed step and time budget, no early "
-        "stopping; batches of 32 questions for GloVe, 16 for the transformer):", ""])
+        [
+            "model",
+            "SQuAD dev EM",
+            "SQuAD dev F1",
+            "questions scored",
+            "EM / F1 on HF subset",
+            "train questions seen",
+            "steps",
+            "train wall",
+            "train ex/s",
+            "inference q/s",
+            "trainable params",
+        ],
+        [table_row(row, r["train"], r["eval"]) for row, r in rows.items()]
+        + ([hf_row(hf)] if hf else [])
+        + [
+            [
+                "DCN paper (Xiong et al. 2017), full SQuAD train, GPU",
+                PAPER["exact_match"],
+                PAPER["f1"],
+                "10,570",
+                "",
+                "87,599 x epochs",
+                "",
+                "",
+                "",
+                "",
+                "~",
+            ]
+        ],
+    )
+    md += "\n".join(
+        [
+            "",
+            "Columns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, through "
+            '`spacy_attn.answer_questions` (tokenization included); "HF subset" = the seeded subset of dev '
+            "questions the HF baseline is scored on (`benchmarks/results/squad_dev_subset.json`), so that column "
+            'and the HF row compare like with like. "train questions seen" = steps x batch size (32 questions '
+            'per batch for GloVe, 16 for the transformer; a question can be seen twice). "train wall" = the whole '
+            '`spacy train` run (start-up, corpus loading, dev evaluations). "train ex/s" = questions per second of '
+            'plain `nlp.update` calls (batches of 32, measured after training, no evaluation). "inference q/s" = '
+            "questions answered per second, tokenization included (`nlp.pipe` batch size: "
+            + ", ".join(
+                f"{row} {r['eval'].get('inference_batch_size', '?')}"
+                for row, r in rows.items()
+            )
+            + "). Parameters: trainable weights (DCN torch module + Thinc tok2vec weights incl. the 100 OOV vectors "
+            "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.",
+            *(["", results["reading"]] if results.get("reading") else []),
+            "",
+            "Training commands (spaCy's own loop, 1 thread, Adam, fixed step and time budget, no early "
+            "stopping; batches of 32 questions for GloVe, 16 for the transformer):",
+            "",
+        ]
+    )
     for row, r in rows.items():
         t = r["train"]
-        md += (f"\n- {row}: `{t['command']}`\n  - best dev F1 {harness.fmt(t.get('best_dev_f1'), 2, none='n/a')} "
-               f"(0-100, spaCy's log, dev sample) at step {t.get('best_dev_step')}; parameters "
-               f"{r['eval']['parameters']}")
+        md += (
+            f"\n- {row}: `{t['command']}`\n  - best dev F1 {harness.fmt(t.get('best_dev_f1'), 2, none='n/a')} "
+            f"(0-100, spaCy's log, dev sample) at step {t.get('best_dev_step')}; parameters "
+            f"{r['eval']['parameters']}"
+        )
     if hf:
-        md += (f"\n- HF baseline: `{hf['command']}` ({hf['train_questions']:,} training questions, "
-               f"{hf['train_features']:,} features, {hf['steps']} steps, {hf['threads']} thread(s)); "
-               "its inference q/s is that of the subset pass")
+        md += (
+            f"\n- HF baseline: `{hf['command']}` ({hf['train_questions']:,} training questions, "
+            f"{hf['train_features']:,} features, {hf['steps']} steps, {hf['threads']} thread(s)); "
+            "its inference q/s is that of the subset pass"
+        )
         if hf.get("full_dev"):
             full = hf["full_dev"]
-            md += (f"\n  - full SQuAD dev: `{full['command']}` ({full['dev_questions']:,} questions, "
-                   f"{harness.fmt(full['inference_questions_per_s'], 1)} q/s)")
+            md += (
+                f"\n  - full SQuAD dev: `{full['command']}` ({full['dev_questions']:,} questions, "
+                f"{harness.fmt(full['inference_questions_per_s'], 1)} q/s)"
+            )
     return md + "\n"
 
 
 def write_report(results: Dict[str, Any], out_dir: Path) -> None:
     hf_path = harness.RESULTS / "squad_hf.json"
-    results["hf_baseline"] = json.loads(hf_path.read_text()) if hf_path.exists() else None
+    results["hf_baseline"] = (
+        json.loads(hf_path.read_text()) if hf_path.exists() else None
+    )
     harness.write_results("squad", results, render(results), out_dir=out_dir)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=harness.name_list(ROWS), default="glove", help="comma-separated: glove, transformer")
-    p.add_argument("--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py (--docbin)")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--rows",
+        type=harness.name_list(ROWS),
+        default="glove",
+        help="comma-separated: glove, transformer",
+    )
+    p.add_argument(
+        "--splits",
+        default="corpus/squad",
+        help="output dir of scripts/squad_splits.py (--docbin)",
+    )
     p.add_argument("--steps-glove", type=int, default=1500)
     p.add_argument("--steps-transformer", type=int, default=400)
     p.add_argument("--eval-frequency", type=int, default=250)
     p.add_argument("--transformer-batch-size", type=int, default=16)
-    p.add_argument("--dev-limit", type=int, default=1000, help="dev questions for checkpoint selection")
-    p.add_argument("--test-limit", type=int, default=0, help="SQuAD dev questions scored (0 = all)")
-    p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size at inference")
+    p.add_argument(
+        "--dev-limit",
+        type=int,
+        default=1000,
+        help="dev questions for checkpoint selection",
+    )
+    p.add_argument(
+        "--test-limit", type=int, default=0, help="SQuAD dev questions scored (0 = all)"
+    )
+    p.add_argument(
+        "--batch-size", type=int, default=64, help="nlp.pipe batch size at inference"
+    )
     p.add_argument("--speed-batches", type=int, default=10)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--max-train-minutes", type=float, default=35.0,
-                   help="stop spacy train after this wall time and use its model-best (0 = no limit)")
-    p.add_argument("--subset-only", action="store_true",
-                   help="score only the HF baseline's SQuAD dev subset (benchmarks/results/squad_dev_subset.json)")
+    p.add_argument(
+        "--max-train-minutes",
+        type=float,
+        default=35.0,
+        help="stop spacy train after this wall time and use its model-best (0 = no limit)",
+    )
+    p.add_argument(
+        "--subset-only",
+        action="store_true",
+        help="score only the HF baseline's SQuAD dev subset (benchmarks/results/squad_dev_subset.json)",
+    )
     p.add_argument("--force", action="store_true", help="retrain finished rows")
-    p.add_argument("--report-only", action="store_true", help="rewrite the report from squad.json")
-    p.add_argument("--quick", action="store_true", help="tiny smoke run (a few steps) into benchmarks/runs/")
+    p.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from squad.json"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny smoke run (a few steps) into benchmarks/runs/",
+    )
     args = p.parse_args(argv)
     args.runs, out_dir = harness.RUNS / "squad", harness.RESULTS
     args.subset_file = harness.RESULTS / "squad_dev_subset.json"
     if args.quick:
-        args.runs, out_dir, args.force = harness.RUNS / "squad_quick", harness.RUNS, True
+        args.runs, out_dir, args.force = (
+            harness.RUNS / "squad_quick",
+            harness.RUNS,
+            True,
+        )
         args.steps_glove = args.steps_transformer = args.eval_frequency = 2
-        args.dev_limit, args.test_limit, args.speed_batches, args.transformer_batch_size = 10, 20, 1, 4
+        (
+            args.dev_limit,
+            args.test_limit,
+            args.speed_batches,
+            args.transformer_batch_size,
+        ) = 10, 20, 1, 4
     os.environ.update({**harness.thread_env(args.threads), **OFFLINE})
     previous = out_dir / "squad.json"
-    if args.report_only:  # keeps the recorded "reading" (a person's, about those numbers)
+    if (
+        args.report_only
+    ):  # keeps the recorded "reading" (a person's, about those numbers)
         results = json.loads(previous.read_text()) if previous.exists() else {}
     elif not (Path(args.splits) / "train.spacy").exists():
-        raise SystemExit(f"{args.splits}/train.spacy not found: run scripts/squad_splits.py {args.splits} --docbin first.")
+        raise SystemExit(
+            f"{args.splits}/train.spacy not found: run scripts/squad_splits.py {args.splits} --docbin first."
+        )
     else:
-        results = {"updated": datetime.datetime.now().isoformat(timespec="seconds"),
-                   "command": harness.command_line(), "environment": harness.environment(args.threads),
-                   "batch_size": args.batch_size, "paper": PAPER}
+        results = {
+            "updated": datetime.datetime.now().isoformat(timespec="seconds"),
+            "command": harness.command_line(),
+            "environment": harness.environment(args.threads),
+            "batch_size": args.batch_size,
+            "paper": PAPER,
+        }
     for row in [] if args.report_only else args.rows:
         train_row(row, args)
-        evaluation = {**evaluate_row(row, args), "benchmark_command": results["command"]}
+        evaluation = {
+            **evaluate_row(row, args),
+            "benchmark_command": results["command"],
+        }
         harness.write_json(args.runs / row / "eval.json", evaluation)
         harness.log(f"{row}: EM {evaluation['exact_match']} F1 {evaluation['f1']}")
         results["rows"] = collect_rows(args.runs)

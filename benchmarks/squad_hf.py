@@ -31,7 +31,7 @@ questions/s, steps, wall time, threads, the full config and the command);
 ``--quick`` is a smoke run (16 training questions, 20 dev questions) into
 ``benchmarks/runs/``.
 """
-import argparse
+
 import argparse
 import collections
 import json
@@ -42,9 +42,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import numpy
-
 import harness
+import numpy
 
 SUBSET_FILE = harness.RESULTS / "squad_dev_subset.json"
 MODEL = "AutoModelForQuestionAnswering (linear start/end head) on all-MiniLM-L6-v2"
@@ -77,26 +76,40 @@ def make_features(tokenizer, rows, args, *, train: bool) -> List[Dict[str, Any]]
     questions' leading whitespace is stripped (some SQuAD questions have a lot
     of it, which would eat the context's budget)."""
     enc = tokenizer(
-        [r["question"].lstrip() for r in rows], [r["context"] for r in rows],
-        truncation="only_second", max_length=args.max_length, stride=args.doc_stride,
-        return_overflowing_tokens=True, return_offsets_mapping=True, padding=False,
+        [r["question"].lstrip() for r in rows],
+        [r["context"] for r in rows],
+        truncation="only_second",
+        max_length=args.max_length,
+        stride=args.doc_stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        padding=False,
     )
     out = []
     for i, offsets in enumerate(enc["offset_mapping"]):
         sequence_ids, row = enc.sequence_ids(i), enc["overflow_to_sample_mapping"][i]
-        feature = {k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+        feature = {
+            k: enc[k][i]
+            for k in ("input_ids", "attention_mask", "token_type_ids")
+            if k in enc
+        }
         if train:
             cls = feature["input_ids"].index(tokenizer.cls_token_id)
             feature["start_positions"], feature["end_positions"] = gold_tokens(
-                offsets, sequence_ids, first_answer_chars(rows[row]), cls)
+                offsets, sequence_ids, first_answer_chars(rows[row]), cls
+            )
         else:
             feature["example_index"] = row
-            feature["offset_mapping"] = [o if sequence_ids[k] == 1 else None for k, o in enumerate(offsets)]
+            feature["offset_mapping"] = [
+                o if sequence_ids[k] == 1 else None for k, o in enumerate(offsets)
+            ]
         out.append(feature)
     return out
 
 
-def gold_tokens(offsets, sequence_ids, span: Optional[Tuple[int, int]], cls: int) -> Tuple[int, int]:
+def gold_tokens(
+    offsets, sequence_ids, span: Optional[Tuple[int, int]], cls: int
+) -> Tuple[int, int]:
     """The first and last token of the answer ``span`` (characters) in one
     window, or (cls, cls) when the window does not contain it."""
     if span is None:
@@ -122,16 +135,24 @@ def collate(features: List[Dict[str, Any]], pad_id: int):
 
     width = max(len(f["input_ids"]) for f in features)
     batch = {}
-    for key, pad in (("input_ids", pad_id), ("attention_mask", 0), ("token_type_ids", 0)):
+    for key, pad in (
+        ("input_ids", pad_id),
+        ("attention_mask", 0),
+        ("token_type_ids", 0),
+    ):
         if key in features[0]:
-            batch[key] = torch.tensor([f[key] + [pad] * (width - len(f[key])) for f in features])
+            batch[key] = torch.tensor(
+                [f[key] + [pad] * (width - len(f[key])) for f in features]
+            )
     for key in ("start_positions", "end_positions"):
         if key in features[0]:
             batch[key] = torch.tensor([f[key] for f in features])
     return batch
 
 
-def postprocess(rows, features, all_start, all_end, *, n_best: int = 20, max_answer_length: int = 30) -> Dict[str, str]:
+def postprocess(
+    rows, features, all_start, all_end, *, n_best: int = 20, max_answer_length: int = 30
+) -> Dict[str, str]:
     """run_qa.py's ``postprocess_qa_predictions`` (SQuAD v1: no null answer)."""
     by_example = collections.defaultdict(list)
     for f_i, feature in enumerate(features):
@@ -144,11 +165,18 @@ def postprocess(rows, features, all_start, all_end, *, n_best: int = 20, max_ans
             offsets = features[f_i]["offset_mapping"]
             for s in numpy.argsort(start_logits)[-1 : -n_best - 1 : -1]:
                 for e in numpy.argsort(end_logits)[-1 : -n_best - 1 : -1]:
-                    if s >= len(offsets) or e >= len(offsets) or offsets[s] is None or offsets[e] is None:
+                    if (
+                        s >= len(offsets)
+                        or e >= len(offsets)
+                        or offsets[s] is None
+                        or offsets[e] is None
+                    ):
                         continue
                     if e < s or e - s + 1 > max_answer_length:
                         continue
-                    candidates.append((start_logits[s] + end_logits[e], offsets[s][0], offsets[e][1]))
+                    candidates.append(
+                        (start_logits[s] + end_logits[e], offsets[s][0], offsets[e][1])
+                    )
         _, c0, c1 = max(candidates) if candidates else (None, 0, 0)
         predictions[row["id"]] = row["context"][c0:c1]
     return predictions
@@ -186,16 +214,23 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path) -> List
     chosen = set(random.Random(seed).sample(ids, n))
     subset = [i for i in ids if i in chosen]  # file order
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({  # indent 1: 2,000 ids
-        "description": "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
-        "and benchmarks/squad_dcn.py (CPU budget). random.Random(seed).sample(all ids in file order, n), "
-        "listed in file order.",
-        "source": "SQuAD 1.1 dev-v1.1.json",
-        "source_sha256_of_file_read": dev_sha256,
-        "seed": seed,
-        "n": len(subset),
-        "ids": subset,
-    }, indent=1) + "\n", encoding="utf8")
+    path.write_text(
+        json.dumps(
+            {  # indent 1: 2,000 ids
+                "description": "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
+                "and benchmarks/squad_dcn.py (CPU budget). random.Random(seed).sample(all ids in file order, n), "
+                "listed in file order.",
+                "source": "SQuAD 1.1 dev-v1.1.json",
+                "source_sha256_of_file_read": dev_sha256,
+                "seed": seed,
+                "n": len(subset),
+                "ids": subset,
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf8",
+    )
     return subset
 
 
@@ -212,7 +247,9 @@ def load_rows(args):
     test_data = load_squad_json(test_path)
     dev_rows = harness.squad_rows(test_data)
     sha = harness.file_sha256(test_path)
-    keep = set(dev_subset(dev_rows, args.dev_subset, args.seed, sha, Path(args.subset_file)))
+    keep = set(
+        dev_subset(dev_rows, args.dev_subset, args.seed, sha, Path(args.subset_file))
+    )
     return train_rows, [r for r in dev_rows if r["id"] in keep], test_data
 
 
@@ -222,21 +259,36 @@ def train(model, tokenizer, features, args) -> Dict[str, Any]:
     from transformers import get_linear_schedule_with_warmup
 
     steps_per_epoch = math.ceil(len(features) / args.batch_size)
-    total_steps = 0 if args.eval_only else max(1, int(round(steps_per_epoch * args.epochs)))
+    total_steps = (
+        0 if args.eval_only else max(1, int(round(steps_per_epoch * args.epochs)))
+    )
     no_decay = ("bias", "LayerNorm.weight")
     named = list(model.named_parameters())
-    optimizer = torch.optim.AdamW([
-        {"params": [p for n, p in named if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
-        {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0},
-    ], lr=args.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup * total_steps), max(1, total_steps))
+    optimizer = torch.optim.AdamW(
+        [
+            {
+                "params": [p for n, p in named if not n.endswith(no_decay)],
+                "weight_decay": args.weight_decay,
+            },
+            {
+                "params": [p for n, p in named if n.endswith(no_decay)],
+                "weight_decay": 0.0,
+            },
+        ],
+        lr=args.lr,
+    )
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, int(args.warmup * total_steps), max(1, total_steps)
+    )
     model.train()
     rng = random.Random(args.seed)
     step, seen, losses = 0, 0, []
     t0 = time.perf_counter()
 
     def done() -> bool:
-        return step >= total_steps or bool(args.max_train_seconds and time.perf_counter() - t0 > args.max_train_seconds)
+        return step >= total_steps or bool(
+            args.max_train_seconds and time.perf_counter() - t0 > args.max_train_seconds
+        )
 
     while not done():
         order = list(range(len(features)))
@@ -256,10 +308,17 @@ def train(model, tokenizer, features, args) -> Dict[str, Any]:
             losses.append(loss.item())
             if step % args.log_every == 0 or step == total_steps:
                 el = time.perf_counter() - t0
-                harness.log(f"step {step}/{total_steps} loss {numpy.mean(losses[-args.log_every:]):.3f} "
-                            f"{seen / el:.2f} features/s elapsed {el:.0f}s")
-    return {"steps": step, "planned_steps": total_steps, "seen": seen, "losses": losses,
-            "seconds": max(time.perf_counter() - t0, 1e-9)}
+                harness.log(
+                    f"step {step}/{total_steps} loss {numpy.mean(losses[-args.log_every :]):.3f} "
+                    f"{seen / el:.2f} features/s elapsed {el:.0f}s"
+                )
+    return {
+        "steps": step,
+        "planned_steps": total_steps,
+        "seen": seen,
+        "losses": losses,
+        "seconds": max(time.perf_counter() - t0, 1e-9),
+    }
 
 
 def measure(args) -> Dict[str, Any]:
@@ -274,10 +333,14 @@ def measure(args) -> Dict[str, Any]:
     path = Path(args.eval_only) if args.eval_only else harness.minilm_dir()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
-    features = make_features(tokenizer, train_rows, args, train=True) if train_rows else []
-    harness.log(f"transformers {transformers.__version__}, torch {torch.__version__}, "
-                f"{torch.get_num_threads()} thread(s); {len(train_rows)} training questions -> "
-                f"{len(features)} features; dev {len(dev_rows)} questions")
+    features = (
+        make_features(tokenizer, train_rows, args, train=True) if train_rows else []
+    )
+    harness.log(
+        f"transformers {transformers.__version__}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} thread(s); {len(train_rows)} training questions -> "
+        f"{len(features)} features; dev {len(dev_rows)} questions"
+    )
     t = train(model, tokenizer, features, args)
     if args.save_model and not args.eval_only:
         model.save_pretrained(args.save_model)
@@ -294,7 +357,8 @@ def measure(args) -> Dict[str, Any]:
         "f1": scores["f1"],
         "dev_questions": len(dev_rows),
         "dev_subset_file": harness.relative(args.subset_file)
-        if len(dev_rows) < len(harness.squad_rows(test_data)) else None,
+        if len(dev_rows) < len(harness.squad_rows(test_data))
+        else None,
         "eval_only_model": args.eval_only or None,
         "train_questions": len(train_rows),
         "train_features": len(features),
@@ -305,44 +369,92 @@ def measure(args) -> Dict[str, Any]:
         "train_features_per_s": round(per_s, 3) if features else None,
         # Questions/s = features/s scaled by questions per feature (long
         # contexts give several windows).
-        "train_questions_per_s": round(per_s * len(train_rows) / len(features), 3) if features else None,
-        "final_loss_mean_last_10": float(numpy.mean(t["losses"][-10:])) if t["losses"] else None,
+        "train_questions_per_s": round(per_s * len(train_rows) / len(features), 3)
+        if features
+        else None,
+        "final_loss_mean_last_10": float(numpy.mean(t["losses"][-10:]))
+        if t["losses"]
+        else None,
         "inference_seconds": round(infer_time, 1),
         "inference_questions_per_s": round(len(dev_rows) / infer_time, 3),
         "wall_seconds": round(time.perf_counter() - t_start, 1),
         "threads": torch.get_num_threads(),
         "device": "cpu",
         "cpu": harness.cpu_model(),
-        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
-        "config": {k: harness.relative(v) if isinstance(v, str) and os.path.isabs(v) else v
-                   for k, v in vars(args).items() if k not in ("output", "log_every")},
+        "versions": {
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+        },
+        "config": {
+            k: harness.relative(v) if isinstance(v, str) and os.path.isabs(v) else v
+            for k, v in vars(args).items()
+            if k not in ("output", "log_every")
+        },
         "command": harness.command_line(),
     }
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py")
-    p.add_argument("--train-examples", type=int, default=3000, help="training questions (0 = all)")
-    p.add_argument("--dev-subset", type=int, default=2000, help="SQuAD dev questions scored (0 = all)")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py"
+    )
+    p.add_argument(
+        "--train-examples", type=int, default=3000, help="training questions (0 = all)"
+    )
+    p.add_argument(
+        "--dev-subset",
+        type=int,
+        default=2000,
+        help="SQuAD dev questions scored (0 = all)",
+    )
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--eval-batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-4)
-    p.add_argument("--warmup", type=float, default=0.1, help="warm-up fraction of the steps")
+    p.add_argument(
+        "--warmup", type=float, default=0.1, help="warm-up fraction of the steps"
+    )
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--max-length", type=int, default=384)
     p.add_argument("--doc-stride", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default=str(harness.RESULTS / "squad_hf.json"))
-    p.add_argument("--subset-file", default=str(SUBSET_FILE), help="where the dev subset ids are written")
-    p.add_argument("--save-model", default="", help="folder to save the fine-tuned model (optional)")
+    p.add_argument(
+        "--subset-file",
+        default=str(SUBSET_FILE),
+        help="where the dev subset ids are written",
+    )
+    p.add_argument(
+        "--save-model",
+        default="",
+        help="folder to save the fine-tuned model (optional)",
+    )
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--eval-only", default="", help="skip training: evaluate the model saved in this folder (by --save-model)")
-    p.add_argument("--merge-key", default="", help="store this run's result under this key of the existing --output file (e.g. full_dev)")
-    p.add_argument("--max-train-seconds", type=float, default=0, help="stop training after this long (0 = no limit); recorded as stopped_early")
-    p.add_argument("--quick", action="store_true", help="tiny smoke run (16 questions, 20 dev) into benchmarks/runs/")
+    p.add_argument(
+        "--eval-only",
+        default="",
+        help="skip training: evaluate the model saved in this folder (by --save-model)",
+    )
+    p.add_argument(
+        "--merge-key",
+        default="",
+        help="store this run's result under this key of the existing --output file (e.g. full_dev)",
+    )
+    p.add_argument(
+        "--max-train-seconds",
+        type=float,
+        default=0,
+        help="stop training after this long (0 = no limit); recorded as stopped_early",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny smoke run (16 questions, 20 dev) into benchmarks/runs/",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.train_examples, args.dev_subset, args.log_every = 16, 20, 1
@@ -355,8 +467,15 @@ def main(argv=None) -> None:
         merged = json.loads(out.read_text(encoding="utf8")) if out.exists() else {}
         result = {**merged, args.merge_key: result}
     harness.write_json(out, result)
-    print(json.dumps({k: v for k, v in (result.get(args.merge_key) or result).items()
-                      if k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")}))
+    print(
+        json.dumps(
+            {
+                k: v
+                for k, v in (result.get(args.merge_key) or result).items()
+                if k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ so several invocations can run side by side (one per core):
     python benchmarks/textcat.py --datasets imdb    # ~60 min on one thread
     python benchmarks/textcat.py --datasets rt --rows bow,selfattn --quick
 """
+
 import argparse
 import copy
 import json
@@ -56,9 +57,27 @@ import harness
 
 RUNS = harness.RUNS / "textcat"
 BASE_CONFIG = harness.REPO / "configs" / "textcat_selfattn.cfg"
-DATASETS = {"rt": {"max_steps": 800, "eval_frequency": 200}, "imdb": {"max_steps": 250, "eval_frequency": 125}}
-MAIN_ROWS = ["bow", "reduce", "param_attention", "ensemble", "selfattn", "selfattn_tok2vec", "genpool"]
-ABLATION_ROWS = ["selfattn_p0", "selfattn_p001", "selfattn_p01", "selfattn_r1", "selfattn_r5", "selfattn_r30"]
+DATASETS = {
+    "rt": {"max_steps": 800, "eval_frequency": 200},
+    "imdb": {"max_steps": 250, "eval_frequency": 125},
+}
+MAIN_ROWS = [
+    "bow",
+    "reduce",
+    "param_attention",
+    "ensemble",
+    "selfattn",
+    "selfattn_tok2vec",
+    "genpool",
+]
+ABLATION_ROWS = [
+    "selfattn_p0",
+    "selfattn_p001",
+    "selfattn_p01",
+    "selfattn_r1",
+    "selfattn_r5",
+    "selfattn_r30",
+]
 ROW_TEXT = {
     "bow": "spaCy TextCatBOW.v3 (unigram BOW)",
     "reduce": "spaCy TextCatReduce.v1 (tok2vec + GloVe)",
@@ -77,22 +96,53 @@ ROW_TEXT = {
 # The tok2vec of spaCy's textcat defaults (width 64), with GloVe added.
 SPACY_TOK2VEC = {
     "@architectures": "spacy.Tok2Vec.v2",
-    "embed": {"@architectures": "spacy.MultiHashEmbed.v2", "width": 64, "include_static_vectors": True,
-              "attrs": ["NORM", "LOWER", "PREFIX", "SUFFIX", "SHAPE"], "rows": [5000, 1000, 2500, 2500, 2500]},
-    "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 64, "depth": 2, "window_size": 1,
-               "maxout_pieces": 3},
+    "embed": {
+        "@architectures": "spacy.MultiHashEmbed.v2",
+        "width": 64,
+        "include_static_vectors": True,
+        "attrs": ["NORM", "LOWER", "PREFIX", "SUFFIX", "SHAPE"],
+        "rows": [5000, 1000, 2500, 2500, 2500],
+    },
+    "encode": {
+        "@architectures": "spacy.MaxoutWindowEncoder.v2",
+        "width": 64,
+        "depth": 2,
+        "window_size": 1,
+        "maxout_pieces": 3,
+    },
 }
-BOW = {"@architectures": "spacy.TextCatBOW.v3", "exclusive_classes": True, "ngram_size": 1,
-       "no_output_layer": False, "length": 262144, "nO": None}
+BOW = {
+    "@architectures": "spacy.TextCatBOW.v3",
+    "exclusive_classes": True,
+    "ngram_size": 1,
+    "no_output_layer": False,
+    "length": 262144,
+    "nO": None,
+}
 SPACY_MODELS = {
     "bow": BOW,
-    "reduce": {"@architectures": "spacy.TextCatReduce.v1", "exclusive_classes": True, "use_reduce_first": False,
-               "use_reduce_last": False, "use_reduce_max": True, "use_reduce_mean": True, "nO": None,
-               "tok2vec": SPACY_TOK2VEC},
-    "param_attention": {"@architectures": "spacy.TextCatParametricAttention.v1", "exclusive_classes": True,
-                        "nO": None, "tok2vec": SPACY_TOK2VEC},
-    "ensemble": {"@architectures": "spacy.TextCatEnsemble.v2", "nO": None, "tok2vec": SPACY_TOK2VEC,
-                 "linear_model": BOW},
+    "reduce": {
+        "@architectures": "spacy.TextCatReduce.v1",
+        "exclusive_classes": True,
+        "use_reduce_first": False,
+        "use_reduce_last": False,
+        "use_reduce_max": True,
+        "use_reduce_mean": True,
+        "nO": None,
+        "tok2vec": SPACY_TOK2VEC,
+    },
+    "param_attention": {
+        "@architectures": "spacy.TextCatParametricAttention.v1",
+        "exclusive_classes": True,
+        "nO": None,
+        "tok2vec": SPACY_TOK2VEC,
+    },
+    "ensemble": {
+        "@architectures": "spacy.TextCatEnsemble.v2",
+        "nO": None,
+        "tok2vec": SPACY_TOK2VEC,
+        "linear_model": BOW,
+    },
 }
 
 
@@ -106,15 +156,26 @@ def model_for(row: str, base_model: Dict[str, Any]) -> Dict[str, Any]:
         encoder["tok2vec"] = copy.deepcopy(SPACY_TOK2VEC)
     elif row == "genpool":
         model["encoder"] = {
-            "@architectures": "spacy-attn.GeneralizedPooling.v1", "hidden_width": 150,
-            "attention_width": 100, "heads": 5, "param_penalty": 0.0, "attention_penalty": 0.1,
-            "output_penalty": 0.0, "penalty_margin": 1.0, "depth": 1, "dropout": 0.0,
+            "@architectures": "spacy-attn.GeneralizedPooling.v1",
+            "hidden_width": 150,
+            "attention_width": 100,
+            "heads": 5,
+            "param_penalty": 0.0,
+            "attention_penalty": 0.1,
+            "output_penalty": 0.0,
+            "penalty_margin": 1.0,
+            "depth": 1,
+            "dropout": 0.0,
             "tok2vec": encoder["tok2vec"],
         }
     elif row.startswith("selfattn_p"):
-        encoder["penalty_coef"] = {"selfattn_p0": 0.0, "selfattn_p001": 0.01, "selfattn_p01": 0.1}[row]
+        encoder["penalty_coef"] = {
+            "selfattn_p0": 0.0,
+            "selfattn_p001": 0.01,
+            "selfattn_p01": 0.1,
+        }[row]
     elif row.startswith("selfattn_r"):
-        encoder["hops"] = int(row[len("selfattn_r"):])
+        encoder["hops"] = int(row[len("selfattn_r") :])
     return model
 
 
@@ -126,17 +187,28 @@ def ensure_splits(name: str) -> Dict[str, Any]:
     """
     out = RUNS / "splits" / name
     if not (out / "manifest.json").exists():
-        cmd = [sys.executable, "scripts/textcat_splits.py", name, harness.relative(out),
-               "--mirror", str(harness.data_dir())]
+        cmd = [
+            sys.executable,
+            "scripts/textcat_splits.py",
+            name,
+            harness.relative(out),
+            "--mirror",
+            str(harness.data_dir()),
+        ]
         subprocess.run(cmd, check=True, cwd=harness.REPO)
     manifest = json.loads((out / "manifest.json").read_text())
-    return {"paths": {s: out / f"{s}.jsonl.gz" for s in ("train", "dev", "test")}, "labels": manifest["labels"]}
+    return {
+        "paths": {s: out / f"{s}.jsonl.gz" for s in ("train", "dev", "test")},
+        "labels": manifest["labels"],
+    }
 
 
 # -- one run --------------------------------------------------------------
 
 
-def run_one(dataset: str, row: str, *, splits, vectors: Path, quick: bool, force: bool) -> None:
+def run_one(
+    dataset: str, row: str, *, splits, vectors: Path, quick: bool, force: bool
+) -> None:
     """Train one (dataset, row) with ``spacy train`` and write its ``result.json``."""
     from thinc.api import Config
 
@@ -144,24 +216,54 @@ def run_one(dataset: str, row: str, *, splits, vectors: Path, quick: bool, force
     if (run_dir / "result.json").exists() and not force:
         return harness.log(f"skip {dataset}/{row} (done)")
     config = Config().from_disk(BASE_CONFIG, interpolate=False)
-    config["components"]["textcat"]["model"] = model_for(row, config["components"]["textcat"]["model"])
+    config["components"]["textcat"]["model"] = model_for(
+        row, config["components"]["textcat"]["model"]
+    )
     for split in ("train", "dev"):
         config["corpora"][split]["labels"] = splits["labels"]
     max_steps = 40 if quick else DATASETS[dataset]["max_steps"]
-    config["training"].update({"max_steps": max_steps, "patience": 0,
-                               "eval_frequency": 20 if quick else DATASETS[dataset]["eval_frequency"]})
+    config["training"].update(
+        {
+            "max_steps": max_steps,
+            "patience": 0,
+            "eval_frequency": 20 if quick else DATASETS[dataset]["eval_frequency"],
+        }
+    )
     run_dir.mkdir(parents=True, exist_ok=True)
     config.to_disk(run_dir / "config.cfg")
     harness.log(f"train {dataset}/{row}")
-    run = harness.spacy_train(run_dir / "config.cfg", run_dir / "model", threads=1, overrides={
-        "paths.train": splits["paths"]["train"], "paths.dev": splits["paths"]["dev"], "paths.vectors": vectors})
+    run = harness.spacy_train(
+        run_dir / "config.cfg",
+        run_dir / "model",
+        threads=1,
+        overrides={
+            "paths.train": splits["paths"]["train"],
+            "paths.dev": splits["paths"]["dev"],
+            "paths.vectors": vectors,
+        },
+    )
     if run["returncode"]:
-        raise SystemExit(f"{dataset}/{row}: spacy train failed:\n  " + harness.log_tail(run["log"]))
-    result = {"dataset": dataset, "row": row, "model": ROW_TEXT[row], **evaluate_run(run_dir, splits, quick=quick)}
-    result.update({"train_wall_s": round(run["seconds"], 1), "max_steps": max_steps, "batch_size": 32,
-                   "command": run["command"]})
+        raise SystemExit(
+            f"{dataset}/{row}: spacy train failed:\n  " + harness.log_tail(run["log"])
+        )
+    result = {
+        "dataset": dataset,
+        "row": row,
+        "model": ROW_TEXT[row],
+        **evaluate_run(run_dir, splits, quick=quick),
+    }
+    result.update(
+        {
+            "train_wall_s": round(run["seconds"], 1),
+            "max_steps": max_steps,
+            "batch_size": 32,
+            "command": run["command"],
+        }
+    )
     harness.write_json(run_dir / "result.json", result)
-    harness.log(f"done {dataset}/{row}: acc {result['test_acc']:.4f} macro-F {result['test_macro_f']:.4f}")
+    harness.log(
+        f"done {dataset}/{row}: acc {result['test_acc']:.4f} macro-F {result['test_macro_f']:.4f}"
+    )
 
 
 def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
@@ -179,9 +281,13 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
     docs = list(nlp.pipe(texts, batch_size=256))
     infer_s = time.time() - start
     labels = sorted(set(golds))
-    scores = harness.accuracy_macro_f(golds, [max(d.cats, key=d.cats.get) for d in docs], labels)
+    scores = harness.accuracy_macro_f(
+        golds, [max(d.cats, key=d.cats.get) for d in docs], labels
+    )
     result = {
-        "n_test": len(test), "test_acc": scores["acc"], "test_macro_f": scores["macro_f"],
+        "n_test": len(test),
+        "test_acc": scores["acc"],
+        "test_macro_f": scores["macro_f"],
         "infer_docs_per_s": round(len(texts) / infer_s, 1),
         "majority_acc": max(golds.count(label) for label in labels) / len(golds),
     }
@@ -189,7 +295,9 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
     if model.has_ref("encoder"):
         result.update(redundancy(nlp, model.get_ref("encoder"), texts))
     result["params"] = harness.count_params(model)
-    result["train_docs_per_s"] = train_speed(run_dir, splits, n_batches=5 if quick else 20)
+    result["train_docs_per_s"] = train_speed(
+        run_dir, splits, n_batches=5 if quick else 20
+    )
     result["dev_curve"] = harness.parse_train_log(run_dir / "train.log")["dev_curve"]
     return result
 
@@ -218,7 +326,10 @@ def train_speed(run_dir: Path, splits, *, n_batches: int) -> float:
     optimizer = nlp.resume_training()
     times = []
     for i in range(n_batches + 3):
-        seconds, _ = harness.timed(lambda: nlp.update(examples[32 * i : 32 * (i + 1)], sgd=optimizer, drop=0.1))
+        batch = examples[32 * i : 32 * (i + 1)]
+        seconds, _ = harness.timed(
+            lambda batch=batch: nlp.update(batch, sgd=optimizer, drop=0.1)
+        )
         if i >= 3:
             times.append(seconds)
     return round(32 / statistics.median(times), 1)
@@ -235,7 +346,9 @@ def collect(saved: List[Dict[str, Any]] = ()) -> List[Dict[str, Any]]:
         r = json.loads(path.read_text())
         results[r["dataset"], r["row"]] = r
     order = {row: i for i, row in enumerate(MAIN_ROWS + ABLATION_ROWS)}
-    return sorted(results.values(), key=lambda r: (r["dataset"] != "rt", order.get(r["row"], 99)))
+    return sorted(
+        results.values(), key=lambda r: (r["dataset"] != "rt", order.get(r["row"], 99))
+    )
 
 
 def render(payload: Dict[str, Any]) -> str:
@@ -263,17 +376,37 @@ def render(payload: Dict[str, Any]) -> str:
 
 def _dataset_table(dataset: str, rows: List[Dict[str, Any]]) -> str:
     r0 = rows[0]
-    cells = [[
-        r["model"], harness.pct(r["test_acc"]), harness.pct(r["test_macro_f"]),
-        f"{r['test_redundancy']:.2f} (r={r['hops']})" if "test_redundancy" in r else "",
-        f"{r['params']:,}", f"{r['train_docs_per_s']:,}", f"{r['infer_docs_per_s']:,}",
-        f"{r['train_wall_s'] / 60:.1f} min",
-    ] for r in rows]
+    cells = [
+        [
+            r["model"],
+            harness.pct(r["test_acc"]),
+            harness.pct(r["test_macro_f"]),
+            f"{r['test_redundancy']:.2f} (r={r['hops']})"
+            if "test_redundancy" in r
+            else "",
+            f"{r['params']:,}",
+            f"{r['train_docs_per_s']:,}",
+            f"{r['infer_docs_per_s']:,}",
+            f"{r['train_wall_s'] / 60:.1f} min",
+        ]
+        for r in rows
+    ]
     return (
         f"## {dataset}: {r0['n_test']} test docs, {r0['max_steps']} steps of batch 32 "
         f"(majority class {harness.pct(r0['majority_acc'])}%)\n\n"
-        + harness.md_table(["model", "test acc", "test macro F", "‖AAᵀ−I‖²/doc", "params", "train docs/s",
-                            "infer docs/s", "train wall"], cells)
+        + harness.md_table(
+            [
+                "model",
+                "test acc",
+                "test macro F",
+                "‖AAᵀ−I‖²/doc",
+                "params",
+                "train docs/s",
+                "infer docs/s",
+                "train wall",
+            ],
+            cells,
+        )
     )
 
 
@@ -284,17 +417,30 @@ def write_report(payload: Dict[str, Any]) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", type=harness.name_list(DATASETS), default="rt,imdb")
-    p.add_argument("--rows", type=harness.name_list(ROW_TEXT), default=None,
-                   help="comma-separated rows (default: all for the dataset)")
-    p.add_argument("--quick", action="store_true", help="40 steps, 200 test docs (smoke test)")
+    p.add_argument(
+        "--rows",
+        type=harness.name_list(ROW_TEXT),
+        default=None,
+        help="comma-separated rows (default: all for the dataset)",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="40 steps, 200 test docs (smoke test)"
+    )
     p.add_argument("--force", action="store_true")
-    p.add_argument("--report-only", action="store_true",
-                   help="rebuild the tables from textcat.json and the finished runs")
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rebuild the tables from textcat.json and the finished runs",
+    )
     args = p.parse_args(argv)
     if args.report_only:
         saved = json.loads((harness.RESULTS / "textcat.json").read_text())
         results = collect(saved["results"])
-        env = saved["environment"] if results == saved["results"] else harness.environment(1)
+        env = (
+            saved["environment"]
+            if results == saved["results"]
+            else harness.environment(1)
+        )
         return write_report({"environment": env, "results": results})
     vectors = harness.spacy_vectors()
     env = harness.environment(1)
@@ -302,7 +448,14 @@ def main(argv=None) -> int:
         splits = ensure_splits(dataset)
         rows = args.rows or MAIN_ROWS + (ABLATION_ROWS if dataset == "rt" else [])
         for row in rows:
-            run_one(dataset, row, splits=splits, vectors=vectors, quick=args.quick, force=args.force)
+            run_one(
+                dataset,
+                row,
+                splits=splits,
+                vectors=vectors,
+                quick=args.quick,
+                force=args.force,
+            )
             if not args.quick:
                 write_report({"environment": env, "results": collect()})
     return 0

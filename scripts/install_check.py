@@ -8,6 +8,7 @@ The venv gets CPU torch first (an unpinned torch would pull CUDA builds),
 then the spacy-attn wheel and the pipeline wheel; pip resolves the
 pipeline's declared requirements (spacy-attn, spacy, ...) itself.
 """
+
 import argparse
 import glob
 import json
@@ -36,14 +37,18 @@ def main(argv=None) -> None:
     p.add_argument("pipeline_wheel")
     p.add_argument("spacy_attn_wheel")
     p.add_argument("--package", required=True, help="the pipeline's package name")
-    p.add_argument("--venv", default=None, help="venv folder (default: a temporary one)")
+    p.add_argument(
+        "--venv", default=None, help="venv folder (default: a temporary one)"
+    )
     p.add_argument("--torch", default="torch==2.13.0")
     p.add_argument("--output", default=None, help="write the check result as JSON")
     args = p.parse_args(argv)
     pipeline_wheel = sorted(glob.glob(args.pipeline_wheel))[-1]
     attn_wheel = sorted(glob.glob(args.spacy_attn_wheel))[-1]
     # Absolute: the check runs from a neutral working directory.
-    env_dir = Path(args.venv or tempfile.mkdtemp(prefix="attn-install-check-")).resolve()
+    env_dir = Path(
+        args.venv or tempfile.mkdtemp(prefix="attn-install-check-")
+    ).resolve()
     if env_dir.exists():
         shutil.rmtree(env_dir)
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
@@ -54,8 +59,11 @@ def main(argv=None) -> None:
     # Run from a neutral folder so no checkout of spacy_attn can be imported.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     out = subprocess.run(
-        [python, "-c", CHECK, args.package], cwd=tempfile.gettempdir(), env=env,
-        capture_output=True, text=True,
+        [python, "-c", CHECK, args.package],
+        cwd=tempfile.gettempdir(),
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if out.returncode != 0:
         print(out.stdout, out.stderr, file=sys.stderr)

@@ -4,6 +4,7 @@ accuracy) for `spacy package --meta-path`.
     python scripts/make_meta.py metrics/sick.json corpus/sick/stats.json packages/meta.json \
         --name attn_pair_sick --version 0.1.0
 """
+
 import argparse
 import json
 from pathlib import Path

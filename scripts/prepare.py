@@ -9,6 +9,7 @@ Sources, per task, in order of preference:
 A missing file or a checksum mismatch stops with a message naming the file
 and what to do.
 """
+
 import argparse
 import json
 import random
@@ -58,7 +59,9 @@ def _rows_from_member(zip_path: Path, member: str, tmp: Path, **kw) -> Split:
     return read_pair_rows(out, **kw)[0]
 
 
-def seeded_split(rows: Split, fractions: Tuple[float, ...], seed: int = 0) -> List[Split]:
+def seeded_split(
+    rows: Split, fractions: Tuple[float, ...], seed: int = 0
+) -> List[Split]:
     rows = list(rows)
     random.Random(seed).shuffle(rows)
     start, out = 0, []
@@ -70,7 +73,9 @@ def seeded_split(rows: Split, fractions: Tuple[float, ...], seed: int = 0) -> Li
     return out
 
 
-def load_task(task: str, assets: Path, mirror: Mirror, tmp: Path) -> Tuple[Split, Split, Split]:
+def load_task(
+    task: str, assets: Path, mirror: Mirror, tmp: Path
+) -> Tuple[Split, Split, Split]:
     """(train, dev, test) rows for a task."""
     if task == "sick":
         if (assets / "SICK.zip").exists():
@@ -82,14 +87,23 @@ def load_task(task: str, assets: Path, mirror: Mirror, tmp: Path) -> Tuple[Split
             for line in lines[1:]:
                 rec = dict(zip(header, line.split("\t")))
                 splits[rec["SemEval_set"]].append(
-                    PairRow(rec["sentence_A"], rec["sentence_B"], rec["entailment_label"].lower())
+                    PairRow(
+                        rec["sentence_A"],
+                        rec["sentence_B"],
+                        rec["entailment_label"].lower(),
+                    )
                 )
             return splits["TRAIN"], splits["TRIAL"], splits["TEST"]
-        return tuple(read_pair_rows(mirror.get(f"sick/{s}.jsonl.gz"))[0] for s in ("train", "trial", "test"))
+        return tuple(
+            read_pair_rows(mirror.get(f"sick/{s}.jsonl.gz"))[0]
+            for s in ("train", "trial", "test")
+        )
     if task == "snli":
         if (assets / "snli_1.0.zip").exists():
             return tuple(
-                _rows_from_member(assets / "snli_1.0.zip", f"snli_1.0/snli_1.0_{s}.jsonl", tmp)
+                _rows_from_member(
+                    assets / "snli_1.0.zip", f"snli_1.0/snli_1.0_{s}.jsonl", tmp
+                )
                 for s in ("train", "dev", "test")
             )
         dev = read_pair_rows(mirror.get("snli/dev.jsonl.gz"))[0]
@@ -101,8 +115,12 @@ def load_task(task: str, assets: Path, mirror: Mirror, tmp: Path) -> Tuple[Split
         if (assets / "multinli_1.0.zip").exists():
             z = assets / "multinli_1.0.zip"
             train = _rows_from_member(z, "multinli_1.0/multinli_1.0_train.jsonl", tmp)
-            dev = _rows_from_member(z, "multinli_1.0/multinli_1.0_dev_matched.jsonl", tmp)
-            test = _rows_from_member(z, "multinli_1.0/multinli_1.0_dev_mismatched.jsonl", tmp)
+            dev = _rows_from_member(
+                z, "multinli_1.0/multinli_1.0_dev_matched.jsonl", tmp
+            )
+            test = _rows_from_member(
+                z, "multinli_1.0/multinli_1.0_dev_mismatched.jsonl", tmp
+            )
             return train, dev, test
         raise PrepareError(
             "The MultiNLI training set is not in the mirror. Download the official "
@@ -115,15 +133,21 @@ def load_task(task: str, assets: Path, mirror: Mirror, tmp: Path) -> Tuple[Split
                 f"{path} not found (Quora Question Pairs is not in the mirror). Run "
                 f"`python -m spacy project assets` to download it."
             )
-        rows = read_pair_rows(path, label_map={"0": "not_duplicate", "1": "duplicate"})[0]
+        rows = read_pair_rows(path, label_map={"0": "not_duplicate", "1": "duplicate"})[
+            0
+        ]
         return tuple(seeded_split(rows, (0.9, 0.05, 0.05)))
     if task == "mrpc":
         labels = {"0": "not_paraphrase", "1": "paraphrase"}
         if (assets / "msr_paraphrase_train.txt").exists():
             for name in ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt"):
                 verify_official(assets / name)
-            train = read_pair_rows(assets / "msr_paraphrase_train.txt", label_map=labels)[0]
-            test = read_pair_rows(assets / "msr_paraphrase_test.txt", label_map=labels)[0]
+            train = read_pair_rows(
+                assets / "msr_paraphrase_train.txt", label_map=labels
+            )[0]
+            test = read_pair_rows(assets / "msr_paraphrase_test.txt", label_map=labels)[
+                0
+            ]
             train, dev = seeded_split(train, (0.9, 0.1))
             return train, dev, test
         train = read_pair_rows(mirror.get("mrpc/train.jsonl.gz"), label_map=labels)[0]
@@ -145,11 +169,17 @@ def write_docbin(nlp, rows: Split, path: Path) -> int:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("task")
     p.add_argument("output_dir")
     p.add_argument("--assets", default="assets")
-    p.add_argument("--mirror", default=None, help="mirror folder ('' = none); $SPACY_ATTN_MIRROR wins")
+    p.add_argument(
+        "--mirror",
+        default=None,
+        help="mirror folder ('' = none); $SPACY_ATTN_MIRROR wins",
+    )
     p.add_argument("--train-limit", type=int, default=0)
     p.add_argument("--dev-limit", type=int, default=0)
     p.add_argument("--lang", default="en")
@@ -172,10 +202,14 @@ def main(argv=None) -> None:
     if args.dev_limit:
         dev = dev[: args.dev_limit]
     nlp = spacy.blank(args.lang)
-    counts = {name: write_docbin(nlp, rows, out / f"{name}.spacy") for name, rows in
-              (("train", train), ("dev", dev), ("test", test))}
+    counts = {
+        name: write_docbin(nlp, rows, out / f"{name}.spacy")
+        for name, rows in (("train", train), ("dev", dev), ("test", test))
+    }
     labels = sorted({r.label for r in train})
-    (out / "stats.json").write_text(json.dumps({"task": args.task, "counts": counts, "labels": labels}, indent=2))
+    (out / "stats.json").write_text(
+        json.dumps({"task": args.task, "counts": counts, "labels": labels}, indent=2)
+    )
     print(f"✔ {args.task}: {counts} -> {out} (labels {labels})")
 
 

@@ -39,6 +39,7 @@ sha256, per-set counts, the held-out unit ids) and, with --docbin,
 ``spacy-attn.SquadCorpus.v1`` reads them) plus the alignment counts in the
 manifest.
 """
+
 import argparse
 import gzip
 import json
@@ -102,7 +103,12 @@ def _counts(articles: List[Dict[str, Any]]) -> Dict[str, int]:
 
 
 def split_set(
-    name: str, data: Dict[str, Any], *, dev_fraction: float, seed: int, min_articles: int
+    name: str,
+    data: Dict[str, Any],
+    *,
+    dev_fraction: float,
+    seed: int,
+    min_articles: int,
 ) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], Dict[str, Any]]:
     """Split one SQuADShifts set into (train articles, dev articles, info)."""
     articles = data["data"]
@@ -123,7 +129,11 @@ def split_set(
         # independent posts): split by paragraph, keeping each article's
         # title and split key on both sides.
         unit = "paragraph"
-        units = [(a_i, p_i) for a_i, a in enumerate(articles) for p_i in range(len(a["paragraphs"]))]
+        units = [
+            (a_i, p_i)
+            for a_i, a in enumerate(articles)
+            for p_i in range(len(a["paragraphs"]))
+        ]
         order = list(range(len(units)))
         rng.shuffle(order)
         n_dev = math.ceil(dev_fraction * len(order))
@@ -180,7 +190,11 @@ def make_splits(
         path = find_source(name, assets, mirror)
         sources[name] = {"path": str(path), "sha256": sha256(path)}
         tr, dv, info = split_set(
-            name, load_squad_json(path), dev_fraction=dev_fraction, seed=seed, min_articles=min_articles
+            name,
+            load_squad_json(path),
+            dev_fraction=dev_fraction,
+            seed=seed,
+            min_articles=min_articles,
         )
         train.extend(tr)
         dev.extend(dv)
@@ -194,7 +208,10 @@ def make_splits(
     # The official bytes, not a re-serialization: test.json's sha256 is then
     # the published one (95aa6a52...).
     if test_path.suffix == ".gz":
-        with gzip.open(test_path, "rb") as src, open(output_dir / "test.json", "wb") as dst:
+        with (
+            gzip.open(test_path, "rb") as src,
+            open(output_dir / "test.json", "wb") as dst,
+        ):
             shutil.copyfileobj(src, dst)
     else:
         shutil.copyfile(test_path, output_dir / "test.json")
@@ -212,7 +229,10 @@ def make_splits(
             "test": _counts(test["data"]),
         },
         "files": {s: f"{s}.json" for s in ("train", "dev", "test")},
-        "sha256": {f"{s}.json": sha256(output_dir / f"{s}.json") for s in ("train", "dev", "test")},
+        "sha256": {
+            f"{s}.json": sha256(output_dir / f"{s}.json")
+            for s in ("train", "dev", "test")
+        },
     }
     if docbin:
         import spacy
@@ -224,21 +244,33 @@ def make_splits(
         for split in ("train", "dev", "test"):
             examples, stats = read_squad(output_dir / f"{split}.json", nlp)
             write_squad_docbin(examples, output_dir / f"{split}.spacy")
-            manifest["alignment"][split] = {k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"}
+            manifest["alignment"][split] = {
+                k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"
+            }
             manifest["files"][f"{split}_docbin"] = f"{split}.spacy"
-    (output_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf8")
+    (output_dir / "manifest.json").write_text(
+        json.dumps(manifest, indent=2) + "\n", encoding="utf8"
+    )
     return manifest
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("output_dir")
     p.add_argument("--assets", default="assets")
-    p.add_argument("--mirror", default=None, help="mirror folder ('' = none); $SPACY_ATTN_MIRROR wins")
+    p.add_argument(
+        "--mirror",
+        default=None,
+        help="mirror folder ('' = none); $SPACY_ATTN_MIRROR wins",
+    )
     p.add_argument("--dev-fraction", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--min-articles", type=int, default=10)
-    p.add_argument("--docbin", action="store_true", help="also write {train,dev,test}.spacy")
+    p.add_argument(
+        "--docbin", action="store_true", help="also write {train,dev,test}.spacy"
+    )
     p.add_argument("--lang", default="en", help="tokenizer language for --docbin")
     args = p.parse_args(argv)
     mirror = Mirror.from_setting(args.mirror)

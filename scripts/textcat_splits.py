@@ -16,6 +16,7 @@ The benchmark (``benchmarks/textcat.py``) uses the same function, so the
 project and the benchmark see the same splits for the same settings. Mirror
 files are verified against the mirror's SHA256SUMS.
 """
+
 import argparse
 import gzip
 import json
@@ -53,7 +54,9 @@ def split_rows(
         dev = rows[n_train : n_train + n_dev]
         test = rows[n_train + n_dev : n_train + n_dev + n_test]
     if len(test) < n_test or len(dev) < n_dev:
-        raise DataError(f"Not enough rows ({len(rows)}) for the split sizes {tuple(sizes)}")
+        raise DataError(
+            f"Not enough rows ({len(rows)}) for the split sizes {tuple(sizes)}"
+        )
     return {"train": train, "dev": dev, "test": test}
 
 
@@ -65,7 +68,12 @@ def read_source(name: str, mirror: Mirror, assets: Path) -> Tuple[List[Dict], st
         with tarfile.open(official) as tar:
             for member in tar:
                 parts = member.name.split("/")
-                if len(parts) == 4 and parts[1] == "train" and parts[2] in ("pos", "neg") and member.isfile():
+                if (
+                    len(parts) == 4
+                    and parts[1] == "train"
+                    and parts[2] in ("pos", "neg")
+                    and member.isfile()
+                ):
                     text = tar.extractfile(member).read().decode("utf8")
                     rows.append({"text": text, "label": parts[2], "file": parts[3]})
         # Tar order is arbitrary: sort by file name so the shuffle is reproducible.
@@ -77,7 +85,9 @@ def read_source(name: str, mirror: Mirror, assets: Path) -> Tuple[List[Dict], st
     return [{"text": r["text"], "label": str(r["label"])} for r in rows], str(path)
 
 
-def write_split(out: Path, split: str, rows: List[Dict], labels: List[str], nlp) -> None:
+def write_split(
+    out: Path, split: str, rows: List[Dict], labels: List[str], nlp
+) -> None:
     from spacy.tokens import DocBin
 
     out.mkdir(parents=True, exist_ok=True)
@@ -107,9 +117,14 @@ def main(argv=None) -> None:
     sizes = DEFAULT_SIZES[args.name]
     if any(v is not None for v in (args.train, args.dev, args.test)):
         base = sizes or (0, 0, 0)
-        sizes = tuple(v if v is not None else d for v, d in zip((args.train, args.dev, args.test), base))
+        sizes = tuple(
+            v if v is not None else d
+            for v, d in zip((args.train, args.dev, args.test), base)
+        )
     try:
-        rows, source = read_source(args.name, Mirror.from_setting(args.mirror), Path(args.assets))
+        rows, source = read_source(
+            args.name, Mirror.from_setting(args.mirror), Path(args.assets)
+        )
         splits = split_rows(rows, seed=args.seed, sizes=sizes)
     except DataError as err:
         sys.exit(f"✘ {err}")
@@ -118,8 +133,13 @@ def main(argv=None) -> None:
     out = Path(args.output_dir)
     for split, split_rows_ in splits.items():
         write_split(out, split, split_rows_, labels, nlp)
-    manifest = {"source": source, "seed": args.seed, "sizes": sizes, "labels": labels,
-                "counts": {k: len(v) for k, v in splits.items()}}
+    manifest = {
+        "source": source,
+        "seed": args.seed,
+        "sizes": sizes,
+        "labels": labels,
+        "counts": {k: len(v) for k, v in splits.items()},
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     print(f"✔ {args.name}: {manifest['counts']} -> {out}")
 

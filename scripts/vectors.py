@@ -6,6 +6,7 @@ Uses the official glove.6B.zip (member glove.6B.100d.txt) when it is under
 --assets, otherwise the mirror's glove/glove.6B.100d.top100k.txt.gz (verified
 against the mirror's SHA256SUMS).
 """
+
 import argparse
 import subprocess
 import sys
@@ -38,7 +39,18 @@ def main(argv=None) -> None:
     except DataError as err:
         print(f"✘ vectors: {err}", file=sys.stderr)
         sys.exit(1)
-    cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en", str(source), args.output_dir, "--name", name]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spacy",
+        "init",
+        "vectors",
+        "en",
+        str(source),
+        args.output_dir,
+        "--name",
+        name,
+    ]
     sys.exit(subprocess.call(cmd))
 
 

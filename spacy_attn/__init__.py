@@ -18,18 +18,15 @@ the package all the same (an entry point imports its module, and so this
 file), which installs the fork-safety hook of ``spacy_attn.parallel``: without
 it, ``nlp.pipe(..., n_process=N)`` hangs once torch's thread pool is running.
 """
+
 import importlib
 import warnings
 from typing import Any
 
-from .about import __version__
-from .parallel import install_fork_safety as _install_fork_safety
-
 # Registrations: the architectures and layers, the factories, the scorers,
 # the readers, the optimizer and the pair-carrying callback.
 from . import compat, layers, optimizers, pipeline, readers, scorers  # noqa: F401
-from .pipeline import DocEmbedder, PairClassifier, SpanQA
-
+from .about import __version__
 from .pairs import (
     DEFAULT_SPAN_KEY,
     PairError,
@@ -42,6 +39,8 @@ from .pairs import (
     set_pair,
     upgrade_pair,
 )
+from .parallel import install_fork_safety as _install_fork_safety
+from .pipeline import DocEmbedder, PairClassifier, SpanQA
 from .pipeline.doc_embedder import span_embedding
 from .qa import answer_questions
 from .render import render

@@ -14,6 +14,7 @@ predict: batch prediction with any spacy-attn pipeline, from jsonl / csv
 (optionally gzipped) to jsonl, streaming, resumable, multi-process; see
 ``spacy_attn.predict``.
 """
+
 import argparse
 import json
 import sys
@@ -29,7 +30,9 @@ from .readers import PairCorpus, cats_for, read_pair_rows
 def convert(args: argparse.Namespace) -> None:
     nlp = spacy.blank(args.lang) if args.model is None else spacy.load(args.model)
     label_map = json.loads(args.label_map) if args.label_map else None
-    rows, stats = read_pair_rows(args.input, format=args.format, label_map=label_map, limit=args.limit)
+    rows, stats = read_pair_rows(
+        args.input, format=args.format, label_map=label_map, limit=args.limit
+    )
     docbin = DocBin(store_user_data=True)
     for row in rows:
         doc = make_pair(nlp, row.first, row.second, span_key=args.span_key)
@@ -67,7 +70,12 @@ def evaluate(args: argparse.Namespace) -> None:
 def benchmark_speed(args: argparse.Namespace) -> None:
     import random
 
-    from spacy.cli.benchmark_speed import annotate, print_mean_with_ci, print_outliers, warmup
+    from spacy.cli.benchmark_speed import (
+        annotate,
+        print_mean_with_ci,
+        print_outliers,
+        warmup,
+    )
 
     from .pairs import get_pair_texts
 
@@ -95,16 +103,24 @@ def benchmark_speed(args: argparse.Namespace) -> None:
     if args.output:
         import numpy
 
-        result = {"words_per_second_mean": float(numpy.mean(wps)), "batches": len(wps),
-                  "batch_size": batch_size, "words_per_second": [float(x) for x in wps]}
+        result = {
+            "words_per_second_mean": float(numpy.mean(wps)),
+            "batches": len(wps),
+            "batch_size": batch_size,
+            "words_per_second": [float(x) for x in wps],
+        }
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+        Path(args.output).write_text(
+            json.dumps(result, indent=2) + "\n", encoding="utf8"
+        )
 
 
 def predict(args: argparse.Namespace) -> None:
     from .predict import PredictError, predict_file
 
-    text_cols = [c.strip() for c in args.text_cols.split(",")] if args.text_cols else None
+    text_cols = (
+        [c.strip() for c in args.text_cols.split(",")] if args.text_cols else None
+    )
     try:
         stats = predict_file(
             args.model,
@@ -134,7 +150,11 @@ def predict(args: argparse.Namespace) -> None:
         + (f", {stats.rejected} rejected to {args.rejects}" if args.rejects else "")
         + (f", {stats.skipped} already done (--resume)" if stats.skipped else "")
         + f" in {stats.seconds:.1f} s ({rate:,.0f} rows/s)"
-        + (f"; texts {list(columns.texts)}, id {columns.id or 'line number'}" if columns else ""),
+        + (
+            f"; texts {list(columns.texts)}, id {columns.id or 'line number'}"
+            if columns
+            else ""
+        ),
         file=sys.stderr,
     )
 
@@ -146,11 +166,19 @@ def main(argv=None) -> None:
     p = sub.add_parser("convert", help="pair corpus (jsonl/tsv) -> DocBin (.spacy)")
     p.add_argument("input")
     p.add_argument("output")
-    p.add_argument("--lang", default="en", help="blank pipeline language for tokenization")
-    p.add_argument("--model", default=None, help="pipeline whose tokenizer to use instead of --lang")
+    p.add_argument(
+        "--lang", default="en", help="blank pipeline language for tokenization"
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="pipeline whose tokenizer to use instead of --lang",
+    )
     p.add_argument("--format", default="auto", choices=["auto", "jsonl", "tsv"])
     p.add_argument("--span-key", default=DEFAULT_SPAN_KEY)
-    p.add_argument("--label-map", default=None, help='JSON, e.g. \'{"0": "no", "1": "yes"}\'')
+    p.add_argument(
+        "--label-map", default=None, help='JSON, e.g. \'{"0": "no", "1": "yes"}\''
+    )
     p.add_argument("--positive-label", default=None)
     p.add_argument("--limit", type=int, default=0)
     p.set_defaults(func=convert)
@@ -167,7 +195,10 @@ def main(argv=None) -> None:
     p.add_argument("--gpu-id", type=int, default=-1)
     p.set_defaults(func=evaluate)
 
-    p = sub.add_parser("benchmark-speed", help="words/s of a pipeline on pair docs (incl. tokenization)")
+    p = sub.add_parser(
+        "benchmark-speed",
+        help="words/s of a pipeline on pair docs (incl. tokenization)",
+    )
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--batch-size", type=int, default=None)
@@ -188,21 +219,51 @@ def main(argv=None) -> None:
     p.add_argument("model", help="pipeline path or package name")
     p.add_argument("input", help="jsonl, csv or tsv, optionally gzipped")
     p.add_argument("output", help="jsonl output")
-    p.add_argument("--n-process", type=int, default=1, help="worker processes (one torch thread each)")
-    p.add_argument("--batch-size", type=int, default=64, help="rows per batch (and per flush)")
+    p.add_argument(
+        "--n-process",
+        type=int,
+        default=1,
+        help="worker processes (one torch thread each)",
+    )
+    p.add_argument(
+        "--batch-size", type=int, default=64, help="rows per batch (and per flush)"
+    )
     p.add_argument("--gpu-id", type=int, default=-1)
-    p.add_argument("--text-cols", default=None,
-                   help="comma-separated text columns, e.g. premise,hypothesis (default: detected)")
-    p.add_argument("--id-col", default=None, help="id column (default: 'id' if present, else the line number)")
-    p.add_argument("--rejects", default=None,
-                   help="write bad rows here (jsonl: line, raw, reason) instead of stopping at the first")
-    p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run: skip the rows already in OUTPUT (+ REJECTS)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing OUTPUT / REJECTS")
+    p.add_argument(
+        "--text-cols",
+        default=None,
+        help="comma-separated text columns, e.g. premise,hypothesis (default: detected)",
+    )
+    p.add_argument(
+        "--id-col",
+        default=None,
+        help="id column (default: 'id' if present, else the line number)",
+    )
+    p.add_argument(
+        "--rejects",
+        default=None,
+        help="write bad rows here (jsonl: line, raw, reason) instead of stopping at the first",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run: skip the rows already in OUTPUT (+ REJECTS)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an existing OUTPUT / REJECTS"
+    )
     p.add_argument("--format", default="auto", choices=["auto", "jsonl", "csv", "tsv"])
-    p.add_argument("--component", default=None, help="the spacy-attn component, if the pipeline has several")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch threads of this process with --n-process 1 (default: torch's)")
+    p.add_argument(
+        "--component",
+        default=None,
+        help="the spacy-attn component, if the pipeline has several",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads of this process with --n-process 1 (default: torch's)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=predict)
 

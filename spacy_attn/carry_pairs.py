@@ -7,6 +7,7 @@ keep the pair of pair docs, for pipelines whose config does not set the
 Importing it installs the patch: that is its only purpose, and nothing in
 spacy-attn imports it (``spacy_attn.compat.code_path()`` gives its path).
 """
+
 from spacy_attn.compat import carry_pair_spans
 
 carry_pair_spans()

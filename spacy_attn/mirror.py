@@ -8,6 +8,7 @@ offline machines and CI. It is found in one way everywhere: the environment
 variable ``SPACY_ATTN_MIRROR`` if it is set, else ``shared/data`` beside the
 checkout (``../shared/data`` from the repository root).
 """
+
 import hashlib
 import os
 from pathlib import Path
@@ -114,7 +115,9 @@ class Mirror:
             )
         expected = self.sums().get(rel)
         if expected is None:
-            raise DataError(f"Mirror file {path} is not listed in {self.root / 'SHA256SUMS'}.")
+            raise DataError(
+                f"Mirror file {path} is not listed in {self.root / 'SHA256SUMS'}."
+            )
         if sha256(path) != expected:
             raise DataError(
                 f"Checksum mismatch for mirror file {path}: expected sha256 {expected} "

@@ -16,6 +16,7 @@ epsilon outside the square root, L2 added to the gradient like torch's
 loop touches (``__call__(key, weights, gradient, lr_scale=...)``,
 ``step_schedules``, ``learn_rate``, ``averages``, gradient clipping).
 """
+
 from typing import Tuple
 
 from thinc.api import Optimizer, get_array_module

@@ -19,8 +19,9 @@ is an atom (a tuple key, as ``Doc._`` extensions use, costs 2 µs more).
 transformer touches it. Docs of the old format (a span group with two spans)
 are still read.
 """
+
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.attrs import IDX
@@ -222,7 +223,9 @@ def get_pair_bounds(
     raise _missing_pair_error(doc, span_key, index)
 
 
-def get_batch_bounds(docs: Sequence[Doc], span_key: str = DEFAULT_SPAN_KEY) -> numpy.ndarray:
+def get_batch_bounds(
+    docs: Sequence[Doc], span_key: str = DEFAULT_SPAN_KEY
+) -> numpy.ndarray:
     """The pair bounds of a batch, as the model layers need them.
 
     docs (Sequence[Doc]): Pair docs.
@@ -304,8 +307,12 @@ def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
     char = reference[e1].idx if e1 < len(reference) else len(reference.text)
     starts = predicted.to_array(IDX)
     boundary = int(numpy.searchsorted(starts, char))
-    if boundary < len(predicted) and starts[boundary] != char or (
-        boundary == len(predicted) and len(predicted) and char < len(predicted.text)
+    if (
+        boundary < len(predicted)
+        and starts[boundary] != char
+        or (
+            boundary == len(predicted) and len(predicted) and char < len(predicted.text)
+        )
     ):
         raise PairError(
             f"{reference.text[:60]!r}: the pair boundary of the reference doc "

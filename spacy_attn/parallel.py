@@ -46,6 +46,7 @@ one thread too. Spawned workers keep their defaults: set
 cores. A child that needs more than one thread (and knows the parent never
 started the pool) may call ``torch.set_num_threads`` again after the fork.
 """
+
 import multiprocessing
 import os
 from collections import deque
@@ -183,7 +184,9 @@ class WorkerPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
-    def imap(self, fn: Callable[[T], R], jobs: Iterable[Tuple[K, T]]) -> Iterator[Tuple[K, R]]:
+    def imap(
+        self, fn: Callable[[T], R], jobs: Iterable[Tuple[K, T]]
+    ) -> Iterator[Tuple[K, R]]:
         """Run ``fn(payload)`` for each ``(key, payload)`` of ``jobs``.
 
         fn (Callable[[T], R]): A module-level function (workers receive it
@@ -196,7 +199,9 @@ class WorkerPool:
         """
         if self._executor is None:
             if self.n_process > 1:
-                raise RuntimeError("WorkerPool.imap needs the pool entered: use `with WorkerPool(...) as pool`.")
+                raise RuntimeError(
+                    "WorkerPool.imap needs the pool entered: use `with WorkerPool(...) as pool`."
+                )
             for key, payload in jobs:
                 yield key, fn(payload)
             return
@@ -217,4 +222,9 @@ class WorkerPool:
                 future.cancel()
 
 
-__all__ = ["CHILD_THREADS", "WorkerPool", "install_fork_safety", "fork_safety_installed"]
+__all__ = [
+    "CHILD_THREADS",
+    "WorkerPool",
+    "install_fork_safety",
+    "fork_safety_installed",
+]

@@ -40,6 +40,7 @@ Multi-process runs (``--n-process``) use ``spacy_attn.parallel.WorkerPool``:
 the workers get the texts of a batch and return finished output lines; see
 there why this is faster than ``nlp.pipe(n_process=N)``.
 """
+
 import codecs
 import csv
 import gzip
@@ -50,7 +51,18 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    BinaryIO,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import numpy
 import spacy
@@ -119,7 +131,7 @@ def detect_input_format(path: Path) -> str:
     with _open_binary(path) as f:
         first = f.readline()
     if first.startswith(codecs.BOM_UTF8):
-        first = first[len(codecs.BOM_UTF8):]
+        first = first[len(codecs.BOM_UTF8) :]
     return "jsonl" if first.lstrip().startswith(b"{") else "csv"
 
 
@@ -164,7 +176,9 @@ class RowReader:
         if input_format == "auto":
             input_format = detect_input_format(self.path)
         if input_format not in FORMATS:
-            raise PredictError(f"Unknown input format {input_format!r}: use auto, {', '.join(FORMATS)}.")
+            raise PredictError(
+                f"Unknown input format {input_format!r}: use auto, {', '.join(FORMATS)}."
+            )
         self.format = input_format
         self.header: Optional[List[str]] = None
         # The last row skipped by ``rows(skip=...)``, parsed (resume checks it).
@@ -201,7 +215,7 @@ class RowReader:
         with _open_binary(self.path) as f:
             for line_no, data in enumerate(f, start=1):
                 if line_no == 1 and data.startswith(codecs.BOM_UTF8):
-                    data = data[len(codecs.BOM_UTF8):]
+                    data = data[len(codecs.BOM_UTF8) :]
                 if not data.strip():
                     continue
                 if self.n_skipped < skip:
@@ -217,20 +231,30 @@ class RowReader:
             text = data.decode("utf-8")
         except UnicodeDecodeError as err:
             raw = data.decode("utf-8", "backslashreplace").rstrip("\r\n")
-            return InputRow(line_no, raw, error=f"invalid UTF-8 ({err.reason} at byte {err.start})")
+            return InputRow(
+                line_no, raw, error=f"invalid UTF-8 ({err.reason} at byte {err.start})"
+            )
         raw = text.rstrip("\r\n")
         try:
             record = json.loads(text)
         except json.JSONDecodeError as err:
-            return InputRow(line_no, raw, error=f"invalid JSON ({err.msg} at column {err.colno})")
+            return InputRow(
+                line_no, raw, error=f"invalid JSON ({err.msg} at column {err.colno})"
+            )
         if not isinstance(record, dict):
-            return InputRow(line_no, raw, error=f"expected a JSON object, got {type(record).__name__}")
+            return InputRow(
+                line_no,
+                raw,
+                error=f"expected a JSON object, got {type(record).__name__}",
+            )
         return InputRow(line_no, raw, record=record)
 
     def _delimited_rows(self, skip: int, delimiter: str) -> Iterator[InputRow]:
         binary = _open_binary(self.path)
         # surrogateescape: an undecodable byte rejects its row, not the file.
-        text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        text = io.TextIOWrapper(
+            binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
+        )
         consumed: List[str] = []
 
         def lines() -> Iterator[str]:
@@ -245,7 +269,9 @@ class RowReader:
             try:
                 header = next(reader, None)
             except csv.Error as err:
-                raise PredictError(f"{self.path}:1: cannot read the header row ({err}).") from None
+                raise PredictError(
+                    f"{self.path}:1: cannot read the header row ({err})."
+                ) from None
             if header is None:
                 return
             if any(_has_undecodable(name) for name in header):
@@ -269,7 +295,9 @@ class RowReader:
                 if self.n_skipped < skip:
                     self.n_skipped += 1
                     if self.n_skipped == skip:
-                        self.last_skipped = self._parse_fields(line_no, raw, fields, error)
+                        self.last_skipped = self._parse_fields(
+                            line_no, raw, fields, error
+                        )
                     continue
                 yield self._parse_fields(line_no, raw, fields, error)
 
@@ -282,7 +310,8 @@ class RowReader:
         assert self.header is not None and fields is not None
         if len(fields) != len(self.header):
             return InputRow(
-                line_no, raw,
+                line_no,
+                raw,
                 error=f"expected {len(self.header)} fields (header {self.header}), got {len(fields)}",
             )
         if any(_has_undecodable(value) for value in fields):
@@ -338,7 +367,9 @@ class Columns:
                 return f"missing column {column!r} (found {sorted(record)})"
             value = record[column]
             if not isinstance(value, str):
-                return f"column {column!r} must be a string, got {_describe_value(value)}"
+                return (
+                    f"column {column!r} must be a string, got {_describe_value(value)}"
+                )
             texts.append(value)
         if self.id is None:
             return row.line, tuple(texts)
@@ -357,8 +388,13 @@ def _describe_value(value: Any) -> str:
 
 
 def resolve_columns(
-    kind: str, available: Sequence[str], *, text_cols: Optional[Sequence[str]] = None,
-    id_col: Optional[str] = None, where: str = "", header: bool = False,
+    kind: str,
+    available: Sequence[str],
+    *,
+    text_cols: Optional[Sequence[str]] = None,
+    id_col: Optional[str] = None,
+    where: str = "",
+    header: bool = False,
 ) -> Columns:
     """Pick the text and id columns of a task.
 
@@ -384,7 +420,9 @@ def resolve_columns(
     else:
         found: List[str] = []
         for candidates in wanted:
-            column = next((c for c in candidates if c in available and c not in found), None)
+            column = next(
+                (c for c in candidates if c in available and c not in found), None
+            )
             if column is None:
                 raise PredictError(
                     f"{where}: no column for the {kind} task's text {len(found) + 1} "
@@ -395,8 +433,14 @@ def resolve_columns(
         texts = tuple(found)
     missing = [c for c in texts + ((id_col,) if id_col else ()) if c not in available]
     if header and missing:
-        raise PredictError(f"{where}: no column(s) {missing} in the header {list(available)}.")
-    if id_col is None and DEFAULT_ID_COLUMN in available and DEFAULT_ID_COLUMN not in texts:
+        raise PredictError(
+            f"{where}: no column(s) {missing} in the header {list(available)}."
+        )
+    if (
+        id_col is None
+        and DEFAULT_ID_COLUMN in available
+        and DEFAULT_ID_COLUMN not in texts
+    ):
         id_col = DEFAULT_ID_COLUMN
     return Columns(texts, id_col)
 
@@ -423,7 +467,9 @@ def find_component(nlp: Language, name: Optional[str] = None) -> Tuple[str, str]
             return "pair"
         return None
 
-    found = [(pipe_name, kind) for pipe_name, pipe in nlp.pipeline if (kind := kind_of(pipe))]
+    found = [
+        (pipe_name, kind) for pipe_name, pipe in nlp.pipeline if (kind := kind_of(pipe))
+    ]
     if name is not None:
         match = [item for item in found if item[0] == name]
         if not match:
@@ -438,7 +484,9 @@ def find_component(nlp: Language, name: Optional[str] = None) -> Tuple[str, str]
             f"component (components: {nlp.pipe_names})."
         )
     if len(found) > 1:
-        raise PredictError(f"The pipeline has several spacy-attn components {found}; pass --component.")
+        raise PredictError(
+            f"The pipeline has several spacy-attn components {found}; pass --component."
+        )
     return found[0]
 
 
@@ -477,10 +525,15 @@ class Predictor:
         else:
             assert self.pair_key is not None  # set for every pair task
             docs = nlp.pipe(
-                [make_pair(nlp, texts[0], texts[1], span_key=self.pair_key) for _, texts in tasks],
+                [
+                    make_pair(nlp, texts[0], texts[1], span_key=self.pair_key)
+                    for _, texts in tasks
+                ],
                 batch_size=len(tasks),
             )
-        return [self.format(row_id, texts, doc) for (row_id, texts), doc in zip(tasks, docs)]
+        return [
+            self.format(row_id, texts, doc) for (row_id, texts), doc in zip(tasks, docs)
+        ]
 
     def format(self, row_id: Any, texts: Tuple[str, ...], doc: Doc) -> str:
         """The output line of one row.
@@ -495,7 +548,12 @@ class Predictor:
         if self.kind == "qa":
             assert self.pair_key is not None and self.answers_key is not None
             answers = [
-                {"text": a["text"], "start": a["start_char"], "end": a["end_char"], "score": a["score"]}
+                {
+                    "text": a["text"],
+                    "start": a["start_char"],
+                    "end": a["end_char"],
+                    "score": a["score"],
+                }
                 for a in _answers(doc, texts[1], self.pair_key, self.answers_key)
             ]
             return json.dumps({"id": row_id, "answers": answers}, ensure_ascii=False)
@@ -534,7 +592,9 @@ def _init_worker(model: Optional[str], component: Optional[str]) -> None:
     torch.set_num_threads(1)
     if _PREDICTOR is None:
         if model is None:
-            raise PredictError("A worker started without the parent's pipeline needs a model path.")
+            raise PredictError(
+                "A worker started without the parent's pipeline needs a model path."
+            )
         _PREDICTOR = Predictor(spacy.load(model), component=component)
 
 
@@ -582,7 +642,7 @@ def _line_before(f: BinaryIO, newline: int) -> bytes:
         data = f.read(pos - start)
         cut = data.rfind(b"\n")
         if cut >= 0:
-            parts.append(data[cut + 1:])
+            parts.append(data[cut + 1 :])
             break
         parts.append(data)
         pos = start
@@ -598,7 +658,9 @@ class _Sinks:
     def __init__(self, output: Path, rejects: Optional[Path], *, append: bool) -> None:
         mode = "a" if append else "w"
         self.output = open(output, mode, encoding="utf-8", newline="\n")
-        self.rejects = open(rejects, mode, encoding="utf-8", newline="\n") if rejects else None
+        self.rejects = (
+            open(rejects, mode, encoding="utf-8", newline="\n") if rejects else None
+        )
         self._last = self.output
 
     def _switch(self, to) -> None:
@@ -614,7 +676,12 @@ class _Sinks:
         # Callers write rejects only when a rejects file was given.
         assert self.rejects is not None
         self._switch(self.rejects)
-        self.rejects.write(json.dumps({"line": row.line, "raw": row.raw, "reason": reason}, ensure_ascii=False) + "\n")
+        self.rejects.write(
+            json.dumps(
+                {"line": row.line, "raw": row.raw, "reason": reason}, ensure_ascii=False
+            )
+            + "\n"
+        )
 
     def flush(self) -> None:
         # The other file was flushed when the last one was switched to.
@@ -715,19 +782,31 @@ def predict_file(
     input_path, output_path = Path(input_path), Path(output_path)
     rejects = Path(rejects_path) if rejects_path is not None else None
     if n_process < 1 or batch_size < 1:
-        raise PredictError(f"--n-process and --batch-size must be >= 1, got {n_process} and {batch_size}.")
+        raise PredictError(
+            f"--n-process and --batch-size must be >= 1, got {n_process} and {batch_size}."
+        )
     if gpu_id >= 0 and n_process > 1:
         raise PredictError(
             "--gpu-id with --n-process > 1 is not supported: one process drives the GPU "
             "(a forked worker cannot use CUDA); raise --batch-size instead."
         )
     if output_path.name.endswith(".gz"):
-        raise PredictError(f"{output_path}: write plain jsonl (it is appended to on --resume); compress it afterwards.")
+        raise PredictError(
+            f"{output_path}: write plain jsonl (it is appended to on --resume); compress it afterwards."
+        )
     if rejects is not None and rejects.resolve() == output_path.resolve():
         raise PredictError("--rejects must be another file than OUTPUT.")
     for path in (output_path, rejects):
-        if path is not None and not resume and not overwrite and path.exists() and path.stat().st_size:
-            raise PredictError(f"{path} exists: pass --resume to continue that run or --overwrite to replace it.")
+        if (
+            path is not None
+            and not resume
+            and not overwrite
+            and path.exists()
+            and path.stat().st_size
+        ):
+            raise PredictError(
+                f"{path} exists: pass --resume to continue that run or --overwrite to replace it."
+            )
     reader = RowReader(input_path, input_format=input_format)
 
     if isinstance(model, Language):
@@ -741,22 +820,30 @@ def predict_file(
     columns = None
     if available is not None:
         columns = resolve_columns(
-            predictor.kind, available, text_cols=text_cols, id_col=id_col,
-            where=str(input_path), header=reader.header is not None,
+            predictor.kind,
+            available,
+            text_cols=text_cols,
+            id_col=id_col,
+            where=str(input_path),
+            header=reader.header is not None,
         )
     if start_method is None:
         import multiprocessing
 
         start_method = multiprocessing.get_start_method()
     if n_process > 1 and start_method != "fork" and isinstance(model, Language):
-        raise PredictError(f"Workers started with {start_method!r} load the pipeline themselves: pass its path.")
+        raise PredictError(
+            f"Workers started with {start_method!r} load the pipeline themselves: pass its path."
+        )
 
     # Resume: the finished rows of both files are a prefix of the input.
     skip, n_done = 0, 0
     rows: Iterable[InputRow] = reader.rows()
     if resume:
         n_out, last_output = finished_lines(output_path)
-        n_rej, last_reject = finished_lines(rejects) if rejects is not None else (0, None)
+        n_rej, last_reject = (
+            finished_lines(rejects) if rejects is not None else (0, None)
+        )
         skip = n_out + n_rej
         if skip:
             # Restart at the beginning of the batch holding the first
@@ -771,11 +858,23 @@ def predict_file(
             replay = head[: skip - batch_start]
             last = replay[-1] if replay else reader.last_skipped
             _check_resume(
-                last, reader.n_skipped + len(replay), skip, columns, reader.path,
-                output_path, rejects, last_output, last_reject,
+                last,
+                reader.n_skipped + len(replay),
+                skip,
+                columns,
+                reader.path,
+                output_path,
+                rejects,
+                last_output,
+                last_reject,
             )
             rows, n_done = itertools.chain(head, rest), len(replay)
-    stats = PredictStats(skipped=skip, component=predictor.component, task=predictor.kind, columns=columns)
+    stats = PredictStats(
+        skipped=skip,
+        component=predictor.component,
+        task=predictor.kind,
+        columns=columns,
+    )
 
     saved_threads = torch.get_num_threads()
     if threads is not None:
@@ -786,11 +885,20 @@ def predict_file(
     start = time.perf_counter()
     try:
         initargs = (None if isinstance(model, Language) else str(model), component)
-        with WorkerPool(n_process, initializer=_init_worker, initargs=initargs, start_method=start_method) as pool:
+        with WorkerPool(
+            n_process,
+            initializer=_init_worker,
+            initargs=initargs,
+            start_method=start_method,
+        ) as pool:
             # Opened after the workers are forked, so they hold no copy.
             sinks = _Sinks(output_path, rejects, append=resume)
-            bar = _progress_bar(input_path, skip, header=reader.format != "jsonl", enabled=progress)
-            jobs = _jobs(rows, columns, batch_size, keep_going=rejects is not None, n_done=n_done)
+            bar = _progress_bar(
+                input_path, skip, header=reader.format != "jsonl", enabled=progress
+            )
+            jobs = _jobs(
+                rows, columns, batch_size, keep_going=rejects is not None, n_done=n_done
+            )
             for batch, lines in pool.imap(_predict_batch, jobs):
                 _write_batch(batch, lines, sinks, stats, input_path)
                 if bar is not None:
@@ -807,8 +915,15 @@ def predict_file(
 
 
 def _check_resume(
-    row: Optional[InputRow], n_rows: int, skip: int, columns: Optional[Columns], input_path: Path,
-    output_path: Path, rejects: Optional[Path], last_output: Optional[str], last_reject: Optional[str],
+    row: Optional[InputRow],
+    n_rows: int,
+    skip: int,
+    columns: Optional[Columns],
+    input_path: Path,
+    output_path: Path,
+    rejects: Optional[Path],
+    last_output: Optional[str],
+    last_reject: Optional[str],
 ) -> None:
     """The finished rows must be the input's first ``skip`` rows: the last
     of them (``row``) is either the last reject (same line) or the last
@@ -824,7 +939,10 @@ def _check_resume(
         return
     if last_output is not None and row.error is None and columns is not None:
         extracted = columns.extract(row)
-        if not isinstance(extracted, str) and _json_field(last_output, "id") == extracted[0]:
+        if (
+            not isinstance(extracted, str)
+            and _json_field(last_output, "id") == extracted[0]
+        ):
             return
     raise PredictError(
         f"--resume: the last finished row does not match {input_path}:{row.line} "
@@ -842,7 +960,11 @@ def _json_field(line: str, key: str) -> Any:
 
 
 def _jobs(
-    rows: Iterable[InputRow], columns: Optional[Columns], batch_size: int, *, keep_going: bool,
+    rows: Iterable[InputRow],
+    columns: Optional[Columns],
+    batch_size: int,
+    *,
+    keep_going: bool,
     n_done: int = 0,
 ) -> Iterator[Tuple[_Batch, List[Task]]]:
     """Group rows into batches of ``batch_size`` input rows (bad ones count
@@ -878,7 +1000,13 @@ def _jobs(
         yield batch, tasks
 
 
-def _write_batch(batch: _Batch, lines: List[str], sinks: _Sinks, stats: PredictStats, input_path: Path) -> None:
+def _write_batch(
+    batch: _Batch,
+    lines: List[str],
+    sinks: _Sinks,
+    stats: PredictStats,
+    input_path: Path,
+) -> None:
     results = iter(lines)
     for index, item in enumerate(batch.rows):
         line = next(results) if item is None else None
@@ -913,8 +1041,14 @@ def _progress_bar(input_path: Path, skip: int, *, header: bool, enabled: bool):
     # it is what gives the bar its ETA.
     total = count_rows(input_path, header=header)
     return tqdm(
-        total=max(total, skip), initial=skip, unit=" rows", unit_scale=True,
-        file=sys.stderr, mininterval=0.5, smoothing=0.05, dynamic_ncols=True,
+        total=max(total, skip),
+        initial=skip,
+        unit=" rows",
+        unit_scale=True,
+        file=sys.stderr,
+        mininterval=0.5,
+        smoothing=0.05,
+        dynamic_ncols=True,
     )
 
 

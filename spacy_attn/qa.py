@@ -1,4 +1,5 @@
 """Answer (question, context) string pairs in bulk with an ``attn_span_qa`` pipeline."""
+
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from spacy.language import Language
@@ -10,18 +11,26 @@ from .pairs import PairError, get_pair_bounds, make_pair
 def _qa_component(nlp: Language, component: Optional[str]):
     if component is not None:
         return nlp.get_pipe(component)
-    names = [name for name, pipe in nlp.pipeline if hasattr(pipe, "answers_key") and hasattr(pipe, "pair_key")]
+    names = [
+        name
+        for name, pipe in nlp.pipeline
+        if hasattr(pipe, "answers_key") and hasattr(pipe, "pair_key")
+    ]
     if not names:
         raise ValueError(
             f"The pipeline has no span QA component (components: {nlp.pipe_names}); "
             f"add one with nlp.add_pipe('attn_span_qa') or load a trained QA pipeline."
         )
     if len(names) > 1:
-        raise ValueError(f"The pipeline has several span QA components {names}; pass component=.")
+        raise ValueError(
+            f"The pipeline has several span QA components {names}; pass component=."
+        )
     return nlp.get_pipe(names[0])
 
 
-def _pairs_to_docs(nlp: Language, pairs: Iterable[Sequence[str]], pair_key: str, kept: List):
+def _pairs_to_docs(
+    nlp: Language, pairs: Iterable[Sequence[str]], pair_key: str, kept: List
+):
     for i, pair in enumerate(pairs):
         if isinstance(pair, str) or len(pair) != 2:
             raise PairError(
@@ -82,7 +91,9 @@ def answer_questions(
         yield _answers(doc, context, pipe.pair_key, pipe.answers_key)
 
 
-def _answers(doc: Doc, context: str, pair_key: str, answers_key: str) -> List[Dict[str, Any]]:
+def _answers(
+    doc: Doc, context: str, pair_key: str, answers_key: str
+) -> List[Dict[str, Any]]:
     group = doc.spans[answers_key] if answers_key in doc.spans else []
     if not len(group):
         return []
@@ -96,7 +107,14 @@ def _answers(doc: Doc, context: str, pair_key: str, answers_key: str) -> List[Di
     out = []
     for span, score in zip(group, scores):
         start, end = span.start_char + shift, span.end_char + shift
-        out.append({"text": context[start:end], "score": score, "start_char": start, "end_char": end})
+        out.append(
+            {
+                "text": context[start:end],
+                "score": score,
+                "start_char": start,
+                "end_char": end,
+            }
+        )
     return out
 
 

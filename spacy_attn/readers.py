@@ -23,6 +23,7 @@ parsing and answer alignment are in ``spacy_attn.squad``). A file that cannot
 be read (malformed row, truncated or foreign file) raises a
 ``CorpusFormatError`` naming the file, and the line where there is one.
 """
+
 import csv
 import gzip
 import io
@@ -32,7 +33,17 @@ import random
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import spacy
 from spacy.language import Language
@@ -47,8 +58,24 @@ from .squad import DEFAULT_ANSWERS_KEY, SquadStats, read_squad, without_answers
 
 logger = logging.getLogger("spacy_attn")
 
-FIRST_KEYS = ("premise", "sentence1", "text_a", "question1", "#1 String", "question", "first")
-SECOND_KEYS = ("hypothesis", "sentence2", "text_b", "question2", "#2 String", "context", "second")
+FIRST_KEYS = (
+    "premise",
+    "sentence1",
+    "text_a",
+    "question1",
+    "#1 String",
+    "question",
+    "first",
+)
+SECOND_KEYS = (
+    "hypothesis",
+    "sentence2",
+    "text_b",
+    "question2",
+    "#2 String",
+    "context",
+    "second",
+)
 LABEL_KEYS = ("label", "gold_label", "is_duplicate", "Quality")
 UNLABELLED = ("-", "")
 
@@ -115,7 +142,15 @@ def detect_format(path: Path) -> str:
 # What a damaged or foreign file raises inside DocBin.from_bytes / get_docs:
 # zlib / msgpack errors ("Unpack failed: incomplete input"), spaCy's E1014,
 # missing keys or wrong shapes.
-_DOCBIN_ERRORS = (ValueError, KeyError, TypeError, IndexError, zlib.error, EOFError, gzip.BadGzipFile)
+_DOCBIN_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    zlib.error,
+    EOFError,
+    gzip.BadGzipFile,
+)
 
 
 def read_docbin(path: Union[str, Path], vocab: Vocab) -> Iterator[Doc]:
@@ -170,7 +205,9 @@ def _pick(record: Dict, keys: Tuple[str, ...]) -> Tuple[Optional[str], object]:
     return None, None
 
 
-def _row_from_record(record: Dict, path: Path, line: int, *, need_label: bool) -> PairRow:
+def _row_from_record(
+    record: Dict, path: Path, line: int, *, need_label: bool
+) -> PairRow:
     k1, first = _pick(record, FIRST_KEYS)
     k2, second = _pick(record, SECOND_KEYS)
     kl, label = _pick(record, LABEL_KEYS)
@@ -191,7 +228,9 @@ def _row_from_record(record: Dict, path: Path, line: int, *, need_label: bool) -
                 f"{path}:{line}: field {key!r} must be a string, got {value!r}."
             )
     if label is not None and not isinstance(label, (str, int, bool)):
-        raise CorpusFormatError(f"{path}:{line}: label {label!r} is not a string or integer.")
+        raise CorpusFormatError(
+            f"{path}:{line}: label {label!r} is not a string or integer."
+        )
     return PairRow(first, second, None if label is None else str(label).strip())
 
 
@@ -213,12 +252,19 @@ def iter_pair_rows(
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise CorpusFormatError(f"{path}:{line_no}: invalid JSON ({err.msg}).") from None
+                raise CorpusFormatError(
+                    f"{path}:{line_no}: invalid JSON ({err.msg})."
+                ) from None
             if not isinstance(record, dict):
                 raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
-            yield line_no, _row_from_record(record, path, line_no, need_label=need_label)
+            yield (
+                line_no,
+                _row_from_record(record, path, line_no, need_label=need_label),
+            )
     elif fmt == "tsv":
-        reader = csv.reader(_text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE)
+        reader = csv.reader(
+            _text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE
+        )
         header = next(reader, None)
         if header is None:
             return
@@ -231,9 +277,16 @@ def iter_pair_rows(
                     f"{path}:{line_no}: expected {len(header)} tab-separated "
                     f"fields (header {header}), got {len(row)}."
                 )
-            yield line_no, _row_from_record(dict(zip(header, row)), path, line_no, need_label=need_label)
+            yield (
+                line_no,
+                _row_from_record(
+                    dict(zip(header, row)), path, line_no, need_label=need_label
+                ),
+            )
     else:
-        raise ValueError(f"Unknown pair corpus format {format!r}: use auto, jsonl, tsv or spacy.")
+        raise ValueError(
+            f"Unknown pair corpus format {format!r}: use auto, jsonl, tsv or spacy."
+        )
 
 
 def read_pair_rows(
@@ -263,7 +316,9 @@ def read_pair_rows(
             break
     if stats.skipped_unlabelled:
         logger.warning(
-            "%s: skipped %d unlabelled row(s) (label '-' or empty)", path, stats.skipped_unlabelled
+            "%s: skipped %d unlabelled row(s) (label '-' or empty)",
+            path,
+            stats.skipped_unlabelled,
         )
     return rows, stats
 
@@ -347,7 +402,9 @@ class PairCorpus:
     def _load_rows(self) -> List[PairRow]:
         # Rows are parsed once and kept: spaCy calls the reader every epoch.
         if self._rows is None:
-            rows, self.stats = read_pair_rows(self.path, format=self.format, label_map=self.label_map)
+            rows, self.stats = read_pair_rows(
+                self.path, format=self.format, label_map=self.label_map
+            )
             if self.shuffle:
                 random.Random(self.seed).shuffle(rows)
             if self.limit:
@@ -472,7 +529,9 @@ class TextCatCorpus:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise CorpusFormatError(f"{self.path}:{line_no}: invalid JSON ({err})") from None
+                raise CorpusFormatError(
+                    f"{self.path}:{line_no}: invalid JSON ({err})"
+                ) from None
             if self.text_key not in record or self.label_key not in record:
                 raise CorpusFormatError(
                     f"{self.path}:{line_no}: expected keys {self.text_key!r} and "
@@ -483,7 +542,9 @@ class TextCatCorpus:
             rows.append((str(record[self.text_key]), [self._label(v) for v in values]))
         # The label set comes from the whole file: a limited (or sorted) slice
         # may miss a label, and exclusive textcat needs every label in cats.
-        self._file_labels = sorted({label for _, row_labels in rows for label in row_labels})
+        self._file_labels = sorted(
+            {label for _, row_labels in rows for label in row_labels}
+        )
         if self.shuffle:
             random.Random(self.seed).shuffle(rows)
         if self.limit:
@@ -543,8 +604,13 @@ def create_squad_corpus_reader(
         ``stats`` (a ``SquadStats``) are set once the JSON has been read.
     """
     return SquadCorpus(
-        path, answers_key=answers_key, span_key=span_key, articles=articles,
-        limit=limit, shuffle=shuffle, seed=seed,
+        path,
+        answers_key=answers_key,
+        span_key=span_key,
+        articles=articles,
+        limit=limit,
+        shuffle=shuffle,
+        seed=seed,
     )
 
 
@@ -582,8 +648,14 @@ class SquadCorpus:
         # Gold docs are bound to a vocab: rebuild for another pipeline.
         if self._docs is None or self._vocab is not nlp.vocab:
             examples, self.stats = read_squad(
-                self.path, nlp, answers_key=self.answers_key, span_key=self.span_key,
-                articles=self.articles, limit=self.limit, shuffle=self.shuffle, seed=self.seed,
+                self.path,
+                nlp,
+                answers_key=self.answers_key,
+                span_key=self.span_key,
+                articles=self.articles,
+                limit=self.limit,
+                shuffle=self.shuffle,
+                seed=self.seed,
             )
             self._docs = [eg.reference for eg in examples]
             self._vocab = nlp.vocab
@@ -596,7 +668,9 @@ class SquadCorpus:
             yield from self._read_docbin(nlp)
             return
         for reference in self._references(nlp):
-            yield Example(without_answers(reference, self.answers_key), reference.copy())
+            yield Example(
+                without_answers(reference, self.answers_key), reference.copy()
+            )
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
         docs = list(read_docbin(self.path, nlp.vocab))

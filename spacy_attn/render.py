@@ -16,6 +16,7 @@ colours are inline, which keeps long docs with many hops compact. The markup
 is well-formed XML (no named entities, every tag closed), so a page can be
 parsed with ``xml.etree``.
 """
+
 import html
 import re
 from pathlib import Path
@@ -120,7 +121,9 @@ def render(
         if span_key is None:
             span_key = getattr(pipe, "span_key", DEFAULT_SPAN_KEY)
         bounds = [get_pair_bounds(doc, span_key, index=i) for i, doc in enumerate(docs)]
-        matrices = _alignment_weights(docs, bounds, _per_doc(weights, docs, single), pipe)
+        matrices = _alignment_weights(
+            docs, bounds, _per_doc(weights, docs, single), pipe
+        )
         parts = [
             _render_alignment(doc, b, w, rgb=rgb)
             for doc, b, w in zip(docs, bounds, matrices)
@@ -153,7 +156,9 @@ def _as_docs(docs) -> Tuple[List[Doc], bool]:
     if isinstance(docs, Doc):
         return [docs], True
     if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
-        raise TypeError(f"render: expected a Doc or an iterable of Docs, got {type(docs).__name__}.")
+        raise TypeError(
+            f"render: expected a Doc or an iterable of Docs, got {type(docs).__name__}."
+        )
     docs = list(docs)
     for i, doc in enumerate(docs):
         if not isinstance(doc, Doc):
@@ -161,7 +166,9 @@ def _as_docs(docs) -> Tuple[List[Doc], bool]:
     return docs, False
 
 
-def _per_doc(weights: WeightsArg, docs: List[Doc], single: bool) -> List[Optional[numpy.ndarray]]:
+def _per_doc(
+    weights: WeightsArg, docs: List[Doc], single: bool
+) -> List[Optional[numpy.ndarray]]:
     """One weights entry (or None) per doc."""
     if weights is None:
         return [None] * len(docs)
@@ -228,12 +235,16 @@ def _attention_weights(docs: List[Doc], given: List) -> List[numpy.ndarray]:
                 f"({len(doc)},)."
             )
         if array.shape[0] == 0:
-            raise ValueError(f"{_describe(doc, i)}: {source} has no hops (shape {array.shape}).")
+            raise ValueError(
+                f"{_describe(doc, i)}: {source} has no hops (shape {array.shape})."
+            )
         matrices.append(array)
     return matrices
 
 
-def _alignment_weights(docs: List[Doc], bounds, given: List, pipe) -> List[numpy.ndarray]:
+def _alignment_weights(
+    docs: List[Doc], bounds, given: List, pipe
+) -> List[numpy.ndarray]:
     """(La, Lb) weights per doc, from weights= or computed with pipe."""
     missing = [i for i, w in enumerate(given) if w is None]
     if missing:
@@ -269,7 +280,9 @@ def _alignment_weights(docs: List[Doc], bounds, given: List, pipe) -> List[numpy
 def _hop_indices(hops, n_hops: int, summed: bool) -> List[int]:
     if isinstance(hops, str):
         if hops != "all":
-            raise ValueError(f"render: hops must be 'all', an int or a list of ints, got {hops!r}.")
+            raise ValueError(
+                f"render: hops must be 'all', an int or a list of ints, got {hops!r}."
+            )
         indices = list(range(n_hops))
     elif isinstance(hops, (int, numpy.integer)) and not isinstance(hops, bool):
         indices = [int(hops)]
@@ -291,14 +304,18 @@ def _hop_indices(hops, n_hops: int, summed: bool) -> List[int]:
 
 def _parse_color(color: str) -> Tuple[int, int, int]:
     if not isinstance(color, str) or not _HEX_COLOR.match(color):
-        raise ValueError(f"render: color must be a hex colour like '#d62728' or '#d22', got {color!r}.")
+        raise ValueError(
+            f"render: color must be a hex colour like '#d62728' or '#d22', got {color!r}."
+        )
     digits = color[1:]
     if len(digits) == 3:
         digits = "".join(c * 2 for c in digits)
     return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
 
 
-def _background(value: float, scale: float, rgb: Tuple[int, int, int]) -> Tuple[str, bool]:
+def _background(
+    value: float, scale: float, rgb: Tuple[int, int, int]
+) -> Tuple[str, bool]:
     """The colour of one weight: white mixed with ``rgb`` in proportion
     ``value / scale``. Every channel moves monotonically from 255 toward the
     target, so a higher weight is never lighter.
@@ -357,17 +374,21 @@ def _render_alignment(doc, bounds, weights, *, rgb) -> str:
     second = [token.text for token in doc[s2:e2]]
     scale = float(weights.max(initial=0.0))
     out = ['<table class="attn-alignment">']
-    header = "".join(f'<th class="attn-col">{html.escape(text)}</th>' for text in second)
+    header = "".join(
+        f'<th class="attn-col">{html.escape(text)}</th>' for text in second
+    )
     out.append(f"<tr><th></th>{header}</tr>")
     for i, a_text in enumerate(first):
         cells = []
         for j, b_text in enumerate(second):
             bg, _ = _background(float(weights[i, j]), scale, rgb)
             tip = html.escape(f"{a_text} \u2192 {b_text}: {_fmt(weights[i, j])}")
-            cells.append(f'<td class="attn-cell" style="background-color: {bg}" title="{tip}"></td>')
+            cells.append(
+                f'<td class="attn-cell" style="background-color: {bg}" title="{tip}"></td>'
+            )
         out.append(
             f'<tr class="attn-row"><th class="attn-rowhead">{html.escape(a_text)}</th>'
-            f'{"".join(cells)}</tr>'
+            f"{''.join(cells)}</tr>"
         )
     out.append("</table>")
     if not first or not second:

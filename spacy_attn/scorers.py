@@ -12,6 +12,7 @@
 A component's ``score`` passes its whole ``cfg`` (labels, threshold, ...) as
 keyword arguments, so every scorer takes ``**kwargs`` and ignores the rest.
 """
+
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from spacy.scorer import Scorer
@@ -89,7 +90,11 @@ def pair_classifier_score(
             if not gold_labels:
                 continue
             g = gold_labels[0]
-            p = max(labels, key=lambda label: pred.get(label, float("-inf"))) if labels else None
+            p = (
+                max(labels, key=lambda label: pred.get(label, float("-inf")))
+                if labels
+                else None
+            )
             total += 1
             if p == g:
                 correct += 1
@@ -135,7 +140,10 @@ def doc_embedder_score(
 
 
 def squad_score(
-    examples: Iterable[Example], *, answers_key: str = DEFAULT_ANSWERS_KEY, **kwargs: Any
+    examples: Iterable[Example],
+    *,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    **kwargs: Any,
 ) -> Dict[str, Optional[float]]:
     """Score predicted answers with the official SQuAD v1.1 metric.
 

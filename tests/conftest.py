@@ -6,6 +6,7 @@ suite runs on a fresh clone. The few that need the full data mirror carry
 the mirror): where one is missing they are skipped with the reason, or fail
 when $SPACY_ATTN_REQUIRE_MIRROR=1 (CI), so a lost mirror cannot turn into a
 quietly green run."""
+
 import pytest
 
 from . import util
@@ -33,7 +34,9 @@ def pytest_runtest_setup(item):
         if problem is None:
             continue
         if util.mirror_required():
-            pytest.fail(f"{util.REQUIRE_MIRROR_ENV}=1 but this test {problem}", pytrace=False)
+            pytest.fail(
+                f"{util.REQUIRE_MIRROR_ENV}=1 but this test {problem}", pytrace=False
+            )
         pytest.skip(problem)
 
 

@@ -1,4 +1,5 @@
 """The torch-only Dynamic Coattention module: shapes, masking, decoding."""
+
 import itertools
 
 import pytest
@@ -12,12 +13,19 @@ DL = torch.tensor([9, 4, 7, 0])
 
 def _inputs(seed=0, n=5, m=9, nI=6):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(4, n, nI, generator=g), QL.clone(), torch.randn(4, m, nI, generator=g), DL.clone()
+    return (
+        torch.randn(4, n, nI, generator=g),
+        QL.clone(),
+        torch.randn(4, m, nI, generator=g),
+        DL.clone(),
+    )
 
 
 def _model(max_iterations=4, seed=0, **kw):
     torch.manual_seed(seed)
-    return DynamicCoattention(6, 8, pool_size=3, max_iterations=max_iterations, dropout=0.0, **kw)
+    return DynamicCoattention(
+        6, 8, pool_size=3, max_iterations=max_iterations, dropout=0.0, **kw
+    )
 
 
 def test_shapes_train_and_eval():
@@ -40,10 +48,12 @@ def test_garbage_in_padding_changes_nothing():
     start, end, it = model(Q, ql, D, dl)
     Q2, D2 = Q.clone(), D.clone()
     for i in range(4):
-        Q2[i, ql[i]:] = 1000.0
-        D2[i, dl[i]:] = -1000.0
+        Q2[i, ql[i] :] = 1000.0
+        D2[i, dl[i] :] = -1000.0
     start2, end2, it2 = model(Q2, ql, D2, dl)
-    assert torch.equal(start2, start) and torch.equal(end2, end) and torch.equal(it2, it)
+    assert (
+        torch.equal(start2, start) and torch.equal(end2, end) and torch.equal(it2, it)
+    )
     # Extra padding columns change nothing either (up to float rounding).
     Q3 = torch.cat([Q, torch.randn(4, 4, 6)], dim=1)
     D3 = torch.cat([D, torch.randn(4, 6, 6)], dim=1)
@@ -62,7 +72,7 @@ def test_gradients_reach_real_inputs_only():
     mask = torch.arange(9).unsqueeze(0) < dl.unsqueeze(1)
     (start[:, -1][mask].sum() + end[:, 0][mask].sum()).backward()
     for i in range(4):
-        assert (Q.grad[i, ql[i]:] == 0).all() and (D.grad[i, dl[i]:] == 0).all()
+        assert (Q.grad[i, ql[i] :] == 0).all() and (D.grad[i, dl[i] :] == 0).all()
     assert Q.grad[0, :5].abs().sum() > 0 and D.grad[0, :9].abs().sum() > 0
 
 
@@ -74,7 +84,9 @@ def test_batch_equals_single():
     for i in range(4):
         s1, e1, it1 = model(Q[i : i + 1], ql[i : i + 1], D[i : i + 1], dl[i : i + 1])
         assert it1.item() == iterations[i].item()
-        assert torch.allclose(s1[0], start[i], atol=1e-5) and torch.allclose(e1[0], end[i], atol=1e-5)
+        assert torch.allclose(s1[0], start[i], atol=1e-5) and torch.allclose(
+            e1[0], end[i], atol=1e-5
+        )
 
 
 def test_iteration_stopping_rule():
@@ -107,7 +119,9 @@ def test_iteration_stopping_rule():
 
 def test_lazy_input_projection():
     torch.manual_seed(0)
-    model = DynamicCoattention(None, 8, pool_size=2, max_iterations=2, dropout=0.0).eval()
+    model = DynamicCoattention(
+        None, 8, pool_size=2, max_iterations=2, dropout=0.0
+    ).eval()
     Q, ql, D, dl = _inputs(nI=11)
     start, _, _ = model(Q, ql, D, dl)
     assert start.shape == (4, 1, 9)
@@ -123,7 +137,8 @@ def test_paper_parameter_count():
     expected = (
         lstm(nI, l)  # shared encoder
         + 2 * l  # sentinels
-        + l * l + l  # question projection
+        + l * l
+        + l  # question projection
         + 2 * lstm(3 * l, l)  # fusion BiLSTM
         + lstm(4 * l, l)  # decoder LSTM cell
         + 2 * hmn
@@ -142,7 +157,11 @@ def test_top_spans_brute_force():
         L = lengths[b].item()
         ps = torch.softmax(start[b, :L], 0) if L else torch.zeros(0)
         pe = torch.softmax(end[b, :L], 0) if L else torch.zeros(0)
-        valid = {(i, j): (ps[i] * pe[j]).item() for i, j in itertools.product(range(L), range(L)) if i <= j < i + 4}
+        valid = {
+            (i, j): (ps[i] * pe[j]).item()
+            for i, j in itertools.product(range(L), range(L))
+            if i <= j < i + 4
+        }
         total = sum(valid.values())
         got = [(s.item(), e.item()) for s, e in zip(starts[b], ends[b]) if s >= 0]
         assert sorted(got) == sorted(valid)  # every valid span, nothing else
@@ -163,26 +182,41 @@ def test_top_spans_grouped_rows_share_one_normalization():
     end = torch.randn(3, 6, generator=g)
     lengths = torch.tensor([6, 4, 5])
     group = torch.tensor([0, 0, 1])
-    _, _, scores = top_spans(start, end, lengths, max_answer_length=3, top_k=100, group=group)
+    _, _, scores = top_spans(
+        start, end, lengths, max_answer_length=3, top_k=100, group=group
+    )
     _, _, alone = top_spans(start, end, lengths, max_answer_length=3, top_k=100)
     assert sum(scores[:2].flatten().tolist()) == pytest.approx(1.0, abs=1e-5)
     assert sum(scores[2].tolist()) == pytest.approx(1.0, abs=1e-5)
     assert torch.allclose(scores[2], alone[2])
     total = sum(
         torch.exp(start[b, i] + end[b, j]).item()
-        for b in (0, 1) for i in range(lengths[b]) for j in range(i, min(i + 3, lengths[b]))
+        for b in (0, 1)
+        for i in range(lengths[b])
+        for j in range(i, min(i + 3, lengths[b]))
     )
-    best = torch.exp(span_logits(start[:2], end[:2], lengths[:2], max_answer_length=3).max()).item()
+    best = torch.exp(
+        span_logits(start[:2], end[:2], lengths[:2], max_answer_length=3).max()
+    ).item()
     assert scores[:2].max().item() == pytest.approx(best / total, rel=1e-4)
 
 
 def test_span_logits_band():
-    band = span_logits(torch.zeros(1, 5), torch.arange(5.0).unsqueeze(0), torch.tensor([5]), max_answer_length=2)
+    band = span_logits(
+        torch.zeros(1, 5),
+        torch.arange(5.0).unsqueeze(0),
+        torch.tensor([5]),
+        max_answer_length=2,
+    )
     assert band.shape == (1, 5, 2)
     assert band[0, :, 0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
-    assert band[0, :4, 1].tolist() == [1.0, 2.0, 3.0, 4.0] and band[0, 4, 1] == float("-inf")
+    assert band[0, :4, 1].tolist() == [1.0, 2.0, 3.0, 4.0] and band[0, 4, 1] == float(
+        "-inf"
+    )
     with pytest.raises(ValueError, match="max_answer_length"):
-        span_logits(torch.zeros(1, 5), torch.zeros(1, 5), torch.tensor([5]), max_answer_length=0)
+        span_logits(
+            torch.zeros(1, 5), torch.zeros(1, 5), torch.tensor([5]), max_answer_length=0
+        )
 
 
 def test_top_spans_known_group_count_equals_inferred():
@@ -192,11 +226,15 @@ def test_top_spans_known_group_count_equals_inferred():
     start, end = torch.randn(4, 6, generator=g), torch.randn(4, 6, generator=g)
     lengths, group = torch.tensor([6, 0, 4, 5]), torch.tensor([0, 0, 1, 1])
     inferred = top_spans(start, end, lengths, max_answer_length=3, top_k=7, group=group)
-    known = top_spans(start, end, lengths, max_answer_length=3, top_k=7, group=group, n_groups=2)
+    known = top_spans(
+        start, end, lengths, max_answer_length=3, top_k=7, group=group, n_groups=2
+    )
     for a, b in zip(inferred, known):
         assert torch.equal(a, b)
     # A group id beyond the last used one (a doc without windows) is harmless.
-    more = top_spans(start, end, lengths, max_answer_length=3, top_k=7, group=group, n_groups=5)
+    more = top_spans(
+        start, end, lengths, max_answer_length=3, top_k=7, group=group, n_groups=5
+    )
     assert torch.equal(more[2], known[2])
 
 
@@ -210,10 +248,14 @@ def test_cuda_lstm_path_gives_the_same_logits(monkeypatch):
     Q, ql, D, dl = _inputs(seed=4)
     Q, D = Q.double().requires_grad_(True), D.double().requires_grad_(True)
     padded = model(Q, ql, D, dl)
-    grads_padded = torch.autograd.grad(padded[0].sum() + padded[1][:, -1].sum(), [Q, D, *model.parameters()])
+    grads_padded = torch.autograd.grad(
+        padded[0].sum() + padded[1][:, -1].sum(), [Q, D, *model.parameters()]
+    )
     monkeypatch.setattr(coattention, "run_lstm", run_lstm_packed)
     packed = model(Q, ql, D, dl)
-    grads_packed = torch.autograd.grad(packed[0].sum() + packed[1][:, -1].sum(), [Q, D, *model.parameters()])
+    grads_packed = torch.autograd.grad(
+        packed[0].sum() + packed[1][:, -1].sum(), [Q, D, *model.parameters()]
+    )
     for a, b in zip(packed, padded):
         torch.testing.assert_close(a, b)
     for a, b in zip(grads_packed, grads_padded):

@@ -1,6 +1,7 @@
 """spacy_attn.compat: the Corpus patch that keeps pairs (idempotent,
 reversible, installed by the registered callback) and the tensor
 conversions that avoid deprecated DLPack calls."""
+
 import warnings
 
 import numpy
@@ -88,15 +89,22 @@ def test_patch_copies_only_the_pair(spacy_corpus, tmp_path):
     assert set(predicted.user_data) == {pair_data_key("pair")}
 
 
-def test_callback_installs_the_patch_for_the_pipelines_pair_keys(spacy_corpus, pair_docbin):
+def test_callback_installs_the_patch_for_the_pipelines_pair_keys(
+    spacy_corpus, pair_docbin
+):
     path, bounds = pair_docbin
     nlp = spacy.blank("en", config={"nlp": {"after_pipeline_creation": CALLBACK}})
-    assert compat.carried_pair_keys() == frozenset()  # no spacy-attn component: nothing to carry
+    assert (
+        compat.carried_pair_keys() == frozenset()
+    )  # no spacy-attn component: nothing to carry
     nlp = spacy.blank("en", config={"nlp": {"after_pipeline_creation": CALLBACK}})
     config = nlp.config.copy()
     config["nlp"]["pipeline"] = ["attn_pair_classifier", "attn_span_qa"]
     config["components"] = {
-        "attn_pair_classifier": {"factory": "attn_pair_classifier", "span_key": "segments"},
+        "attn_pair_classifier": {
+            "factory": "attn_pair_classifier",
+            "span_key": "segments",
+        },
         "attn_span_qa": {"factory": "attn_span_qa"},
     }
     nlp = spacy.util.load_model_from_config(config, auto_fill=True)
@@ -108,9 +116,20 @@ def test_callback_installs_the_patch_for_the_pipelines_pair_keys(spacy_corpus, p
 def test_pair_configs_set_the_callback():
     from .util import REPO
 
-    for name in ("glove", "glove_intra", "qqp_glove", "snli_siamese", "squad_glove",
-                 "squad_transformer", "squadshifts_glove", "tok2vec", "transformer"):
-        config = spacy.util.load_config(REPO / "configs" / f"{name}.cfg", interpolate=False)
+    for name in (
+        "glove",
+        "glove_intra",
+        "qqp_glove",
+        "snli_siamese",
+        "squad_glove",
+        "squad_transformer",
+        "squadshifts_glove",
+        "tok2vec",
+        "transformer",
+    ):
+        config = spacy.util.load_config(
+            REPO / "configs" / f"{name}.cfg", interpolate=False
+        )
         assert config["nlp"]["after_pipeline_creation"] == CALLBACK, name
 
 
@@ -126,7 +145,9 @@ class _LegacyDLPackArray(numpy.ndarray):
     ``toDlpack`` (deprecated by CuPy) next to the ``__dlpack__`` protocol."""
 
     def toDlpack(self):
-        warnings.warn("toDlpack is deprecated, use __dlpack__", DeprecationWarning)
+        warnings.warn(
+            "toDlpack is deprecated, use __dlpack__", DeprecationWarning, stacklevel=2
+        )
         return numpy.asarray(self).__dlpack__()
 
 

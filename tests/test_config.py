@@ -1,4 +1,5 @@
 """Shipped configs fill and validate; bad settings fail validation."""
+
 from pathlib import Path
 
 import pytest
@@ -11,14 +12,21 @@ import spacy_attn  # noqa: F401
 # The pair-classifier and text-classification configs; the span-QA configs
 # (squad*.cfg) are checked in test_span_qa.py.
 CONFIGS = sorted(
-    p for p in (Path(__file__).resolve().parent.parent / "configs").glob("*.cfg")
+    p
+    for p in (Path(__file__).resolve().parent.parent / "configs").glob("*.cfg")
     if not p.name.startswith("squad")
 )
 
 
 def test_configs_exist():
     names = {p.name for p in CONFIGS}
-    assert {"glove.cfg", "glove_intra.cfg", "tok2vec.cfg", "transformer.cfg", "qqp_glove.cfg"} <= names
+    assert {
+        "glove.cfg",
+        "glove_intra.cfg",
+        "tok2vec.cfg",
+        "transformer.cfg",
+        "qqp_glove.cfg",
+    } <= names
 
 
 PIPES = {
@@ -55,7 +63,9 @@ def test_config_fills_and_validates(path):
             "snli_siamese_adam.cfg": "SiameseSelfAttention",
             "textcat_generalized.cfg": "GeneralizedPooling",
         }
-        assert type(module).__name__ == expected.get(path.name, "StructuredSelfAttention")
+        assert type(module).__name__ == expected.get(
+            path.name, "StructuredSelfAttention"
+        )
 
 
 def test_default_config_fill():
@@ -76,5 +86,10 @@ def test_bad_config_value_fails_validation():
     with pytest.raises(ConfigValidationError):
         nlp.add_pipe(
             "attn_pair_classifier",
-            config={"model": {"@architectures": "spacy-attn.DecomposableAttention.v1", "hidden_width": "wide"}},
+            config={
+                "model": {
+                    "@architectures": "spacy-attn.DecomposableAttention.v1",
+                    "hidden_width": "wide",
+                }
+            },
         )

@@ -1,6 +1,7 @@
 """One source of defaults: the README's "Defaults" table is what the code
 does, and every registered architecture builds and trains from its name
 alone (``{"@architectures": ...}`` and nothing else)."""
+
 import inspect
 import math
 import re
@@ -8,7 +9,6 @@ import re
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Span
 from spacy.training import Example
 from spacy.util import registry
 from thinc.api import fix_random_seed
@@ -24,7 +24,10 @@ FACTORY_PATHS = {
     ("attn_pair_classifier", "spacy-attn.DecomposableAttention.v1"): ("model",),
     ("attn_span_qa", "spacy-attn.DynamicCoattention.v1"): ("model",),
     ("attn_doc_embedder", "spacy-attn.SelfAttentiveTextCat.v1"): ("model",),
-    ("attn_doc_embedder", "spacy-attn.StructuredSelfAttention.v1"): ("model", "encoder"),
+    ("attn_doc_embedder", "spacy-attn.StructuredSelfAttention.v1"): (
+        "model",
+        "encoder",
+    ),
 }
 
 
@@ -45,7 +48,9 @@ def readme_defaults():
     section = text.split("\n## Defaults\n", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
-        m = re.match(r"\| `(spacy-attn\.[\w.]+)` \| `(\w+)` \| ([^|]+) \| ([^|]+) \|$", line)
+        m = re.match(
+            r"\| `(spacy-attn\.[\w.]+)` \| `(\w+)` \| ([^|]+) \| ([^|]+) \|$", line
+        )
         if not m:
             continue
         arch, setting, arch_default, factory_default = m.groups()
@@ -58,7 +63,9 @@ def readme_defaults():
 
 
 ROWS = readme_defaults()
-ARCHITECTURES = sorted(n for n in registry.architectures.get_all() if n.startswith("spacy-attn."))
+ARCHITECTURES = sorted(
+    n for n in registry.architectures.get_all() if n.startswith("spacy-attn.")
+)
 
 
 def test_table_covers_every_architecture():
@@ -69,11 +76,15 @@ def test_table_covers_every_architecture():
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r[0]}.{r[1]}")
 def test_architecture_default_is_documented(row):
     arch, setting, documented, _, _ = row
-    default = inspect.signature(registry.architectures.get(arch)).parameters[setting].default
+    default = (
+        inspect.signature(registry.architectures.get(arch)).parameters[setting].default
+    )
     assert default == documented
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r[3]], ids=lambda r: f"{r[3]}.{r[1]}")
+@pytest.mark.parametrize(
+    "row", [r for r in ROWS if r[3]], ids=lambda r: f"{r[3]}.{r[1]}"
+)
 def test_factory_default_is_documented(row):
     arch, setting, _, factory, documented = row
     nlp = spacy.blank("en")
@@ -118,7 +129,10 @@ def _textcat_examples(nlp):
         ("A tedious mess.", "NEG"),
     ]
     return [
-        Example.from_dict(nlp.make_doc(t), {"cats": {"POS": float(y == "POS"), "NEG": float(y == "NEG")}})
+        Example.from_dict(
+            nlp.make_doc(t),
+            {"cats": {"POS": float(y == "POS"), "NEG": float(y == "NEG")}},
+        )
         for t, y in data
     ]
 
@@ -141,7 +155,11 @@ def _pair_examples(nlp):
 def _qa_examples(nlp):
     data = [
         ("Where is Tom?", "Blah blah, Tom is in Kenya, blah.", "Kenya"),
-        ("Who won the game?", "The Broncos won the game in Santa Clara.", "The Broncos"),
+        (
+            "Who won the game?",
+            "The Broncos won the game in Santa Clara.",
+            "The Broncos",
+        ),
     ]
     examples = []
     for question, context, answer in data:
@@ -163,7 +181,9 @@ def _one_update(nlp, examples, name):
     losses = nlp.update(examples, sgd=optimizer)
     assert math.isfinite(losses[name]) and losses[name] > 0
     after = _params(pipe.model)
-    assert any(not numpy.array_equal(x, y) for x, y in zip(before, after)), "nothing trained"
+    assert any(not numpy.array_equal(x, y) for x, y in zip(before, after)), (
+        "nothing trained"
+    )
     list(nlp.pipe([eg.predicted for eg in examples]))  # and it predicts
     return pipe
 
@@ -176,7 +196,9 @@ def _params(model):
             if node.has_param(name):
                 out.append(numpy.array(node.ops.to_numpy(node.get_param(name))))
         for shim in node.shims:
-            out.extend(p.detach().cpu().numpy().copy() for p in shim._model.parameters())
+            out.extend(
+                p.detach().cpu().numpy().copy() for p in shim._model.parameters()
+            )
     return out
 
 
@@ -184,7 +206,10 @@ def test_self_attentive_textcat_alone_in_textcat():
     """Issue 12.1: the one-liner builds (paper settings, default encoder and
     tok2vec) and trains."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("textcat", config={"model": {"@architectures": "spacy-attn.SelfAttentiveTextCat.v1"}})
+    nlp.add_pipe(
+        "textcat",
+        config={"model": {"@architectures": "spacy-attn.SelfAttentiveTextCat.v1"}},
+    )
     assert nlp.config["components"]["textcat"]["model"]["encoder"] is None
     pipe = _one_update(nlp, _textcat_examples(nlp), "textcat")
     encoder = pipe.model.get_ref("encoder")
@@ -193,12 +218,18 @@ def test_self_attentive_textcat_alone_in_textcat():
 
 
 @pytest.mark.parametrize(
-    "encoder", ["spacy-attn.StructuredSelfAttention.v1", "spacy-attn.GeneralizedPooling.v1"]
+    "encoder",
+    ["spacy-attn.StructuredSelfAttention.v1", "spacy-attn.GeneralizedPooling.v1"],
 )
 def test_encoder_alone_as_sublayer(encoder):
     nlp = spacy.blank("en")
-    model = {"@architectures": "spacy-attn.SelfAttentiveTextCat.v1", "encoder": {"@architectures": encoder}}
-    nlp.add_pipe("textcat_multilabel", config={"model": {**model, "exclusive_classes": False}})
+    model = {
+        "@architectures": "spacy-attn.SelfAttentiveTextCat.v1",
+        "encoder": {"@architectures": encoder},
+    }
+    nlp.add_pipe(
+        "textcat_multilabel", config={"model": {**model, "exclusive_classes": False}}
+    )
     pipe = _one_update(nlp, _textcat_examples(nlp), "textcat_multilabel")
     expected_rows = 30 if "Structured" in encoder else 5
     assert pipe.model.get_ref("encoder").attrs["n_rows"] == expected_rows
@@ -239,20 +270,28 @@ def test_frozen_vectors_alone_as_sublayer(version):
 
 def test_self_attentive_textcat_alone_in_doc_embedder():
     nlp = spacy.blank("en")
-    nlp.add_pipe("attn_doc_embedder", config={"model": {"@architectures": "spacy-attn.SelfAttentiveTextCat.v1"}})
+    nlp.add_pipe(
+        "attn_doc_embedder",
+        config={"model": {"@architectures": "spacy-attn.SelfAttentiveTextCat.v1"}},
+    )
     pipe = _one_update(nlp, _textcat_examples(nlp), "attn_doc_embedder")
     assert pipe.model.get_ref("self_attention").attrs["penalty_reduction"] == "mean"
 
 
 def test_dynamic_coattention_alone_in_span_qa():
     nlp = spacy.blank("en")
-    nlp.add_pipe("attn_span_qa", config={"model": {"@architectures": "spacy-attn.DynamicCoattention.v1"}})
+    nlp.add_pipe(
+        "attn_span_qa",
+        config={"model": {"@architectures": "spacy-attn.DynamicCoattention.v1"}},
+    )
     _one_update(nlp, _qa_examples(nlp), "attn_span_qa")
 
 
 def test_dynamic_coattention_alone_has_paper_settings():
     """From its name alone (no factory config merged in): the paper's sizes."""
-    model = registry.resolve({"m": {"@architectures": "spacy-attn.DynamicCoattention.v1"}})["m"]
+    model = registry.resolve(
+        {"m": {"@architectures": "spacy-attn.DynamicCoattention.v1"}}
+    )["m"]
     module = model.get_ref("coattention").shims[0]._model
     assert model.get_ref("tok2vec").get_dim("nO") == 96
     hmn = module.hmn_start

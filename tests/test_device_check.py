@@ -3,6 +3,7 @@
 The CPU tests always run; the ``gpu`` tests run where CUDA is present
 (``pytest -m gpu``) and are skipped only where it is absent.
 """
+
 import numpy
 import pytest
 import spacy
@@ -55,29 +56,41 @@ def test_frozen_vectors_makes_no_implicit_host_copies():
     table = nlp.vocab.vectors
     keys = list(table.keys())
     nlp.vocab.vectors = DeviceVectors(
-        strings=nlp.vocab.strings, data=table.data[[table.key2row[k] for k in keys]], keys=keys
+        strings=nlp.vocab.strings,
+        data=table.data[[table.key2row[k] for k in keys]],
+        keys=keys,
     )
     assert isinstance(nlp.vocab.vectors.find(keys=keys[:2]), DeviceArray)
     losses = nlp.update([Example(doc, ref), Example(other, other_ref)], sgd=optimizer)
     assert numpy.isfinite(losses["attn_pair_classifier"])
-    assert sum(nlp(make_pair(nlp, texts[1], texts[2])).cats.values()) == pytest.approx(1.0)
+    assert sum(nlp(make_pair(nlp, texts[1], texts[2])).cats.values()) == pytest.approx(
+        1.0
+    )
 
 
 # device_check trains on slices it reads from the mirror itself.
-@pytest.mark.mirror("snli/dev.jsonl.gz", "rotten_tomatoes/train.jsonl.gz", "squad/dev-v1.1.json.gz")
+@pytest.mark.mirror(
+    "snli/dev.jsonl.gz", "rotten_tomatoes/train.jsonl.gz", "squad/dev-v1.1.json.gz"
+)
 def test_device_check_runs_on_cpu():
     """The one-command check itself works (here on the CPU): every component
     trains (loss falls), round-trips identically and agrees with the CPU."""
-    results = device_check.run(gpu_id=-1, steps=4, backbones=["vectors"], log=lambda s: None)
+    results = device_check.run(
+        gpu_id=-1, steps=4, backbones=["vectors"], log=lambda s: None
+    )
     assert [(r["component"], r["status"]) for r in results] == [
         (c, "ok") for c in device_check.COMPONENTS
     ], [r.get("error") for r in results]
-    assert all(r["reload_max_diff"] == 0.0 and r["cpu_max_diff"] == 0.0 for r in results)
+    assert all(
+        r["reload_max_diff"] == 0.0 and r["cpu_max_diff"] == 0.0 for r in results
+    )
 
 
 @pytest.mark.gpu
 @needs_cuda
-@pytest.mark.mirror("snli/dev.jsonl.gz", "rotten_tomatoes/train.jsonl.gz", "squad/dev-v1.1.json.gz")
+@pytest.mark.mirror(
+    "snli/dev.jsonl.gz", "rotten_tomatoes/train.jsonl.gz", "squad/dev-v1.1.json.gz"
+)
 @pytest.mark.parametrize("component", device_check.COMPONENTS)
 @pytest.mark.parametrize("backbone", device_check.BACKBONES)
 def test_gpu_train_round_trip_and_cpu_agreement(component, backbone):

@@ -6,6 +6,7 @@ middle of a run (every row still written exactly once, in order).
 Every cluster runs in a subprocess with a hard timeout, in its own process
 group, so a hang fails the test and its workers are killed with it (as in
 test_multiprocess.py)."""
+
 import json
 import os
 import sys
@@ -46,10 +47,18 @@ def job(tmp_path_factory) -> Dict[str, Path]:
         lines.insert(line_no - 1, '{"id": "broken", "premise": ')
     (root / "in.jsonl").write_text("\n".join(lines) + "\n", encoding="utf8")
     predict_file(
-        root / "model", root / "in.jsonl", root / "expected.jsonl", batch_size=BATCH,
-        rejects_path=root / "expected.rejects.jsonl", threads=1, progress=False,
+        root / "model",
+        root / "in.jsonl",
+        root / "expected.jsonl",
+        batch_size=BATCH,
+        rejects_path=root / "expected.rejects.jsonl",
+        threads=1,
+        progress=False,
     )
-    return {name: root / name for name in ("model", "in.jsonl", "expected.jsonl", "expected.rejects.jsonl")}
+    return {
+        name: root / name
+        for name in ("model", "in.jsonl", "expected.jsonl", "expected.rejects.jsonl")
+    }
 
 
 # The subprocess: one LocalCluster (2 processes, 1 thread each) for all the
@@ -110,17 +119,26 @@ if __name__ == "__main__":
 
 def run_cluster(job: Dict[str, Path], tmp_path: Path, runs: List[Dict]) -> List[Dict]:
     config = {
-        "model": str(job["model"]), "input": str(job["in.jsonl"]), "batch_size": BATCH,
-        "runs": runs, "results": str(tmp_path / "results.json"),
+        "model": str(job["model"]),
+        "input": str(job["in.jsonl"]),
+        "batch_size": BATCH,
+        "runs": runs,
+        "results": str(tmp_path / "results.json"),
     }
-    proc = run_with_timeout([sys.executable, "-c", SCRIPT, json.dumps(config)], what="a Dask LocalCluster run",
-                            timeout=TIMEOUT)
+    proc = run_with_timeout(
+        [sys.executable, "-c", SCRIPT, json.dumps(config)],
+        what="a Dask LocalCluster run",
+        timeout=TIMEOUT,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads((tmp_path / "results.json").read_text())
 
 
 def out_paths(tmp_path: Path, name: str) -> Dict[str, str]:
-    return {"output": str(tmp_path / f"{name}.jsonl"), "rejects": str(tmp_path / f"{name}.rejects.jsonl")}
+    return {
+        "output": str(tmp_path / f"{name}.jsonl"),
+        "rejects": str(tmp_path / f"{name}.rejects.jsonl"),
+    }
 
 
 def assert_same_files(job: Dict[str, Path], run: Dict[str, str]) -> None:
@@ -128,34 +146,50 @@ def assert_same_files(job: Dict[str, Path], run: Dict[str, str]) -> None:
     got = Path(run["output"]).read_bytes()
     assert got.count(b"\n") == N_ROWS - len(BAD_LINES)
     assert got == expected
-    assert Path(run["rejects"]).read_bytes() == job["expected.rejects.jsonl"].read_bytes()
+    assert (
+        Path(run["rejects"]).read_bytes() == job["expected.rejects.jsonl"].read_bytes()
+    )
 
 
 def test_dask_output_equals_predict_file_and_resumes(job, tmp_path):
     # Three runs on one cluster: the pipeline by path (and by the scheduler's
     # address, as for a remote cluster), by object (one batch per task, one
     # task in flight), and a resumed run.
-    plain, as_object, resumed = (out_paths(tmp_path, n) for n in ("plain", "object", "resumed"))
+    plain, as_object, resumed = (
+        out_paths(tmp_path, n) for n in ("plain", "object", "resumed")
+    )
     # An interrupted run: 37 rows written (one reject among them), the 38th
     # half-written; resume predicts batch 4 (rows 33-40) again, writes 38-40.
     expected = job["expected.jsonl"].read_bytes().split(b"\n")
-    Path(resumed["output"]).write_bytes(b"\n".join(expected[:36]) + b"\n" + expected[36][:25])
+    Path(resumed["output"]).write_bytes(
+        b"\n".join(expected[:36]) + b"\n" + expected[36][:25]
+    )
     reject_lines = job["expected.rejects.jsonl"].read_bytes().split(b"\n")
     Path(resumed["rejects"]).write_bytes(reject_lines[0] + b"\n")
-    results = run_cluster(job, tmp_path, [
-        {**plain, "scheduler": "address"},
-        {**as_object, "as_object": True, "batches_per_task": 1, "max_in_flight": 1},
-        {**resumed, "resume": True},
-    ])
+    results = run_cluster(
+        job,
+        tmp_path,
+        [
+            {**plain, "scheduler": "address"},
+            {**as_object, "as_object": True, "batches_per_task": 1, "max_in_flight": 1},
+            {**resumed, "resume": True},
+        ],
+    )
     for run in (plain, as_object, resumed):
         assert_same_files(job, run)
-    assert [(r["written"], r["rejected"], r["workers"]) for r in results[:2]] == [(N_ROWS - 2, 2, 2)] * 2
+    assert [(r["written"], r["rejected"], r["workers"]) for r in results[:2]] == [
+        (N_ROWS - 2, 2, 2)
+    ] * 2
     assert (results[2]["skipped"], results[2]["rows"]) == (37, N_ROWS - 37)
     print("cluster runs (s):", [round(r["seconds"], 1) for r in results])
 
 
 def test_worker_killed_mid_run_loses_and_duplicates_nothing(job, tmp_path):
-    run = {**out_paths(tmp_path, "killed"), "kill_task": KILL_TASK, "flag": str(tmp_path / "killed.flag")}
+    run = {
+        **out_paths(tmp_path, "killed"),
+        "kill_task": KILL_TASK,
+        "flag": str(tmp_path / "killed.flag"),
+    }
     (result,) = run_cluster(job, tmp_path, [run])
     # A worker did die, in the middle of the run...
     flag = Path(run["flag"])

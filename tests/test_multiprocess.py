@@ -4,6 +4,7 @@ process (see spacy_attn/parallel.py for why forked workers used to hang).
 Every multi-process run happens in a subprocess with a hard timeout, in its
 own process group, so a regression fails (and its hung workers are killed)
 instead of hanging the test run."""
+
 import json
 import multiprocessing
 import os
@@ -22,7 +23,15 @@ from thinc.api import fix_random_seed
 import spacy_attn
 from spacy_attn.squad import make_qa_doc
 
-from .util import REPO, make_examples, pair_config, rt_texts, snli_pairs, squad_pairs, tok2vec_config
+from .util import (
+    REPO,
+    make_examples,
+    pair_config,
+    rt_texts,
+    snli_pairs,
+    squad_pairs,
+    tok2vec_config,
+)
 
 TIMEOUT = 180  # seconds for one subprocess; a healthy run takes ~5-15 s
 
@@ -48,7 +57,9 @@ def build_pipeline(kind: str, *, n_iter: int = 3) -> Language:
     nlp = spacy.blank("en")
     if kind == "pair":
         nlp.add_pipe("attn_pair_classifier", config=pair_config("tok2vec"))
-        rows = [{"premise": a, "hypothesis": b, "label": y} for a, b, y in snli_pairs(32)]
+        rows = [
+            {"premise": a, "hypothesis": b, "label": y} for a, b, y in snli_pairs(32)
+        ]
         return _train(nlp, make_examples(nlp, rows), n_iter)
     if kind == "doc":
         encoder = {
@@ -68,7 +79,10 @@ def build_pipeline(kind: str, *, n_iter: int = 3) -> Language:
         }
         nlp.add_pipe("attn_doc_embedder", config={"model": model})
         examples = [
-            Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(y == "pos"), "neg": float(y == "neg")}})
+            Example.from_dict(
+                nlp.make_doc(t),
+                {"cats": {"pos": float(y == "pos"), "neg": float(y == "neg")}},
+            )
             for t, y in rt_texts(24)
         ]
         return _train(nlp, examples, n_iter)
@@ -97,10 +111,15 @@ def build_pipeline(kind: str, *, n_iter: int = 3) -> Language:
 def pipeline_inputs(kind: str) -> List:
     """Inputs for ``kind``: (first, second) pairs, texts or (question, context)."""
     if kind == "pair":
-        return [(a, b) for a, b, _ in snli_pairs(64)] + [("", "An empty first text."), ("Only a first text.", "")]
+        return [(a, b) for a, b, _ in snli_pairs(64)] + [
+            ("", "An empty first text."),
+            ("Only a first text.", ""),
+        ]
     if kind == "doc":
         return [t for t, _ in rt_texts(48)]
-    return [(q.question, q.context) for q in squad_pairs(6)] + [("Is the context empty?", "")]
+    return [(q.question, q.context) for q in squad_pairs(6)] + [
+        ("Is the context empty?", "")
+    ]
 
 
 # -- the subprocess ------------------------------------------------------------
@@ -175,8 +194,12 @@ def run_with_timeout(
     included) if it does not finish within ``timeout`` seconds: a hang fails
     the test instead of the test run."""
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=str(REPO), start_new_session=True,
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=str(REPO),
+        start_new_session=True,
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -202,7 +225,9 @@ def saved_pipelines(tmp_path_factory) -> Dict[str, Path]:
         nlp = build_pipeline(kind)
         paths[kind] = root / kind
         nlp.to_disk(paths[kind])
-        (root / f"{kind}.json").write_text(json.dumps(pipeline_inputs(kind)), encoding="utf8")
+        (root / f"{kind}.json").write_text(
+            json.dumps(pipeline_inputs(kind)), encoding="utf8"
+        )
     return paths
 
 
@@ -230,13 +255,19 @@ def test_n_process_2_equals_1(saved_pipelines, tmp_path, kind, start_method):
         "batch_size": 5,
         "output": str(tmp_path / "result.json"),
     }
-    what = f"nlp.pipe(n_process=2) with {kind}, start method {start_method or 'default'}"
-    proc = run_with_timeout([sys.executable, "-c", SCRIPT, json.dumps(config)], what=what)
+    what = (
+        f"nlp.pipe(n_process=2) with {kind}, start method {start_method or 'default'}"
+    )
+    proc = run_with_timeout(
+        [sys.executable, "-c", SCRIPT, json.dumps(config)], what=what
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     result = json.loads((tmp_path / "result.json").read_text(encoding="utf8"))
     n_inputs = len(pipeline_inputs(kind))
     assert len(result["one"]) == len(result["two"]) == n_inputs
-    assert result["start_method"] == (start_method or multiprocessing.get_start_method())
+    assert result["start_method"] == (
+        start_method or multiprocessing.get_start_method()
+    )
     assert result["two"] == result["one_worker_threads"]
     assert_close(result["two"], result["one"])
     # The fork hook limits the workers only: the parent keeps its threads.
@@ -286,7 +317,9 @@ print(child, torch.get_num_threads(), CHILD_THREADS, fork_safety_installed())
 """
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
-    proc = run_with_timeout([sys.executable, "-c", script], what="a forked torch op", timeout=60)
+    proc = run_with_timeout(
+        [sys.executable, "-c", script], what="a forked torch op", timeout=60
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     child, parent, expected, installed = proc.stdout.split()
     assert installed == "True"
@@ -301,5 +334,7 @@ def test_import_does_not_change_parent_threads():
         "import torch; n = torch.get_num_threads(); import spacy_attn; "
         "assert torch.get_num_threads() == n, (n, torch.get_num_threads()); print(n)"
     )
-    proc = run_with_timeout([sys.executable, "-c", script], what="import spacy_attn", timeout=60)
+    proc = run_with_timeout(
+        [sys.executable, "-c", script], what="import spacy_attn", timeout=60
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]

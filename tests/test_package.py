@@ -1,6 +1,7 @@
 """The package's import side effects and public API (issue 15.4): importing
 registers everything and installs the fork-safety hook, but sets no Doc
 extensions; the doc embedder installs its extensions itself."""
+
 import subprocess
 import sys
 import warnings
@@ -33,7 +34,9 @@ PUBLIC = {
 
 
 def _run(code: str) -> str:
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 

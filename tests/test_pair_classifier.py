@@ -1,4 +1,5 @@
 """attn_pair_classifier: training, serialization, masking, edge cases."""
+
 import numpy
 import pytest
 import spacy
@@ -50,7 +51,9 @@ def test_overfit_tok2vec(trained):
 
 def test_round_trip_disk_and_bytes(trained, snli_rows, tmp_path):
     nlp, _, _ = trained
-    pairs = [(r["premise"], r["hypothesis"]) for r in snli_rows[:12]] + [("A dog runs.", "An animal moves.")]
+    pairs = [(r["premise"], r["hypothesis"]) for r in snli_rows[:12]] + [
+        ("A dog runs.", "An animal moves.")
+    ]
     before = predictions(nlp, pairs)
     nlp.to_disk(tmp_path / "model")
     nlp2 = spacy.load(tmp_path / "model")
@@ -75,7 +78,12 @@ def test_batch_equals_single(snli_rows, intra, backbone):
         add_random_vectors(nlp, [r["premise"] + " " + r["hypothesis"] for r in rows])
     examples = make_examples(nlp, rows)
     train(nlp, examples, n_iter=3)
-    pairs = [(r["premise"], r["hypothesis"]) for r in rows] + [("Hi", "A much longer second text that pads the batch a lot more than the others.")]
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows] + [
+        (
+            "Hi",
+            "A much longer second text that pads the batch a lot more than the others.",
+        )
+    ]
     lengths = {len(make_pair(nlp, a, b)) for a, b in pairs}
     assert len(lengths) > 5  # really mixed lengths
     docs = [make_pair(nlp, a, b) for a, b in pairs]
@@ -97,7 +105,9 @@ def test_static_vectors_backbone_trains(snli_rows, tmp_path):
     pairs = [(r["premise"], r["hypothesis"]) for r in rows]
     before = predictions(nlp, pairs)
     nlp.to_disk(tmp_path / "vec")
-    numpy.testing.assert_array_equal(predictions(spacy.load(tmp_path / "vec"), pairs), before)
+    numpy.testing.assert_array_equal(
+        predictions(spacy.load(tmp_path / "vec"), pairs), before
+    )
 
 
 def test_frozen_vectors_need_vectors(snli_rows):
@@ -125,7 +135,13 @@ def test_empty_and_one_token_segments(trained):
     """Documented result: an empty segment contributes a zero vector; scores
     are still a valid distribution."""
     nlp, _, _ = trained
-    for first, second in [("", "A person makes music."), ("A man plays.", ""), ("", ""), ("Dogs", "Cats"), ("Dogs", "")]:
+    for first, second in [
+        ("", "A person makes music."),
+        ("A man plays.", ""),
+        ("", ""),
+        ("Dogs", "Cats"),
+        ("Dogs", ""),
+    ]:
         doc = nlp(make_pair(nlp, first, second))
         assert set(doc.cats) == set(nlp.get_pipe("attn_pair_classifier").labels)
         values = numpy.asarray(list(doc.cats.values()))
@@ -140,7 +156,10 @@ def test_doc_without_pair_raises_clear_error(trained):
         list(nlp.pipe(docs))
     message = str(err.value)
     assert "doc 1" in message and "Just one text" in message
-    assert "doc.user_data['spacy_attn.pair'] is missing" in message and "make_pair" in message
+    assert (
+        "doc.user_data['spacy_attn.pair'] is missing" in message
+        and "make_pair" in message
+    )
 
 
 def test_wrong_span_count_raises(trained):

@@ -1,4 +1,5 @@
 """The pair convention helpers."""
+
 import pytest
 import spacy
 
@@ -30,13 +31,22 @@ def test_make_pair_segments(nlp):
     assert first.end == second.start
     assert get_pair_texts(doc) == ("A man plays a guitar.", "A person makes music.")
     # Same tokens as tokenizing each text on its own.
-    assert [t.text for t in first] == [t.text for t in nlp.make_doc("A man plays a guitar.")]
-    assert [t.text for t in second] == [t.text for t in nlp.make_doc("A person makes music.")]
+    assert [t.text for t in first] == [
+        t.text for t in nlp.make_doc("A man plays a guitar.")
+    ]
+    assert [t.text for t in second] == [
+        t.text for t in nlp.make_doc("A person makes music.")
+    ]
 
 
 @pytest.mark.parametrize(
     "first,second",
-    [("Hello", "world!"), ("Don't stop.", "(Really?)"), ("x", "y"), ("e.g. U.S.A.", "U.K.")],
+    [
+        ("Hello", "world!"),
+        ("Don't stop.", "(Really?)"),
+        ("x", "y"),
+        ("e.g. U.S.A.", "U.K."),
+    ],
 )
 def test_tokens_never_cross_the_join(nlp, first, second):
     doc = make_pair(nlp, first, second)
@@ -88,7 +98,9 @@ def test_set_pair(nlp):
 
 def test_missing_pair_error_names_doc(nlp):
     doc = nlp.make_doc("no pair here")
-    with pytest.raises(PairError, match=r"doc 7 \('no pair here'\).*'spacy_attn.pair'\] is missing"):
+    with pytest.raises(
+        PairError, match=r"doc 7 \('no pair here'\).*'spacy_attn.pair'\] is missing"
+    ):
         get_pair_bounds(doc, index=7)
 
 
@@ -106,7 +118,11 @@ def test_pair_survives_docbin(nlp):
 
 @pytest.mark.parametrize(
     "first,second,bounds",
-    [("", "A dog runs.", (0, 0, 0, 4)), ("A dog runs.", "", (0, 4, 4, 4)), ("", " ", (0, 0, 0, 0))],
+    [
+        ("", "A dog runs.", (0, 0, 0, 4)),
+        ("A dog runs.", "", (0, 4, 4, 4)),
+        ("", " ", (0, 0, 0, 0)),
+    ],
 )
 def test_empty_segments_survive_copy_docbin_and_training(first, second, bounds):
     """A pair with an empty text can be copied (spaCy cannot copy an empty
@@ -149,7 +165,10 @@ def _legacy_pair(nlp, first, second):
 
     doc = nlp.make_doc(first + " " + second)
     b = len(nlp.make_doc(first))
-    doc.spans["pair"] = [Span(doc, 0, b, label="first"), Span(doc, b, len(doc), label="second")]
+    doc.spans["pair"] = [
+        Span(doc, 0, b, label="first"),
+        Span(doc, b, len(doc), label="second"),
+    ]
     return doc
 
 
@@ -192,7 +211,11 @@ def test_legacy_span_group_pairs_are_read_and_upgraded(nlp):
 
 
 def test_batch_bounds_mixes_formats_and_names_bad_docs(nlp):
-    docs = [make_pair(nlp, "a b", "c"), _legacy_pair(nlp, "d", "e f"), make_pair(nlp, "", "g")]
+    docs = [
+        make_pair(nlp, "a b", "c"),
+        _legacy_pair(nlp, "d", "e f"),
+        make_pair(nlp, "", "g"),
+    ]
     assert get_batch_bounds(docs).tolist() == [[0, 2, 2, 3], [0, 1, 1, 3], [0, 0, 0, 1]]
     with pytest.raises(PairError, match="doc 1 "):
         get_batch_bounds([docs[0], nlp.make_doc("x")])
@@ -216,6 +239,8 @@ def test_align_to_a_differently_tokenized_predicted_doc(nlp):
     eg = Example(predicted, reference)
     align_pair_to_predicted(eg)
     assert get_pair_texts(eg.predicted) == ("Hello there.", "Bye now .")
-    crossing = Doc(nlp.vocab, words=["Hello", "there. Bye", "now."], spaces=[True, True, False])
+    crossing = Doc(
+        nlp.vocab, words=["Hello", "there. Bye", "now."], spaces=[True, True, False]
+    )
     with pytest.raises(PairError, match="inside a token"):
         align_pair_to_predicted(Example(crossing, reference))

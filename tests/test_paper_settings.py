@@ -2,6 +2,7 @@
 architectures' fixes (intra-attention distance bias, siamese W1 penalty,
 separate encoding of siamese segments), the DA's N(0, 0.01^2) init and
 fine-tuned word vectors."""
+
 import numpy
 import pytest
 import spacy
@@ -11,7 +12,10 @@ from spacy.util import registry
 from thinc.api import Config, Optimizer
 
 import spacy_attn
-from spacy_attn.models.decomposable_attention import DecomposableAttention, IntraAttention
+from spacy_attn.models.decomposable_attention import (
+    DecomposableAttention,
+    IntraAttention,
+)
 from spacy_attn.models.self_attention import GeneralizedPooling, pairwise_hinge
 from spacy_attn.models.siamese import SiameseSelfAttention
 from spacy_attn.optimizers import Adagrad
@@ -30,7 +34,9 @@ def _run_both(steps, *, lr, init_acc, L2=0.0, clip=0.0, shape=(3, 4), seed=0):
     ours = Adagrad(lr, initial_accumulator_value=init_acc, L2=L2, grad_clip=clip)
     W = w0.copy()
     param = torch.nn.Parameter(torch.tensor(w0))
-    theirs = torch.optim.Adagrad([param], lr=lr, initial_accumulator_value=init_acc, weight_decay=L2)
+    theirs = torch.optim.Adagrad(
+        [param], lr=lr, initial_accumulator_value=init_acc, weight_decay=L2
+    )
     out = []
     for g in grads:
         W, _ = ours((1, "W"), W, g.copy())
@@ -50,11 +56,21 @@ def _run_both(steps, *, lr, init_acc, L2=0.0, clip=0.0, shape=(3, 4), seed=0):
 
 @pytest.mark.parametrize(
     "lr,init_acc,L2,clip",
-    [(0.05, 0.1, 0.0, 0.0), (0.025, 0.1, 0.0, 0.0), (0.01, 0.0, 1e-4, 0.0), (0.05, 0.1, 0.01, 0.0), (0.05, 0.1, 0.0, 1.0)],
+    [
+        (0.05, 0.1, 0.0, 0.0),
+        (0.025, 0.1, 0.0, 0.0),
+        (0.01, 0.0, 1e-4, 0.0),
+        (0.05, 0.1, 0.01, 0.0),
+        (0.05, 0.1, 0.0, 1.0),
+    ],
 )
 def test_adagrad_matches_torch(lr, init_acc, L2, clip):
-    for step, (ours, theirs) in enumerate(_run_both(6, lr=lr, init_acc=init_acc, L2=L2, clip=clip)):
-        numpy.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7, err_msg=f"step {step}")
+    for step, (ours, theirs) in enumerate(
+        _run_both(6, lr=lr, init_acc=init_acc, L2=L2, clip=clip)
+    ):
+        numpy.testing.assert_allclose(
+            ours, theirs, rtol=1e-5, atol=1e-7, err_msg=f"step {step}"
+        )
 
 
 def test_adagrad_clipping_changes_the_steps():
@@ -93,7 +109,12 @@ def test_adagrad_learn_rate_schedule_and_lr_scale():
     assert opt.learn_rate == 0.1
     opt.step_schedules()
     assert opt.learn_rate == 0.05
-    W, _ = opt((1, "W"), numpy.zeros(1, dtype="float32"), numpy.ones(1, dtype="float32"), lr_scale=0.5)
+    W, _ = opt(
+        (1, "W"),
+        numpy.zeros(1, dtype="float32"),
+        numpy.ones(1, dtype="float32"),
+        lr_scale=0.5,
+    )
     # Adagrad's first step is lr * g / |g| = lr, scaled by lr_scale.
     numpy.testing.assert_allclose(W, [-0.025], rtol=1e-6)
 
@@ -104,9 +125,13 @@ def test_adagrad_trains_a_pair_classifier(snli_rows):
     from .util import make_examples, pair_config
 
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("attn_pair_classifier", config=pair_config("tok2vec", hidden=16))
+    pipe = nlp.add_pipe(
+        "attn_pair_classifier", config=pair_config("tok2vec", hidden=16)
+    )
     examples = make_examples(nlp, snli_rows[:8])
-    optimizer = nlp.initialize(lambda: examples, sgd=Adagrad(0.05, initial_accumulator_value=0.1))
+    optimizer = nlp.initialize(
+        lambda: examples, sgd=Adagrad(0.05, initial_accumulator_value=0.1)
+    )
     module = pipe.model.get_ref("attention").shims[0]._model
     before = [p.detach().clone() for p in module.parameters()]
     nlp.update(examples, sgd=optimizer)
@@ -124,14 +149,18 @@ def _paper_bias_index(L, max_distance):
     for i in range(L):
         for j in range(L):
             d = i - j
-            index[i, j] = d + max_distance if abs(d) <= max_distance else 2 * max_distance + 1
+            index[i, j] = (
+                d + max_distance if abs(d) <= max_distance else 2 * max_distance + 1
+            )
     return index
 
 
 def test_intra_attention_v2_distance_buckets_are_the_papers():
     intra = IntraAttention(8, 0.0, 3, far_bias=True)
     assert intra.distance_bias.shape == (2 * 3 + 2,)
-    numpy.testing.assert_array_equal(intra.bias_index(9).numpy(), _paper_bias_index(9, 3))
+    numpy.testing.assert_array_equal(
+        intra.bias_index(9).numpy(), _paper_bias_index(9, 3)
+    )
 
 
 def test_da_v2_distance_max_does_not_share_the_far_bias():
@@ -140,7 +169,11 @@ def test_da_v2_distance_max_does_not_share_the_far_bias():
     through pairs more than max_distance apart."""
     torch.manual_seed(0)
     model = registry.architectures.get("spacy-attn.DecomposableAttention.v2")(
-        _null_tok2vec(), hidden_width=8, dropout=0.0, intra_attention=True, max_distance=2
+        _null_tok2vec(),
+        hidden_width=8,
+        dropout=0.0,
+        intra_attention=True,
+        max_distance=2,
     )
     intra = model.get_ref("attention").shims[0]._model.intra
     assert intra.distance_bias.shape == (6,)
@@ -151,7 +184,9 @@ def test_da_v2_distance_max_does_not_share_the_far_bias():
         intra.distance_bias[-1] = 5.0  # the far bias: only |i - j| = 3 uses it
         changed = intra(X, mask)
     # Tokens 0 and 3 are the only ones with a partner 3 away.
-    assert not torch.allclose(base[0], changed[0]) and not torch.allclose(base[3], changed[3])
+    assert not torch.allclose(base[0], changed[0]) and not torch.allclose(
+        base[3], changed[3]
+    )
     torch.testing.assert_close(base[1:3], changed[1:3])
 
 
@@ -173,7 +208,12 @@ def _null_tok2vec(width=8):
 def test_da_paper_init_std():
     torch.manual_seed(0)
     module = DecomposableAttention(None, 200, None, intra_attention=True, init_std=0.01)
-    module(torch.randn(2, 5, 50), torch.tensor([5, 3]), torch.randn(2, 4, 50), torch.tensor([4, 2]))
+    module(
+        torch.randn(2, 5, 50),
+        torch.tensor([5, 3]),
+        torch.randn(2, 4, 50),
+        torch.tensor([4, 2]),
+    )
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
     assert module.project in linears  # the lazy projection, now materialized
     assert len(linears) == 1 + 2 * 4  # project, F, G, H, F_intra
@@ -181,14 +221,21 @@ def test_da_paper_init_std():
         assert abs(float(layer.weight.detach().std()) - 0.01) < 0.002
         assert layer.bias is None or not layer.bias.any()
     default = DecomposableAttention(50, 200, None)
-    assert float(default.F.layers[1].weight.detach().std()) > 0.03  # PyTorch's default is wider
+    assert (
+        float(default.F.layers[1].weight.detach().std()) > 0.03
+    )  # PyTorch's default is wider
 
 
 def test_da_paper_init_loaded_weights_are_kept():
     """Loading a state dict into a lazy N(0, 0.01) model keeps the loaded
     weights (the init only runs when the width is first inferred)."""
     torch.manual_seed(0)
-    A = (torch.randn(2, 5, 12), torch.tensor([5, 3]), torch.randn(2, 4, 12), torch.tensor([4, 2]))
+    A = (
+        torch.randn(2, 5, 12),
+        torch.tensor([5, 3]),
+        torch.randn(2, 4, 12),
+        torch.tensor([4, 2]),
+    )
     trained = DecomposableAttention(None, 16, None, dropout=0.0, init_std=0.01)
     trained(*A)
     with torch.no_grad():
@@ -202,7 +249,13 @@ def test_da_v2_init_std_from_config():
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe(
         "attn_pair_classifier",
-        config={"model": {"@architectures": "spacy-attn.DecomposableAttention.v2", "init_std": 0.01, "tok2vec": tok2vec_config(16)}},
+        config={
+            "model": {
+                "@architectures": "spacy-attn.DecomposableAttention.v2",
+                "init_std": 0.01,
+                "tok2vec": tok2vec_config(16),
+            }
+        },
     )
     module = pipe.model.get_ref("attention").shims[0]._model
     assert abs(float(module.G.layers[1].weight.detach().std()) - 0.01) < 0.002
@@ -217,7 +270,9 @@ def test_siamese_v2_counts_the_w1_penalty_once():
     torch.manual_seed(0)
 
     def penalty(once):
-        encoder = GeneralizedPooling(6, 4, 5, heads=3, param_penalty=0.7, margin=100.0, reduction="mean")
+        encoder = GeneralizedPooling(
+            6, 4, 5, heads=3, param_penalty=0.7, margin=100.0, reduction="mean"
+        )
         module = SiameseSelfAttention(encoder, 8, n_rows=3, param_penalty_once=once)
         A, B = torch.randn(2, 5, 6), torch.randn(2, 4, 6)
         _, p = module(A, torch.tensor([5, 3]), B, torch.tensor([4, 2]))
@@ -240,7 +295,12 @@ def _siamese_nlp(version, tok2vec, **model):
         "penalty_margin": 100.0,
         "tok2vec": tok2vec,
     }
-    cfg = {"@architectures": f"spacy-attn.SiameseSelfAttention.{version}", "hidden_width": 8, "encoder": encoder, **model}
+    cfg = {
+        "@architectures": f"spacy-attn.SiameseSelfAttention.{version}",
+        "hidden_width": 8,
+        "encoder": encoder,
+        **model,
+    }
     pipe = nlp.add_pipe("attn_pair_classifier", config={"model": cfg})
     return nlp, pipe
 
@@ -253,7 +313,7 @@ def test_siamese_v2_penalty_through_the_component(snli_rows):
         torch.manual_seed(0)
         nlp, pipe = _siamese_nlp(version, tok2vec_config(8))
         examples = make_examples(nlp, snli_rows[:4])
-        nlp.initialize(lambda: examples)
+        nlp.initialize(lambda examples=examples: examples)
         torch_layer = pipe.model.get_ref("self_attention")
         encoder = torch_layer.shims[0]._model.encoder
         # Before the update, which changes W1.
@@ -270,7 +330,9 @@ def _segment_vectors(pipe, nlp, first, second):
     return A[0, : int(la[0])], B[0, : int(lb[0])]
 
 
-@pytest.mark.parametrize("version,encode", [("v2", None), ("v2", "joint"), ("v1", None)])
+@pytest.mark.parametrize(
+    "version,encode", [("v2", None), ("v2", "joint"), ("v1", None)]
+)
 def test_siamese_segments_do_not_see_each_other(snli_rows, version, encode):
     """Regression: with a CNN tok2vec, v1 encoded the joined pair doc, so the
     premise's vectors changed with the hypothesis. v2 encodes each text on
@@ -310,7 +372,11 @@ def test_siamese_v2_separate_trains(snli_rows):
 
 
 def test_separate_encoding_refuses_a_listener():
-    listener = {"@architectures": "spacy.Tok2VecListener.v1", "width": 8, "upstream": "*"}
+    listener = {
+        "@architectures": "spacy.Tok2VecListener.v1",
+        "width": 8,
+        "upstream": "*",
+    }
     with pytest.raises(ValueError, match="listener"):
         _siamese_nlp("v2", listener)
     # joint is fine with a listener
@@ -321,14 +387,21 @@ def test_da_v2_encode_option(snli_rows):
     from .util import make_examples
 
     nlp = spacy.blank("en")
-    cfg = {"@architectures": "spacy-attn.DecomposableAttention.v2", "hidden_width": 8, "encode": "separate", "tok2vec": tok2vec_config(8)}
+    cfg = {
+        "@architectures": "spacy-attn.DecomposableAttention.v2",
+        "hidden_width": 8,
+        "encode": "separate",
+        "tok2vec": tok2vec_config(8),
+    }
     pipe = nlp.add_pipe("attn_pair_classifier", config={"model": cfg})
     nlp.initialize(lambda: make_examples(nlp, snli_rows[:4]))
     A1, _ = _segment_vectors(pipe, nlp, "A man plays.", "Someone makes music.")
     A2, _ = _segment_vectors(pipe, nlp, "A man plays.", "Nobody is here.")
     numpy.testing.assert_allclose(A1, A2)
     with pytest.raises(ValueError, match="encode"):
-        registry.architectures.get("spacy-attn.DecomposableAttention.v2")(_null_tok2vec(), encode="both")
+        registry.architectures.get("spacy-attn.DecomposableAttention.v2")(
+            _null_tok2vec(), encode="both"
+        )
 
 
 # ---------------------------------------------------------------- trainable vectors
@@ -349,7 +422,11 @@ def _vectors_textcat(trainable):
                     "hidden_width": 4,
                     "attention_width": 4,
                     "hops": 2,
-                    "tok2vec": {"@architectures": "spacy-attn.FrozenVectors.v2", "oov_buckets": 3, "trainable": trainable},
+                    "tok2vec": {
+                        "@architectures": "spacy-attn.FrozenVectors.v2",
+                        "oov_buckets": 3,
+                        "trainable": trainable,
+                    },
                 },
             }
         },
@@ -357,7 +434,11 @@ def _vectors_textcat(trainable):
     examples = []
     for i, text in enumerate(texts):
         doc = nlp.make_doc(text)
-        examples.append(Example.from_dict(doc, {"cats": {"POS": float(i % 2 == 0), "NEG": float(i % 2 == 1)}}))
+        examples.append(
+            Example.from_dict(
+                doc, {"cats": {"POS": float(i % 2 == 0), "NEG": float(i % 2 == 1)}}
+            )
+        )
     return nlp, examples
 
 
@@ -388,7 +469,11 @@ def test_frozen_vectors_v2_trainable_round_trip(tmp_path):
     trained = tok2vec.predict([doc])[0]
     nlp.to_disk(tmp_path / "nlp")
     nlp2 = spacy.load(tmp_path / "nlp")
-    loaded = nlp2.get_pipe("textcat").model.get_ref("tok2vec").predict([nlp2.make_doc("good film")])[0]
+    loaded = (
+        nlp2.get_pipe("textcat")
+        .model.get_ref("tok2vec")
+        .predict([nlp2.make_doc("good film")])[0]
+    )
     numpy.testing.assert_allclose(loaded, trained)
     fresh = nlp2.get_pipe("textcat").model.get_ref("tok2vec")
     numpy.testing.assert_allclose(fresh.get_param("W"), tok2vec.get_param("W"))
@@ -484,12 +569,16 @@ PAPER_VALUES = {
 
 def _setting(path):
     first = path.read_text().splitlines()[0]
-    assert first.startswith("# SETTING: "), f"{path.name}: the header must say which setting it is"
-    return first[len("# SETTING: "):]
+    assert first.startswith("# SETTING: "), (
+        f"{path.name}: the header must say which setting it is"
+    )
+    return first[len("# SETTING: ") :]
 
 
 def test_every_config_says_which_setting_it_is():
-    paper = {p.name for p in CONFIG_DIR.glob("*.cfg") if _setting(p).startswith("PAPER")}
+    paper = {
+        p.name for p in CONFIG_DIR.glob("*.cfg") if _setting(p).startswith("PAPER")
+    }
     assert paper == set(PAPER_VALUES)
     for path in CONFIG_DIR.glob("*.cfg"):
         if path.name not in paper:
@@ -499,7 +588,12 @@ def test_every_config_says_which_setting_it_is():
     for name in paper - {"squad_glove.cfg"}:
         adam = CONFIG_DIR / name.replace(".cfg", "_adam.cfg")
         assert adam.exists(), adam.name
-        assert Config().from_disk(adam, interpolate=False)["training"]["optimizer"]["@optimizers"] == "Adam.v1"
+        assert (
+            Config().from_disk(adam, interpolate=False)["training"]["optimizer"][
+                "@optimizers"
+            ]
+            == "Adam.v1"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(PAPER_VALUES))

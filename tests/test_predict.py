@@ -1,5 +1,6 @@
 """python -m spacy_attn predict: formats, ids, column detection, bad rows,
 rejects accounting, resume, multi-process output, streaming."""
+
 import csv
 import gzip
 import itertools
@@ -50,11 +51,17 @@ def read_jsonl(path: Path) -> List[Dict]:
 
 
 def snli_records(n: int = 30) -> List[Dict]:
-    return [{"id": f"p{i}", "premise": a, "hypothesis": b} for i, (a, b, _) in enumerate(snli_pairs(n))]
+    return [
+        {"id": f"p{i}", "premise": a, "hypothesis": b}
+        for i, (a, b, _) in enumerate(snli_pairs(n))
+    ]
 
 
 def pipe_cats(nlp, pairs, batch_size=BATCH) -> List[Dict[str, float]]:
-    return [doc.cats for doc in nlp.pipe(spacy_attn.make_pairs(nlp, pairs), batch_size=batch_size)]
+    return [
+        doc.cats
+        for doc in nlp.pipe(spacy_attn.make_pairs(nlp, pairs), batch_size=batch_size)
+    ]
 
 
 # -- outputs equal direct nlp.pipe results -------------------------------------
@@ -64,8 +71,15 @@ def test_pairs_jsonl_ids_and_cats_equal_nlp_pipe(pipelines, tmp_path):
     nlp = pipelines["pair"]
     records = snli_records(30)
     src = write_jsonl(tmp_path / "in.jsonl", records)
-    stats = predict_file(nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False)
-    assert (stats.rows, stats.written, stats.rejected, stats.task) == (30, 30, 0, "pair")
+    stats = predict_file(
+        nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False
+    )
+    assert (stats.rows, stats.written, stats.rejected, stats.task) == (
+        30,
+        30,
+        0,
+        "pair",
+    )
     assert stats.columns.texts == ("premise", "hypothesis") and stats.columns.id == "id"
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [r["id"] for r in records]
@@ -80,7 +94,9 @@ def test_doc_embedder_line_ids_embedding_equal_nlp_pipe(pipelines, tmp_path):
     # A blank line is not a row: ids are line numbers, so 3 is skipped.
     lines = [json.dumps({"text": t}) for t in texts]
     src.write_text("\n".join(lines[:2] + [""] + lines[2:]) + "\n", encoding="utf8")
-    stats = predict_file(nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False)
+    stats = predict_file(
+        nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False
+    )
     assert stats.columns.id is None and stats.written == 20
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [1, 2] + list(range(4, 22))
@@ -94,7 +110,9 @@ def test_doc_embedder_line_ids_embedding_equal_nlp_pipe(pipelines, tmp_path):
 def test_qa_answers_equal_answer_questions(pipelines, tmp_path):
     nlp = pipelines["qa"]
     questions = squad_pairs(6)
-    records = [{"id": q.id, "question": q.question, "context": q.context} for q in questions]
+    records = [
+        {"id": q.id, "question": q.question, "context": q.context} for q in questions
+    ]
     records.append({"id": "empty", "question": "Anything?", "context": ""})
     src = write_jsonl(tmp_path / "in.jsonl.gz", records)
     predict_file(nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False)
@@ -106,17 +124,24 @@ def test_qa_answers_equal_answer_questions(pipelines, tmp_path):
     assert out[-1]["answers"] == []
     for row, answers, record in zip(out, expected, records):
         assert row["answers"] == [
-            {"text": a["text"], "start": a["start_char"], "end": a["end_char"], "score": a["score"]}
+            {
+                "text": a["text"],
+                "start": a["start_char"],
+                "end": a["end_char"],
+                "score": a["score"],
+            }
             for a in answers
         ]
         for answer in row["answers"]:
-            assert record["context"][answer["start"]:answer["end"]] == answer["text"]
+            assert record["context"][answer["start"] : answer["end"]] == answer["text"]
 
 
 # -- formats and columns -------------------------------------------------------
 
 
-def write_csv(path: Path, header: List[str], rows: List[List[str]], delimiter=",") -> Path:
+def write_csv(
+    path: Path, header: List[str], rows: List[List[str]], delimiter=","
+) -> Path:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "wt", encoding="utf8", newline="") as f:
         writer = csv.writer(f, delimiter=delimiter)
@@ -125,7 +150,9 @@ def write_csv(path: Path, header: List[str], rows: List[List[str]], delimiter=",
     return path
 
 
-@pytest.mark.parametrize("name", ["in.jsonl", "in.jsonl.gz", "in.csv", "in.csv.gz", "in.tsv"])
+@pytest.mark.parametrize(
+    "name", ["in.jsonl", "in.jsonl.gz", "in.csv", "in.csv.gz", "in.tsv"]
+)
 def test_formats_give_the_same_output(pipelines, tmp_path, name):
     nlp = pipelines["pair"]
     records = snli_records(12)
@@ -136,16 +163,24 @@ def test_formats_give_the_same_output(pipelines, tmp_path, name):
         write_jsonl(src, records)
     else:
         rows = [[r["id"], r["premise"], r["hypothesis"]] for r in records]
-        write_csv(src, ["id", "premise", "hypothesis"], rows, "\t" if "tsv" in name else ",")
+        write_csv(
+            src, ["id", "premise", "hypothesis"], rows, "\t" if "tsv" in name else ","
+        )
     predict_file(nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False)
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [r["id"] for r in records]
-    assert [row["cats"] for row in out] == pipe_cats(nlp, [(r["premise"], r["hypothesis"]) for r in records])
+    assert [row["cats"] for row in out] == pipe_cats(
+        nlp, [(r["premise"], r["hypothesis"]) for r in records]
+    )
 
 
 def test_csv_line_numbers_count_physical_lines(pipelines, tmp_path):
     nlp = pipelines["pair"]
-    rows = [["A dog runs.", "An animal moves."], ["Two\nlines.", "One line."], ["Last.", "Row."]]
+    rows = [
+        ["A dog runs.", "An animal moves."],
+        ["Two\nlines.", "One line."],
+        ["Last.", "Row."],
+    ]
     src = write_csv(tmp_path / "in.csv", ["sentence1", "sentence2"], rows)
     stats = predict_file(nlp, src, tmp_path / "out.jsonl", progress=False)
     assert stats.columns.texts == ("sentence1", "sentence2")
@@ -155,15 +190,25 @@ def test_csv_line_numbers_count_physical_lines(pipelines, tmp_path):
 
 def test_text_cols_and_id_col(pipelines, tmp_path):
     nlp = pipelines["pair"]
-    records = [{"key": i, "a": a, "b": b, "premise": "not me"} for i, (a, b, _) in enumerate(snli_pairs(5))]
+    records = [
+        {"key": i, "a": a, "b": b, "premise": "not me"}
+        for i, (a, b, _) in enumerate(snli_pairs(5))
+    ]
     src = write_jsonl(tmp_path / "in.jsonl", records)
     stats = predict_file(
-        nlp, src, tmp_path / "out.jsonl", text_cols=["a", "b"], id_col="key", progress=False
+        nlp,
+        src,
+        tmp_path / "out.jsonl",
+        text_cols=["a", "b"],
+        id_col="key",
+        progress=False,
     )
     assert (stats.columns.texts, stats.columns.id) == (("a", "b"), "key")
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == list(range(5))
-    assert [row["cats"] for row in out] == pipe_cats(nlp, [(r["a"], r["b"]) for r in records])
+    assert [row["cats"] for row in out] == pipe_cats(
+        nlp, [(r["a"], r["b"]) for r in records]
+    )
 
 
 def test_undetectable_or_unknown_columns_are_errors(pipelines, tmp_path):
@@ -173,9 +218,17 @@ def test_undetectable_or_unknown_columns_are_errors(pipelines, tmp_path):
         predict_file(nlp, src, tmp_path / "out.jsonl", progress=False)
     src = write_csv(tmp_path / "in.csv", ["left", "right"], [["a", "b"]])
     with pytest.raises(PredictError, match=r"no column\(s\) \['lft'\]"):
-        predict_file(nlp, src, tmp_path / "out2.jsonl", text_cols=["lft", "right"], progress=False)
+        predict_file(
+            nlp,
+            src,
+            tmp_path / "out2.jsonl",
+            text_cols=["lft", "right"],
+            progress=False,
+        )
     with pytest.raises(PredictError, match="needs 2 text column"):
-        predict_file(nlp, src, tmp_path / "out3.jsonl", text_cols=["left"], progress=False)
+        predict_file(
+            nlp, src, tmp_path / "out3.jsonl", text_cols=["left"], progress=False
+        )
 
 
 def test_existing_output_needs_resume_or_overwrite(pipelines, tmp_path):
@@ -211,7 +264,9 @@ def write_lines(path: Path, lines: List[bytes]) -> Path:
 def test_bad_row_stops_with_file_and_line(pipelines, tmp_path, reason):
     nlp = pipelines["pair"]
     good = json.dumps(GOOD).encode()
-    src = write_lines(tmp_path / "in.jsonl", [good, good, b"", good, BAD_ROWS[reason], good])
+    src = write_lines(
+        tmp_path / "in.jsonl", [good, good, b"", good, BAD_ROWS[reason], good]
+    )
     out = tmp_path / "out.jsonl"
     with pytest.raises(PredictError) as info:
         predict_file(nlp, src, out, batch_size=2, progress=False)
@@ -225,8 +280,16 @@ def test_bad_row_stops_with_file_and_line(pipelines, tmp_path, reason):
 def test_cli_bad_row_exits_non_zero_with_message(pipelines, tmp_path):
     good = json.dumps(GOOD).encode()
     src = write_lines(tmp_path / "in.jsonl", [good, BAD_ROWS["invalid JSON"]])
-    args = [sys.executable, "-m", "spacy_attn", "predict", str(pipelines["pair_path"]), str(src),
-            str(tmp_path / "out.jsonl"), "--no-progress"]
+    args = [
+        sys.executable,
+        "-m",
+        "spacy_attn",
+        "predict",
+        str(pipelines["pair_path"]),
+        str(src),
+        str(tmp_path / "out.jsonl"),
+        "--no-progress",
+    ]
     proc = run_with_timeout(args, what="predict CLI", timeout=120)
     assert proc.returncode == 1
     assert f"Error: {src}:2: invalid JSON" in proc.stderr
@@ -248,7 +311,9 @@ def test_rejects_account_for_every_row(pipelines, tmp_path):
     nlp = pipelines["pair"]
     src = mixed_input(tmp_path)
     out, rejects = tmp_path / "out.jsonl", tmp_path / "rejects.jsonl"
-    stats = predict_file(nlp, src, out, rejects_path=rejects, batch_size=4, progress=False)
+    stats = predict_file(
+        nlp, src, out, rejects_path=rejects, batch_size=4, progress=False
+    )
     lines = src.read_bytes().split(b"\n")[:-1]
     n_rows = sum(1 for line in lines if line.strip())
     rejected = read_jsonl(rejects)
@@ -259,8 +324,12 @@ def test_rejects_account_for_every_row(pipelines, tmp_path):
     for reject in rejected:
         raw = lines[reject["line"] - 1]
         assert reject["raw"] == raw.decode("utf8", "backslashreplace")
-        assert any(reject["reason"].startswith(reason.split(",")[0]) for reason in BAD_ROWS)
-    assert "\\xe9" in next(r["raw"] for r in rejected if r["reason"].startswith("invalid UTF-8"))
+        assert any(
+            reject["reason"].startswith(reason.split(",")[0]) for reason in BAD_ROWS
+        )
+    assert "\\xe9" in next(
+        r["raw"] for r in rejected if r["reason"].startswith("invalid UTF-8")
+    )
     # The good rows come out as without the bad ones (up to rounding: the
     # batches hold other rows).
     records = snli_records(30)
@@ -291,7 +360,15 @@ def test_resume_after_interruption_gives_the_same_output(pipelines, tmp_path):
     nlp = pipelines["pair"]
     src = mixed_input(tmp_path)
     ref_out, ref_rej = tmp_path / "ref.jsonl", tmp_path / "ref_rejects.jsonl"
-    predict_file(nlp, src, ref_out, rejects_path=ref_rej, batch_size=4, id_col=None, progress=False)
+    predict_file(
+        nlp,
+        src,
+        ref_out,
+        rejects_path=ref_rej,
+        batch_size=4,
+        id_col=None,
+        progress=False,
+    )
     ref_out_lines = ref_out.read_bytes().splitlines(keepends=True)
     ref_rej_lines = ref_rej.read_bytes().splitlines(keepends=True)
     # Every finished row with its input line, in input order.
@@ -313,7 +390,15 @@ def test_resume_after_interruption_gives_the_same_output(pipelines, tmp_path):
                 rej_part += b'{"line": 99, "raw": "hal'
             out.write_bytes(out_part)
             rej.write_bytes(rej_part)
-            stats = predict_file(nlp, src, out, rejects_path=rej, batch_size=4, resume=True, progress=False)
+            stats = predict_file(
+                nlp,
+                src,
+                out,
+                rejects_path=rej,
+                batch_size=4,
+                resume=True,
+                progress=False,
+            )
             assert stats.skipped == cut
             assert out.read_bytes() == ref_out.read_bytes(), (cut, partial)
             assert rej.read_bytes() == ref_rej.read_bytes(), (cut, partial)
@@ -356,7 +441,9 @@ def test_resume_refuses_output_of_another_input(pipelines, tmp_path):
     out = tmp_path / "out.jsonl"
     predict_file(nlp, src, out, progress=False)
     shutil.copy(out, tmp_path / "saved.jsonl")
-    other = write_jsonl(tmp_path / "other.jsonl", [{**r, "id": "x" + r["id"]} for r in snli_records(12)])
+    other = write_jsonl(
+        tmp_path / "other.jsonl", [{**r, "id": "x" + r["id"]} for r in snli_records(12)]
+    )
     with pytest.raises(PredictError, match="does not match"):
         predict_file(nlp, other, out, resume=True, progress=False)
     short = write_jsonl(tmp_path / "short.jsonl", snli_records(5))
@@ -390,18 +477,36 @@ def test_n_process_2_equals_n_process_1(pipelines, tmp_path):
     jobs = []
     inputs = {
         "pair": [json.dumps(r).encode() for r in snli_records(40)],
-        "doc": [json.dumps({"id": i, "text": t}).encode() for i, (t, _) in enumerate(rt_texts(30))],
-        "qa": [json.dumps({"id": q.id, "question": q.question, "context": q.context}).encode() for q in squad_pairs(5)],
+        "doc": [
+            json.dumps({"id": i, "text": t}).encode()
+            for i, (t, _) in enumerate(rt_texts(30))
+        ],
+        "qa": [
+            json.dumps(
+                {"id": q.id, "question": q.question, "context": q.context}
+            ).encode()
+            for q in squad_pairs(5)
+        ],
     }
     for kind, lines in inputs.items():
         lines = list(lines)
         lines.insert(3, b"{not json")  # rejects stay in order with n_process=2
         src = write_lines(tmp_path / f"{kind}.jsonl", lines)
-        jobs.append({
-            "model": str(pipelines[f"{kind}_path"]), "input": str(src),
-            **{f"{name}{n}": str(tmp_path / f"{kind}_{name}{n}.jsonl") for name in ("out", "rej") for n in (1, 2)},
-        })
-    proc = run_with_timeout([sys.executable, "-c", MULTI_SCRIPT, json.dumps(jobs)], what="predict --n-process 2")
+        jobs.append(
+            {
+                "model": str(pipelines[f"{kind}_path"]),
+                "input": str(src),
+                **{
+                    f"{name}{n}": str(tmp_path / f"{kind}_{name}{n}.jsonl")
+                    for name in ("out", "rej")
+                    for n in (1, 2)
+                },
+            }
+        )
+    proc = run_with_timeout(
+        [sys.executable, "-c", MULTI_SCRIPT, json.dumps(jobs)],
+        what="predict --n-process 2",
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     for job in jobs:
         out1 = Path(job["out1"]).read_bytes()

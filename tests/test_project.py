@@ -1,6 +1,7 @@
 """The spaCy project: the demo workflow end to end (a fast variant) against
 the data mirror, ending with the packaged pipeline loaded from a fresh venv;
 and the mirror's error messages."""
+
 import gzip
 import hashlib
 import json
@@ -19,7 +20,9 @@ from .util import FIXTURES, REPO, mirror_dir
 
 
 def _copy_project(dst: Path) -> Path:
-    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     for rel in files:
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -29,7 +32,9 @@ def _copy_project(dst: Path) -> Path:
 
 def _run(args, cwd, check=True):
     # Nothing of this checkout's environment may leak into a fresh venv.
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     env["PYTHONUNBUFFERED"] = "1"
     result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     if check:
@@ -42,13 +47,19 @@ def readme_install_commands():
     text = (REPO / "README.md").read_text(encoding="utf8")
     section = text.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
-    return [args for args in (shlex.split(line, comments=True) for line in block.splitlines()) if args]
+    return [
+        args
+        for args in (shlex.split(line, comments=True) for line in block.splitlines())
+        if args
+    ]
 
 
 def test_readme_install_names_the_project_extra():
     # The workflows' package step needs `build`: the documented install has it.
     commands = readme_install_commands()
-    assert commands and all(args[:2] == ["pip", "install"] for args in commands), commands
+    assert commands and all(args[:2] == ["pip", "install"] for args in commands), (
+        commands
+    )
     assert any(".[transformers,project]" in args for args in commands), commands
     assert "build" in " ".join(_extra("project"))
 
@@ -76,12 +87,21 @@ def test_project_yml_is_current_for_weasel(capsys):
 
     cfg = configparser.ConfigParser()
     cfg.read(REPO / "setup.cfg")
-    spacy_req = next(r for r in cfg["options"]["install_requires"].split() if r.startswith("spacy"))
-    assert spacy_req.replace("spacy", "spaCy ", 1) in " ".join(config["description"].split())
+    spacy_req = next(
+        r for r in cfg["options"]["install_requires"].split() if r.startswith("spacy")
+    )
+    assert spacy_req.replace("spacy", "spaCy ", 1) in " ".join(
+        config["description"].split()
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.mirror("sick/train.jsonl.gz", "sick/trial.jsonl.gz", "sick/test.jsonl.gz", "glove/glove.6B.100d.top100k.txt.gz")
+@pytest.mark.mirror(
+    "sick/train.jsonl.gz",
+    "sick/trial.jsonl.gz",
+    "sick/test.jsonl.gz",
+    "glove/glove.6B.100d.top100k.txt.gz",
+)
 def test_demo_workflow(tmp_path):
     """The README literally: its Install commands in a fresh venv, in a copy of
     the project, then `spacy project run demo` with that venv (a fast variant:
@@ -94,10 +114,20 @@ def test_demo_workflow(tmp_path):
     for args in readme_install_commands():  # pip install ... -> this venv's pip
         _run([python, "-m", *args], cwd=project)
     overrides = [
-        "--vars.mirror", str(mirror_dir()), "--vars.train_limit", "400", "--vars.dev_limit", "100",
-        "--vars.max_steps", "60", "--vars.eval_frequency", "30",
+        "--vars.mirror",
+        str(mirror_dir()),
+        "--vars.train_limit",
+        "400",
+        "--vars.dev_limit",
+        "100",
+        "--vars.max_steps",
+        "60",
+        "--vars.eval_frequency",
+        "30",
     ]  # vars.venv stays the default relative path, as a user runs it
-    demo = _run([python, "-m", "spacy", "project", "run", "demo", ".", *overrides], cwd=project)
+    demo = _run(
+        [python, "-m", "spacy", "project", "run", "demo", ".", *overrides], cwd=project
+    )
     # No deprecation noise from Weasel (project.yml's keys are current).
     assert "Your project configuration file includes" not in demo.stdout + demo.stderr
     stats = json.loads((project / "corpus/sick/stats.json").read_text())
@@ -108,17 +138,29 @@ def test_demo_workflow(tmp_path):
     assert 0.0 < metrics["pair_acc"] <= 1.0 and "pair_f_per_type" in metrics
     speed = json.loads((project / "metrics/sick-speed.json").read_text())
     assert speed["words_per_second_mean"] > 0
-    wheel = project / "packages/en_attn_pair_sick-0.1.0/dist/en_attn_pair_sick-0.1.0-py3-none-any.whl"
+    wheel = (
+        project
+        / "packages/en_attn_pair_sick-0.1.0/dist/en_attn_pair_sick-0.1.0-py3-none-any.whl"
+    )
     assert wheel.exists()
-    meta = json.loads((project / "packages/en_attn_pair_sick-0.1.0/meta.json").read_text())
-    assert any(r.startswith("spacy-attn") for r in meta["requirements"]), meta["requirements"]
+    meta = json.loads(
+        (project / "packages/en_attn_pair_sick-0.1.0/meta.json").read_text()
+    )
+    assert any(r.startswith("spacy-attn") for r in meta["requirements"]), meta[
+        "requirements"
+    ]
     assert meta["performance"]["pair_acc"] == pytest.approx(metrics["pair_acc"])
     check = json.loads((project / "metrics/install-check.json").read_text())
     assert check["package"] == "en_attn_pair_sick"
-    assert "site-packages" in check["spacy_attn"] and str(REPO) not in check["spacy_attn"]
+    assert (
+        "site-packages" in check["spacy_attn"] and str(REPO) not in check["spacy_attn"]
+    )
     assert sum(check["cats"].values()) == pytest.approx(1.0, abs=1e-4)
     # A rerun skips what is up to date.
-    again = _run([python, "-m", "spacy", "project", "run", "prepare", ".", *overrides], cwd=project)
+    again = _run(
+        [python, "-m", "spacy", "project", "run", "prepare", ".", *overrides],
+        cwd=project,
+    )
     assert "Skipping 'prepare': nothing changed" in again.stdout
 
 
@@ -131,7 +173,9 @@ def _fake_mirror(root: Path, corrupt: bool) -> Path:
         data = (FIXTURES / "sick_train.jsonl.gz").read_bytes()
         sums[rel] = hashlib.sha256(data).hexdigest()
         if corrupt and rel.endswith("trial.jsonl.gz"):
-            data = gzip.compress(b'{"premise": "x", "hypothesis": "y", "label": "neutral"}\n')
+            data = gzip.compress(
+                b'{"premise": "x", "hypothesis": "y", "label": "neutral"}\n'
+            )
         (root / rel).write_bytes(data)
     sums["sick/test.jsonl.gz"] = "0" * 64
     (root / "SHA256SUMS").write_text("".join(f"{h}  {r}\n" for r, h in sums.items()))
@@ -141,9 +185,20 @@ def _fake_mirror(root: Path, corrupt: bool) -> Path:
 def _prepare_sick(mirror: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "SPACY_ATTN_MIRROR"}
     return subprocess.run(
-        [sys.executable, "scripts/prepare.py", "sick", str(tmp_path / "out"),
-         "--mirror", str(mirror), "--assets", str(tmp_path / "no-assets")],
-        cwd=REPO, capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "scripts/prepare.py",
+            "sick",
+            str(tmp_path / "out"),
+            "--mirror",
+            str(mirror),
+            "--assets",
+            str(tmp_path / "no-assets"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
     )
 
 
@@ -159,7 +214,10 @@ def test_prepare_reports_checksum_mismatch(tmp_path):
     mirror = _fake_mirror(tmp_path / "mirror", corrupt=True)
     result = _prepare_sick(mirror, tmp_path)
     assert result.returncode == 1
-    assert f"Checksum mismatch for mirror file {mirror / 'sick/trial.jsonl.gz'}" in result.stderr
+    assert (
+        f"Checksum mismatch for mirror file {mirror / 'sick/trial.jsonl.gz'}"
+        in result.stderr
+    )
 
 
 def _pair_pipeline(path: Path, config_overrides) -> None:
@@ -193,21 +251,38 @@ def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
 
     from spacy_attn import compat
 
-    callback = {"nlp": {"after_pipeline_creation": {"@callbacks": "spacy-attn.carry_pairs.v1"}}}
+    callback = {
+        "nlp": {"after_pipeline_creation": {"@callbacks": "spacy-attn.carry_pairs.v1"}}
+    }
     try:
         _pair_pipeline(tmp_path / "with_callback", callback)
         _pair_pipeline(tmp_path / "plain", {})
     finally:
         compat.uncarry_pair_spans()  # building it installed the patch in this process
-    DocBin(docs=_labelled_pairs(spacy.blank("en")), store_user_data=True).to_disk(tmp_path / "test.spacy")
+    DocBin(docs=_labelled_pairs(spacy.blank("en")), store_user_data=True).to_disk(
+        tmp_path / "test.spacy"
+    )
     data, out = str(tmp_path / "test.spacy"), tmp_path / "scores.json"
     evaluate = [sys.executable, "-m", "spacy", "evaluate"]
-    _run([*evaluate, str(tmp_path / "with_callback"), data, "--output", str(out)], cwd=tmp_path)
+    _run(
+        [*evaluate, str(tmp_path / "with_callback"), data, "--output", str(out)],
+        cwd=tmp_path,
+    )
     assert 0.0 <= json.loads(out.read_text())["pair_acc"] <= 1.0
     bare = _run([*evaluate, str(tmp_path / "plain"), data], cwd=tmp_path, check=False)
     assert bare.returncode != 0 and "PairError" in bare.stderr
     flag = f"--code {compat.code_path()}"
     assert flag in bare.stderr, bare.stderr[-2000:]
     out.unlink()
-    _run([*evaluate, str(tmp_path / "plain"), data, *flag.split(" ", 1), "--output", str(out)], cwd=tmp_path)
+    _run(
+        [
+            *evaluate,
+            str(tmp_path / "plain"),
+            data,
+            *flag.split(" ", 1),
+            "--output",
+            str(out),
+        ],
+        cwd=tmp_path,
+    )
     assert 0.0 <= json.loads(out.read_text())["pair_acc"] <= 1.0

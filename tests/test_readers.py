@@ -1,4 +1,5 @@
 """Pair corpus readers and the converter, on small files written by the tests."""
+
 import gzip
 import json
 import subprocess
@@ -27,11 +28,23 @@ def write(path, text):
 
 def test_official_snli_jsonl_skips_unlabelled(tmp_path, nlp, caplog):
     rows = [
-        {"gold_label": "neutral", "sentence1": "A b.", "sentence2": "C d.", "pairID": "1"},
+        {
+            "gold_label": "neutral",
+            "sentence1": "A b.",
+            "sentence2": "C d.",
+            "pairID": "1",
+        },
         {"gold_label": "-", "sentence1": "E.", "sentence2": "F.", "pairID": "2"},
-        {"gold_label": "entailment", "sentence1": "G h.", "sentence2": "I.", "pairID": "3"},
+        {
+            "gold_label": "entailment",
+            "sentence1": "G h.",
+            "sentence2": "I.",
+            "pairID": "3",
+        },
     ]
-    path = write(tmp_path / "snli_1.0_dev.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    path = write(
+        tmp_path / "snli_1.0_dev.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n"
+    )
     with caplog.at_level("WARNING", logger="spacy_attn"):
         found, stats = read_pair_rows(path)
     assert [r.label for r in found] == ["neutral", "entailment"]
@@ -47,8 +60,14 @@ def test_official_snli_jsonl_skips_unlabelled(tmp_path, nlp, caplog):
 def test_mirror_jsonl_gz_and_label_map(tmp_path, nlp):
     path = tmp_path / "mrpc.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf8") as f:
-        f.write(json.dumps({"id": "1_2", "text_a": "X y.", "text_b": "Z.", "label": 1}) + "\n")
-        f.write(json.dumps({"id": "3_4", "text_a": "P.", "text_b": "Q r.", "label": 0}) + "\n")
+        f.write(
+            json.dumps({"id": "1_2", "text_a": "X y.", "text_b": "Z.", "label": 1})
+            + "\n"
+        )
+        f.write(
+            json.dumps({"id": "3_4", "text_a": "P.", "text_b": "Q r.", "label": 0})
+            + "\n"
+        )
     corpus = PairCorpus(path, label_map={"0": "no", "1": "yes"})
     assert [eg.reference.cats for eg in corpus(nlp)] == [{"yes": 1.0}, {"no": 1.0}]
     binary = PairCorpus(path, positive_label="1")
@@ -58,13 +77,18 @@ def test_mirror_jsonl_gz_and_label_map(tmp_path, nlp):
 def test_quora_tsv(tmp_path, nlp):
     text = (
         "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
-        "0\t1\t2\tHow do I learn \"Python\"?\tWhat is the best way to learn Python?\t1\n"
+        '0\t1\t2\tHow do I learn "Python"?\tWhat is the best way to learn Python?\t1\n'
         "1\t3\t4\tWhy is the sky blue?\tHow tall is Everest?\t0\n"
     )
     path = write(tmp_path / "quora_duplicate_questions.tsv", text)
-    examples = list(PairCorpus(path, label_map={"0": "not_duplicate", "1": "duplicate"})(nlp))
+    examples = list(
+        PairCorpus(path, label_map={"0": "not_duplicate", "1": "duplicate"})(nlp)
+    )
     assert get_pair_texts(examples[0].predicted)[0] == 'How do I learn "Python"?'
-    assert [e.reference.cats for e in examples] == [{"duplicate": 1.0}, {"not_duplicate": 1.0}]
+    assert [e.reference.cats for e in examples] == [
+        {"duplicate": 1.0},
+        {"not_duplicate": 1.0},
+    ]
 
 
 def test_mrpc_official_txt(tmp_path, nlp):
@@ -79,29 +103,50 @@ def test_malformed_rows_name_file_and_line(tmp_path):
     path = write(tmp_path / "bad.jsonl", good + "\n" + "{not json\n")
     with pytest.raises(CorpusFormatError, match=r"bad.jsonl:2: invalid JSON"):
         read_pair_rows(path)
-    path = write(tmp_path / "missing.jsonl", good + "\n\n" + json.dumps({"premise": "a", "label": "x"}) + "\n")
-    with pytest.raises(CorpusFormatError, match=r"missing.jsonl:3: missing second text"):
+    path = write(
+        tmp_path / "missing.jsonl",
+        good + "\n\n" + json.dumps({"premise": "a", "label": "x"}) + "\n",
+    )
+    with pytest.raises(
+        CorpusFormatError, match=r"missing.jsonl:3: missing second text"
+    ):
         read_pair_rows(path)
-    path = write(tmp_path / "short.tsv", "sentence1\tsentence2\tgold_label\na\tb\tneutral\nonly\ttwo\n")
-    with pytest.raises(CorpusFormatError, match=r"short.tsv:3: expected 3 tab-separated fields"):
+    path = write(
+        tmp_path / "short.tsv",
+        "sentence1\tsentence2\tgold_label\na\tb\tneutral\nonly\ttwo\n",
+    )
+    with pytest.raises(
+        CorpusFormatError, match=r"short.tsv:3: expected 3 tab-separated fields"
+    ):
         read_pair_rows(path)
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
         read_pair_rows(tmp_path / "nowhere.jsonl")
 
 
 def test_convert_cli_and_docbin_reader(tmp_path, nlp):
-    rows = [{"premise": "A man sleeps.", "hypothesis": "A man rests.", "label": "entailment"},
-            {"premise": "A cat.", "hypothesis": "A dog.", "label": "contradiction"},
-            {"premise": "x", "hypothesis": "y", "label": "-"}]
+    rows = [
+        {
+            "premise": "A man sleeps.",
+            "hypothesis": "A man rests.",
+            "label": "entailment",
+        },
+        {"premise": "A cat.", "hypothesis": "A dog.", "label": "contradiction"},
+        {"premise": "x", "hypothesis": "y", "label": "-"},
+    ]
     src = write(tmp_path / "in.jsonl", "\n".join(json.dumps(r) for r in rows))
     out = tmp_path / "out.spacy"
     result = subprocess.run(
         [sys.executable, "-m", "spacy_attn", "convert", str(src), str(out)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "Wrote 2 pairs" in result.stdout and "skipped 1" in result.stdout
     examples = list(PairCorpus(out)(nlp))
-    assert [get_pair_texts(e.predicted) for e in examples] == [("A man sleeps.", "A man rests."), ("A cat.", "A dog.")]
+    assert [get_pair_texts(e.predicted) for e in examples] == [
+        ("A man sleeps.", "A man rests."),
+        ("A cat.", "A dog."),
+    ]
     assert examples[0].predicted.cats == {}  # gold only on the reference
     assert examples[1].reference.cats == {"contradiction": 1.0}
 
@@ -135,7 +180,9 @@ def test_damaged_docbin_names_the_file(tmp_path, nlp, case):
     path = tmp_path / f"{name}.spacy"
     path.write_bytes(data)
     for reader in (PairCorpus(path), TextCatCorpus(path), SquadCorpus(path)):
-        with pytest.raises(CorpusFormatError, match=r"damaged .* incompatible version of spaCy") as err:
+        with pytest.raises(
+            CorpusFormatError, match=r"damaged .* incompatible version of spaCy"
+        ) as err:
             list(reader(nlp))
         assert str(path) in str(err.value)
     if name == "short_payload":
@@ -149,28 +196,44 @@ def test_gzipped_docbin_reads(tmp_path, nlp):
     with gzip.open(path, "wb") as f:
         f.write(_docbin_bytes(nlp, n=3))
     examples = list(PairCorpus(path)(nlp))
-    assert [get_pair_texts(eg.reference) for eg in examples][2] == ("Premise number 2.", "Hypothesis 2.")
+    assert [get_pair_texts(eg.reference) for eg in examples][2] == (
+        "Premise number 2.",
+        "Hypothesis 2.",
+    )
     path.write_bytes(gzip.compress(_docbin_bytes(nlp, n=3))[:40])
-    with pytest.raises(CorpusFormatError, match=r"pairs.spacy.gz: cannot be read as a DocBin"):
+    with pytest.raises(
+        CorpusFormatError, match=r"pairs.spacy.gz: cannot be read as a DocBin"
+    ):
         list(PairCorpus(path)(nlp))
 
 
 def test_damaged_text_files_name_the_file(tmp_path, nlp):
     from spacy_attn.readers import TextCatCorpus
 
-    rows = "".join(json.dumps({"premise": f"a{i}", "hypothesis": "b", "label": "x", "text": "t"}) + "\n" for i in range(500))
+    rows = "".join(
+        json.dumps({"premise": f"a{i}", "hypothesis": "b", "label": "x", "text": "t"})
+        + "\n"
+        for i in range(500)
+    )
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(gzip.compress(rows.encode("utf8"))[:300])
     not_gz = write(tmp_path / "plain.jsonl.gz", rows)
     latin = tmp_path / "latin.tsv"
-    latin.write_bytes("sentence1\tsentence2\tgold_label\ncaf\xe9\tb\tx\n".encode("latin-1"))
-    cases = [(cut, r"gzipped UTF-8 text; the file is damaged .*EOFError"), (not_gz, r"gzipped UTF-8 text.*BadGzipFile"),
-             (latin, r"UTF-8 text.*UnicodeDecodeError")]
+    latin.write_bytes(
+        "sentence1\tsentence2\tgold_label\ncaf\xe9\tb\tx\n".encode("latin-1")
+    )
+    cases = [
+        (cut, r"gzipped UTF-8 text; the file is damaged .*EOFError"),
+        (not_gz, r"gzipped UTF-8 text.*BadGzipFile"),
+        (latin, r"UTF-8 text.*UnicodeDecodeError"),
+    ]
     for path, match in cases:
         with pytest.raises(CorpusFormatError, match=match) as err:
             read_pair_rows(path)
         assert str(err.value).startswith(str(path))
-    with pytest.raises(CorpusFormatError, match=r"cut.jsonl.gz: cannot be read as gzipped UTF-8"):
+    with pytest.raises(
+        CorpusFormatError, match=r"cut.jsonl.gz: cannot be read as gzipped UTF-8"
+    ):
         list(TextCatCorpus(cut, label_key="label")(nlp))
 
 
@@ -215,7 +278,9 @@ def test_textcat_corpus_keys_labels_and_errors(tmp_path, nlp):
     ]
     with pytest.raises(CorpusFormatError, match=r"not in labels \['1', '2'\]"):
         list(reader(path, label_key="stars", labels=["1", "2"])(nlp))
-    with pytest.raises(CorpusFormatError, match=r"yelp.jsonl:1: expected keys 'text' and 'label'"):
+    with pytest.raises(
+        CorpusFormatError, match=r"yelp.jsonl:1: expected keys 'text' and 'label'"
+    ):
         list(reader(path)(nlp))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok", "label": "a"}\n{"text": \n')
@@ -234,8 +299,16 @@ def test_textcat_splits_script_and_docbin_reader(tmp_path, nlp):
 
     out = tmp_path / "rt"
     subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "textcat_splits.py"), "rt", str(out), "--mirror", str(mirror_dir())],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            str(REPO / "scripts" / "textcat_splits.py"),
+            "rt",
+            str(out),
+            "--mirror",
+            str(mirror_dir()),
+        ],
+        check=True,
+        capture_output=True,
     )
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"] == {"train": 6824, "dev": 853, "test": 853}
@@ -245,5 +318,8 @@ def test_textcat_splits_script_and_docbin_reader(tmp_path, nlp):
         rows = [json.loads(line) for line in f]
     for eg, row in zip(examples, rows):
         assert eg.predicted.text == eg.reference.text == row["text"]
-        assert eg.reference.cats == {"neg": float(row["label"] == "neg"), "pos": float(row["label"] == "pos")}
+        assert eg.reference.cats == {
+            "neg": float(row["label"] == "neg"),
+            "pos": float(row["label"] == "pos"),
+        }
     assert len(list(TextCatCorpus(out / "dev.spacy", limit=5)(nlp))) == 5

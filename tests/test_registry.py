@@ -1,4 +1,5 @@
 """Everything the package registers resolves, and is an entry point."""
+
 from importlib.metadata import entry_points
 
 import pytest
@@ -21,8 +22,16 @@ REGISTERED = {
         "spacy-attn.FrozenVectors.v2",
         "spacy-attn.SiameseSelfAttention.v2",
     ],
-    "spacy_scorers": ["spacy-attn.pair_classifier_scorer.v1", "spacy-attn.doc_embedder_scorer.v1", "spacy-attn.squad_scorer.v1"],
-    "spacy_readers": ["spacy-attn.PairCorpus.v1", "spacy-attn.SquadCorpus.v1", "spacy-attn.TextCatCorpus.v1"],
+    "spacy_scorers": [
+        "spacy-attn.pair_classifier_scorer.v1",
+        "spacy-attn.doc_embedder_scorer.v1",
+        "spacy-attn.squad_scorer.v1",
+    ],
+    "spacy_readers": [
+        "spacy-attn.PairCorpus.v1",
+        "spacy-attn.SquadCorpus.v1",
+        "spacy-attn.TextCatCorpus.v1",
+    ],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").
     "thinc_optimizers": ["spacy-attn.Adagrad.v1"],
     "spacy_callbacks": ["spacy-attn.carry_pairs.v1"],

@@ -1,4 +1,5 @@
 """spacy_attn.render: attention heatmaps and pair alignment matrices."""
+
 import html
 import re
 import xml.etree.ElementTree as ET
@@ -21,7 +22,7 @@ if not Doc.has_extension("attn_weights"):
 VOID = {"meta", "br", "img", "hr", "input", "link"}
 RGB = re.compile(r"background-color: rgb\((\d+), (\d+), (\d+)\)")
 # IMDB reviews contain literal "<br />" markup; "&" must be escaped too.
-TEXT = 'Loved it <br /><br /> Tom & Jerry "rock" \'n\' roll'
+TEXT = "Loved it <br /><br /> Tom & Jerry \"rock\" 'n' roll"
 
 
 class Markup(HTMLParser):
@@ -52,13 +53,18 @@ class Markup(HTMLParser):
             self._cell = {"text": "", "title": attrs["title"], "rgb": rgb}
             self.rows[-1][1].append(self._cell)
         if "attn-col" in classes or "attn-rowhead" in classes:
-            self._head = [self.col_heads if "attn-col" in classes else self.row_heads, ""]
+            self._head = [
+                self.col_heads if "attn-col" in classes else self.row_heads,
+                "",
+            ]
 
     def handle_startendtag(self, tag, attrs):
         pass
 
     def handle_endtag(self, tag):
-        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
+        assert self.stack and self.stack[-1] == tag, (
+            f"</{tag}> closes {self.stack[-1:]}"
+        )
         self.stack.pop()
         if tag in ("span", "td"):
             self._cell = None
@@ -111,11 +117,15 @@ def test_attention_rows_tokens_and_tooltips(doc):
     assert "<br />" not in markup and ">&lt;<" in markup and ">&amp;<" in markup
     assert "<h2>Review &amp; &lt;b&gt;</h2>" in markup
     parsed = Markup(markup)
-    assert [classes[-1] for classes, _ in parsed.rows] == ["attn-hop"] * 3 + ["attn-sum"]
+    assert [classes[-1] for classes, _ in parsed.rows] == ["attn-hop"] * 3 + [
+        "attn-sum"
+    ]
     expected = list(weights) + [weights.sum(0) / weights.sum()]
     for (_, cells), values in zip(parsed.rows, expected):
         assert [c["text"] for c in cells] == [t.text for t in doc]
-        numpy.testing.assert_allclose([title_value(c["title"]) for c in cells], values, rtol=1e-3)
+        numpy.testing.assert_allclose(
+            [title_value(c["title"]) for c in cells], values, rtol=1e-3
+        )
     # The text reads as the doc: tokens plus their whitespace.
     row_text = re.search(r'<td class="attn-text">(.*?)</td>', markup).group(1)
     assert html.unescape(re.sub(r"<[^>]+>", "", row_text)) == TEXT
@@ -125,14 +135,23 @@ def test_attention_colours_monotone_across_rows(doc):
     weights = random_weights(4, len(doc), seed=1)
     weights[0, :3] = weights[0, 3]  # ties get the same colour
     parsed = Markup(render(doc, weights=weights, jupyter=False))
-    pairs = [(title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells]
+    pairs = [
+        (title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells
+    ]
     assert_monotone(pairs)
     row0 = parsed.rows[0][1]
     assert row0[0]["rgb"] == row0[1]["rgb"] == row0[3]["rgb"]
     # The largest weight shown gets the full colour.
     assert max(pairs, key=lambda p: p[0])[1] == (0xD6, 0x27, 0x28)
     custom = Markup(render(doc, weights=weights, color="#00f", jupyter=False))
-    assert max(((title_value(c["title"]), c["rgb"]) for _, cells in custom.rows for c in cells), key=lambda p: p[0])[1] == (0, 0, 255)
+    assert max(
+        (
+            (title_value(c["title"]), c["rgb"])
+            for _, cells in custom.rows
+            for c in cells
+        ),
+        key=lambda p: p[0],
+    )[1] == (0, 0, 255)
 
 
 def test_attention_hop_selection(doc):
@@ -141,14 +160,26 @@ def test_attention_hop_selection(doc):
     def labels(markup):
         return re.findall(r'<th class="attn-label">([^<]*)</th>', markup)
 
-    assert labels(render(doc, weights=weights, jupyter=False)) == ["hop 0", "hop 1", "hop 2", "sum"]
-    assert labels(render(doc, weights=weights, hops=[2, 0], summed=False, jupyter=False)) == ["hop 2", "hop 0"]
-    assert labels(render(doc, weights=weights, hops=1, jupyter=False)) == ["hop 1", "sum"]
+    assert labels(render(doc, weights=weights, jupyter=False)) == [
+        "hop 0",
+        "hop 1",
+        "hop 2",
+        "sum",
+    ]
+    assert labels(
+        render(doc, weights=weights, hops=[2, 0], summed=False, jupyter=False)
+    ) == ["hop 2", "hop 0"]
+    assert labels(render(doc, weights=weights, hops=1, jupyter=False)) == [
+        "hop 1",
+        "sum",
+    ]
     # hops=[] with summed: the paper's Figure 2, all hops summed.
     only_sum = Markup(render(doc, weights=weights, hops=[], jupyter=False))
     assert len(only_sum.rows) == 1
     numpy.testing.assert_allclose(
-        [title_value(c["title"]) for c in only_sum.rows[0][1]], weights.mean(0), rtol=1e-3
+        [title_value(c["title"]) for c in only_sum.rows[0][1]],
+        weights.mean(0),
+        rtol=1e-3,
     )
     # A single hop given as a 1-d array.
     assert labels(render(doc, weights=weights[1], jupyter=False)) == ["hop 0", "sum"]
@@ -171,17 +202,25 @@ def test_attention_from_extension(nlp):
         for h in range(2):
             cells = parsed.rows[3 * k + h][1]
             assert [c["text"] for c in cells] == [t.text for t in docs[k]]
-            numpy.testing.assert_allclose([title_value(c["title"]) for c in cells], w[h], rtol=1e-3)
+            numpy.testing.assert_allclose(
+                [title_value(c["title"]) for c in cells], w[h], rtol=1e-3
+            )
     # weights= wins over the extension.
-    override = Markup(render(docs[0], weights=numpy.ones(len(docs[0])) / len(docs[0]), jupyter=False))
+    override = Markup(
+        render(docs[0], weights=numpy.ones(len(docs[0])) / len(docs[0]), jupyter=False)
+    )
     assert len(override.rows) == 2
     assert {c["title"] for c in override.rows[0][1]} == {"0.25"}
 
 
 def test_attention_bad_input(nlp, doc):
-    with pytest.raises(ValueError, match=r"has no attention weights: doc._.attn_weights is not set"):
+    with pytest.raises(
+        ValueError, match=r"has no attention weights: doc._.attn_weights is not set"
+    ):
         render(nlp("No embedder ran on this doc."))
-    with pytest.raises(ValueError, match=rf"doc 0 .*shape \(2, {len(doc) + 1}\).*{len(doc)} tokens"):
+    with pytest.raises(
+        ValueError, match=rf"doc 0 .*shape \(2, {len(doc) + 1}\).*{len(doc)} tokens"
+    ):
         render(doc, weights=random_weights(2, len(doc) + 1))
     doc._.attn_weights = random_weights(2, len(doc) - 1)
     with pytest.raises(ValueError, match=r"doc._.attn_weights has shape"):
@@ -266,10 +305,19 @@ def test_alignment_from_weights(nlp):
     assert len(parsed.rows) == e1 - s1
     for i, (_, cells) in enumerate(parsed.rows):
         assert len(cells) == e2 - s2
-        numpy.testing.assert_allclose([title_value(c["title"]) for c in cells], weights[i], rtol=1e-3)
-        assert cells[0]["title"].startswith(f"{pair[s1 + i].text} \u2192 {pair[s2].text}: ")
-    assert_monotone([(title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells])
-    with pytest.raises(ValueError, match=rf"shape \({e2 - s2}, {e1 - s1}\).*expected \({e1 - s1}, {e2 - s2}\)"):
+        numpy.testing.assert_allclose(
+            [title_value(c["title"]) for c in cells], weights[i], rtol=1e-3
+        )
+        assert cells[0]["title"].startswith(
+            f"{pair[s1 + i].text} \u2192 {pair[s2].text}: "
+        )
+    assert_monotone(
+        [(title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells]
+    )
+    with pytest.raises(
+        ValueError,
+        match=rf"shape \({e2 - s2}, {e1 - s1}\).*expected \({e1 - s1}, {e2 - s2}\)",
+    ):
         render(pair, style="alignment", weights=weights.T)
 
 
@@ -320,7 +368,9 @@ def test_pair_classifier_alignment(trained, snli_rows):
         assert matrix.std() > 0  # a real alignment, not uniform
     # Prediction mode: no dropout, so repeated and single-doc calls agree,
     # and padding in a batch changes nothing.
-    for again, single, matrix in zip(pipe.alignment(docs), [pipe.alignment([d])[0] for d in docs], alignments):
+    for again, single, matrix in zip(
+        pipe.alignment(docs), [pipe.alignment([d])[0] for d in docs], alignments
+    ):
         numpy.testing.assert_array_equal(again, matrix)
         numpy.testing.assert_allclose(single, matrix, atol=1e-6)
     module.eval()
@@ -351,10 +401,22 @@ def test_render_alignment_with_pipe(trained, snli_rows):
     assert len(rows) == sum(n_first)
     got = [[title_value(c["title"]) for c in cells] for cells in rows]
     numpy.testing.assert_allclose(got[: n_first[0]], expected[0], rtol=1e-3, atol=1e-7)
-    numpy.testing.assert_allclose(got[n_first[0]:], expected[1], rtol=1e-3, atol=1e-7)
+    numpy.testing.assert_allclose(got[n_first[0] :], expected[1], rtol=1e-3, atol=1e-7)
     # Explicit weights for one doc, computed ones for the other.
-    mixed = Markup(render(docs, style="alignment", pipe=pipe, weights=[None, numpy.ones_like(expected[1])], jupyter=False))
-    assert {c["title"].rsplit(": ", 1)[1] for _, cells in mixed.rows[n_first[0]:] for c in cells} == {"1"}
+    mixed = Markup(
+        render(
+            docs,
+            style="alignment",
+            pipe=pipe,
+            weights=[None, numpy.ones_like(expected[1])],
+            jupyter=False,
+        )
+    )
+    assert {
+        c["title"].rsplit(": ", 1)[1]
+        for _, cells in mixed.rows[n_first[0] :]
+        for c in cells
+    } == {"1"}
 
 
 def test_alignment_needs_an_aligning_architecture(nlp):
@@ -375,13 +437,17 @@ def test_alignment_needs_an_aligning_architecture(nlp):
     siamese_pipe = nlp.add_pipe("attn_pair_classifier", config={"model": siamese})
     siamese_pipe.cfg["labels"] = ["yes", "no"]
     pair = make_pair(nlp, "A b", "c d")
-    with pytest.raises(ValueError, match=r"'attn_pair_classifier' cannot compute an alignment"):
+    with pytest.raises(
+        ValueError, match=r"'attn_pair_classifier' cannot compute an alignment"
+    ):
         siamese_pipe.alignment([pair])
     # Any model without the refs, e.g. a user's own architecture.
     model = Model("siamese_stub", lambda model, X, is_train: (X, lambda d: d))
     pipe = PairClassifier(nlp.vocab, model, "pairs")
     pipe.cfg["labels"] = ["yes", "no"]
-    with pytest.raises(ValueError, match=r"'pairs' cannot compute an alignment.*siamese_stub"):
+    with pytest.raises(
+        ValueError, match=r"'pairs' cannot compute an alignment.*siamese_stub"
+    ):
         pipe.alignment([pair])
     with pytest.raises(ValueError, match="cannot compute an alignment"):
         render(pair, style="alignment", pipe=pipe)

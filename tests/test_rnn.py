@@ -1,5 +1,6 @@
 """models/rnn.py: the padded (CPU) and packed (CUDA) LSTM paths give the
 same results as torch's packed sequences, values and gradients."""
+
 import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -11,18 +12,28 @@ LENGTHS = torch.tensor([7, 3, 0, 1])
 
 
 def _reference(lstm, X, lengths):
-    packed = pack_padded_sequence(X, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
-    expected, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=X.shape[1])
+    packed = pack_padded_sequence(
+        X, lengths.clamp(min=1), batch_first=True, enforce_sorted=False
+    )
+    expected, _ = pad_packed_sequence(
+        lstm(packed)[0], batch_first=True, total_length=X.shape[1]
+    )
     return expected * length_mask(lengths, X.shape[1]).unsqueeze(-1)
 
 
 def _lstm(layers, bidirectional):
     torch.manual_seed(0)
-    return torch.nn.LSTM(5, 4, num_layers=layers, batch_first=True, bidirectional=bidirectional).double()
+    return torch.nn.LSTM(
+        5, 4, num_layers=layers, batch_first=True, bidirectional=bidirectional
+    ).double()
 
 
-@pytest.mark.parametrize("layers,bidirectional", [(1, True), (2, True), (1, False), (2, False)])
-@pytest.mark.parametrize("run", [run_lstm_padded, run_lstm_packed], ids=["padded", "packed"])
+@pytest.mark.parametrize(
+    "layers,bidirectional", [(1, True), (2, True), (1, False), (2, False)]
+)
+@pytest.mark.parametrize(
+    "run", [run_lstm_padded, run_lstm_packed], ids=["padded", "packed"]
+)
 def test_paths_equal_packed_reference(run, layers, bidirectional):
     """Both paths (the CUDA one, run_lstm_packed, is run here on CPU) equal
     torch's packed computation, and so each other: values and gradients of
@@ -38,7 +49,9 @@ def test_paths_equal_packed_reference(run, layers, bidirectional):
     torch.testing.assert_close(got, expected)
     assert (got[2] == 0).all() and (got[1, 3:] == 0).all()
     weights = torch.randn_like(expected)
-    grads_ref = torch.autograd.grad((expected * weights).sum(), [X_ref, *lstm.parameters()])
+    grads_ref = torch.autograd.grad(
+        (expected * weights).sum(), [X_ref, *lstm.parameters()]
+    )
     grads_run = torch.autograd.grad((got * weights).sum(), [X_run, *lstm.parameters()])
     for g_run, g_ref in zip(grads_run, grads_ref):
         torch.testing.assert_close(g_run, g_ref)
@@ -53,8 +66,16 @@ def test_run_lstm_uses_padded_path_on_cpu():
 
 def test_packed_empty_batch():
     lstm = _lstm(1, True)
-    assert run_lstm_packed(lstm, torch.zeros(0, 3, 5, dtype=torch.float64), torch.zeros(0, dtype=torch.long)).shape == (0, 3, 8)
-    assert run_lstm_packed(lstm, torch.zeros(2, 0, 5, dtype=torch.float64), torch.zeros(2, dtype=torch.long)).shape == (2, 0, 8)
+    assert run_lstm_packed(
+        lstm,
+        torch.zeros(0, 3, 5, dtype=torch.float64),
+        torch.zeros(0, dtype=torch.long),
+    ).shape == (0, 3, 8)
+    assert run_lstm_packed(
+        lstm,
+        torch.zeros(2, 0, 5, dtype=torch.float64),
+        torch.zeros(2, dtype=torch.long),
+    ).shape == (2, 0, 8)
 
 
 def test_bad_lstm_is_an_error():

@@ -1,4 +1,5 @@
 """The registered scorer, on hand-checked cases."""
+
 import pytest
 import spacy
 from spacy.training import Example
@@ -18,17 +19,39 @@ def test_exclusive_scores():
     nlp = spacy.blank("en")
     labels = ["entailment", "neutral", "contradiction"]
     egs = [
-        _eg(nlp, {"entailment": 0.7, "neutral": 0.2, "contradiction": 0.1}, {"entailment": 1.0}),
-        _eg(nlp, {"entailment": 0.6, "neutral": 0.3, "contradiction": 0.1}, {"neutral": 1.0}),
-        _eg(nlp, {"entailment": 0.1, "neutral": 0.2, "contradiction": 0.7}, {"contradiction": 1.0}),
-        _eg(nlp, {"entailment": 0.1, "neutral": 0.8, "contradiction": 0.1}, {"neutral": 1.0}),
-        _eg(nlp, {"entailment": 0.1, "neutral": 0.8, "contradiction": 0.1}, {}),  # no gold: skipped
+        _eg(
+            nlp,
+            {"entailment": 0.7, "neutral": 0.2, "contradiction": 0.1},
+            {"entailment": 1.0},
+        ),
+        _eg(
+            nlp,
+            {"entailment": 0.6, "neutral": 0.3, "contradiction": 0.1},
+            {"neutral": 1.0},
+        ),
+        _eg(
+            nlp,
+            {"entailment": 0.1, "neutral": 0.2, "contradiction": 0.7},
+            {"contradiction": 1.0},
+        ),
+        _eg(
+            nlp,
+            {"entailment": 0.1, "neutral": 0.8, "contradiction": 0.1},
+            {"neutral": 1.0},
+        ),
+        _eg(
+            nlp, {"entailment": 0.1, "neutral": 0.8, "contradiction": 0.1}, {}
+        ),  # no gold: skipped
     ]
     s = pair_classifier_score(egs, labels=labels)
     assert s["pair_acc"] == pytest.approx(3 / 4)
     # entailment: tp 1, fp 1 -> p .5 r 1 f .667; neutral: tp 1 fn 1 -> p 1 r .5 f .667; contradiction 1/1/1
-    assert s["pair_f_per_type"]["entailment"] == pytest.approx({"p": 0.5, "r": 1.0, "f": 2 / 3})
-    assert s["pair_f_per_type"]["neutral"] == pytest.approx({"p": 1.0, "r": 0.5, "f": 2 / 3})
+    assert s["pair_f_per_type"]["entailment"] == pytest.approx(
+        {"p": 0.5, "r": 1.0, "f": 2 / 3}
+    )
+    assert s["pair_f_per_type"]["neutral"] == pytest.approx(
+        {"p": 1.0, "r": 0.5, "f": 2 / 3}
+    )
     assert s["pair_macro_f"] == pytest.approx((2 / 3 + 2 / 3 + 1) / 3)
     assert s["pair_macro_p"] == pytest.approx((0.5 + 1 + 1) / 3)
 

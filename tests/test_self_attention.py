@@ -1,5 +1,6 @@
 """Self-attention torch modules and their Thinc layers: shapes, masking,
 penalties (checked numerically) and gradients reaching training."""
+
 import numpy
 import pytest
 import spacy
@@ -33,7 +34,14 @@ def _modules():
     return [
         StructuredSelfAttention(4, 5, 3, 2, penalty_coef=0.7).double(),
         GeneralizedPooling(
-            4, 5, 3, 3, param_penalty=0.5, attention_penalty=0.3, output_penalty=0.2, margin=2.0
+            4,
+            5,
+            3,
+            3,
+            param_penalty=0.5,
+            attention_penalty=0.3,
+            output_penalty=0.2,
+            margin=2.0,
         ).double(),
     ]
 
@@ -45,7 +53,9 @@ def test_shapes_rows_sum_to_one_and_padding_is_zero(module):
     r = A.shape[1]
     assert M.shape == (3, r, 10) and A.shape == (3, r, 6) and H.shape == (3, 6, 10)
     for i, n in enumerate(lengths.tolist()):
-        numpy.testing.assert_allclose(A[i, :, :n].sum(-1).detach().numpy(), 1.0, rtol=1e-6)
+        numpy.testing.assert_allclose(
+            A[i, :, :n].sum(-1).detach().numpy(), 1.0, rtol=1e-6
+        )
         assert (A[i, :, n:] == 0).all()
         assert (H[i, n:] == 0).all()
     assert penalty.ndim == 0 and penalty.item() > 0
@@ -96,7 +106,9 @@ def test_penalty_gradient_matches_finite_differences(module):
 
     def penalty(X, *values):
         # A functional call, so gradcheck can perturb the parameters too.
-        return torch.func.functional_call(module, dict(zip(names, values)), (X, lengths))[3]
+        return torch.func.functional_call(
+            module, dict(zip(names, values)), (X, lengths)
+        )[3]
 
     assert torch.autograd.gradcheck(penalty, (X, *params), eps=1e-6, atol=1e-5)
 
@@ -117,8 +129,14 @@ def test_thinc_backprop_adds_penalty_gradient(kind):
         )
     else:
         model = build_generalized_pooling(
-            t2v, hidden_width=3, attention_width=4, heads=2, param_penalty=0.5,
-            attention_penalty=1.0, output_penalty=1.0, penalty_margin=5.0,
+            t2v,
+            hidden_width=3,
+            attention_width=4,
+            heads=2,
+            param_penalty=0.5,
+            attention_penalty=1.0,
+            output_penalty=1.0,
+            penalty_margin=5.0,
         )
     model.initialize(X=docs)
     layer = model.get_ref("self_attention")
@@ -132,7 +150,9 @@ def test_thinc_backprop_adds_penalty_gradient(kind):
     for p in torch_module.parameters():
         p.grad = None
     backprop((model.ops.alloc3f(*M.shape), None, None, None))
-    name, param = next((n, p) for n, p in torch_module.named_parameters() if n.startswith("W"))
+    name, param = next(
+        (n, p) for n, p in torch_module.named_parameters() if n.startswith("W")
+    )
     analytic = param.grad.detach().clone().numpy().ravel()
     numeric = numpy.zeros_like(analytic)
     flat = param.data.view(-1)
@@ -195,10 +215,14 @@ def test_run_lstm_equals_packed_lstm(layers, bidirectional):
     from spacy_attn.models.rnn import run_lstm
 
     torch.manual_seed(0)
-    lstm = torch.nn.LSTM(5, 4, num_layers=layers, batch_first=True, bidirectional=bidirectional).double()
+    lstm = torch.nn.LSTM(
+        5, 4, num_layers=layers, batch_first=True, bidirectional=bidirectional
+    ).double()
     X = torch.randn(4, 7, 5, dtype=torch.float64)
     lengths = torch.tensor([7, 3, 0, 1])
-    packed = pack_padded_sequence(X, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    packed = pack_padded_sequence(
+        X, lengths.clamp(min=1), batch_first=True, enforce_sorted=False
+    )
     expected, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=7)
     expected = expected * length_mask(lengths, 7).unsqueeze(-1)
     torch.testing.assert_close(run_lstm(lstm, X, lengths), expected)

@@ -1,4 +1,5 @@
 """attn_span_qa: training on real SQuAD questions, round trips, windows, edge cases."""
+
 import json
 import os
 import subprocess
@@ -30,7 +31,15 @@ from .util import REPO, squad_dev, tok2vec_config
 QA_CONFIGS = ["squad_glove.cfg", "squadshifts_glove.cfg", "squad_transformer.cfg"]
 
 
-def qa_config(*, window=400, stride=200, hidden=32, iterations=3, answers_key="answers", pair_key="pair"):
+def qa_config(
+    *,
+    window=400,
+    stride=200,
+    hidden=32,
+    iterations=3,
+    answers_key="answers",
+    pair_key="pair",
+):
     """A small model config for tests (tok2vec backbone)."""
     return {
         "pair_key": pair_key,
@@ -54,10 +63,19 @@ def squad_questions():
     """16 real SQuAD v1.1 dev questions, two from each of 8 paragraphs."""
     data = squad_dev()
     out = []
-    for p_i, para in enumerate(data["data"][0]["paragraphs"][:8]):
+    for para in data["data"][0]["paragraphs"][:8]:
         for qa in para["qas"][:2]:
             answers = [(a["text"], a["answer_start"]) for a in qa["answers"]]
-            out.append(SquadQuestion(qa["id"], qa["question"], para["context"], answers, "Super_Bowl_50", 0))
+            out.append(
+                SquadQuestion(
+                    qa["id"],
+                    qa["question"],
+                    para["context"],
+                    answers,
+                    "Super_Bowl_50",
+                    0,
+                )
+            )
     return out
 
 
@@ -84,7 +102,10 @@ def train(nlp, examples, n_iter):
 
 def answers_of(nlp, pairs):
     docs = list(nlp.pipe([make_pair(nlp, q, c) for q, c in pairs]))
-    return [([s.text for s in d.spans["answers"]], list(d.spans["answers"].attrs["scores"])) for d in docs]
+    return [
+        ([s.text for s in d.spans["answers"]], list(d.spans["answers"].attrs["scores"]))
+        for d in docs
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -103,22 +124,40 @@ def trained(squad_questions):
 def test_registry_and_entry_points():
     assert callable(registry.architectures.get("spacy-attn.DynamicCoattention.v1"))
     assert "attn_span_qa" in spacy.Language.factories
-    eps = {(ep.group, ep.name): ep for g in ("spacy_factories", "spacy_architectures") for ep in entry_points(group=g)}
-    assert eps[("spacy_factories", "attn_span_qa")].load() is spacy_attn.pipeline.span_qa.make_span_qa
-    assert eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v1")].load() is spacy_attn.layers.coattention.build_dynamic_coattention
+    eps = {
+        (ep.group, ep.name): ep
+        for g in ("spacy_factories", "spacy_architectures")
+        for ep in entry_points(group=g)
+    }
+    assert (
+        eps[("spacy_factories", "attn_span_qa")].load()
+        is spacy_attn.pipeline.span_qa.make_span_qa
+    )
+    assert (
+        eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v1")].load()
+        is spacy_attn.layers.coattention.build_dynamic_coattention
+    )
 
 
 @pytest.mark.parametrize("name", QA_CONFIGS)
 def test_qa_config_fills_and_validates(name):
     from spacy.schemas import ConfigSchemaTraining
 
-    nlp = load_model_from_config(load_config(REPO / "configs" / name), auto_fill=True, validate=True)
+    nlp = load_model_from_config(
+        load_config(REPO / "configs" / name), auto_fill=True, validate=True
+    )
     assert nlp.pipe_names[-1] == "attn_span_qa"
-    T = registry.resolve(nlp.config.interpolate()["training"], schema=ConfigSchemaTraining)
+    T = registry.resolve(
+        nlp.config.interpolate()["training"], schema=ConfigSchemaTraining
+    )
     assert T["train_corpus"] == "corpora.train" and T["score_weights"]["qa_f1"] == 1.0
     module = nlp.get_pipe("attn_span_qa").model.get_ref("coattention").shims[0]._model
     if name == "squad_glove.cfg":  # the paper's sizes
-        assert (module.hidden, module.hmn_start.pool_size, module.max_iterations) == (200, 16, 4)
+        assert (module.hidden, module.hmn_start.pool_size, module.max_iterations) == (
+            200,
+            16,
+            4,
+        )
     assert (module.project is None) is (name != "squad_transformer.cfg")
 
 
@@ -130,7 +169,9 @@ def test_default_config_and_bad_values():
     assert (pipe.pair_key, pipe.answers_key, pipe.top_k) == ("pair", "answers", 5)
     json.dumps(pipe.cfg)
     with pytest.raises(ValueError, match="stride"):
-        spacy.blank("en").add_pipe("attn_span_qa", config={"model": {**qa_config()["model"], "stride": 0}})
+        spacy.blank("en").add_pipe(
+            "attn_span_qa", config={"model": {**qa_config()["model"], "stride": 0}}
+        )
     with pytest.raises(ValueError, match="top_k"):
         spacy.blank("en").add_pipe("attn_span_qa", config={"top_k": 0})
 
@@ -148,14 +189,18 @@ def test_overfit_real_squad_questions(trained):
         assert len(group) == len(scores) == 5 and scores == sorted(scores, reverse=True)
         assert 0.5 < scores[0] <= 1.0 and sum(scores) <= 1.0 + 1e-5
         _, _, c_start, c_end = spacy_attn.get_pair_bounds(doc)
-        assert all(c_start <= s.start < s.end <= c_end and s.label_ == "answer" for s in group)
+        assert all(
+            c_start <= s.start < s.end <= c_end and s.label_ == "answer" for s in group
+        )
     scores = nlp.evaluate(examples)
     assert scores["qa_exact_match"] == 1.0 and scores["qa_f1"] == 1.0
 
 
 def test_round_trip_disk_and_bytes(trained, squad_questions, tmp_path):
     nlp, _, _ = trained
-    pairs = [(q.question, q.context) for q in squad_questions] + [("Who won?", "The Broncos won the game.")]
+    pairs = [(q.question, q.context) for q in squad_questions] + [
+        ("Who won?", "The Broncos won the game.")
+    ]
     before = answers_of(nlp, pairs)
     nlp.to_disk(tmp_path / "model")
     assert answers_of(spacy.load(tmp_path / "model"), pairs) == before
@@ -172,8 +217,14 @@ def test_pipe_batch_equals_one_by_one(trained, squad_questions):
     batched = list(nlp.pipe([d.copy() for d in docs], batch_size=64))
     for b, d in zip(batched, docs):
         single = nlp(d.copy())
-        assert [(s.start, s.end) for s in b.spans["answers"]] == [(s.start, s.end) for s in single.spans["answers"]]
-        numpy.testing.assert_allclose(b.spans["answers"].attrs["scores"], single.spans["answers"].attrs["scores"], atol=1e-5)
+        assert [(s.start, s.end) for s in b.spans["answers"]] == [
+            (s.start, s.end) for s in single.spans["answers"]
+        ]
+        numpy.testing.assert_allclose(
+            b.spans["answers"].attrs["scores"],
+            single.spans["answers"].attrs["scores"],
+            atol=1e-5,
+        )
 
 
 def test_predict_does_not_mutate_docs(trained):
@@ -190,7 +241,11 @@ def test_answer_questions_char_offsets(trained, squad_questions):
     nlp, _, _ = trained
     q = squad_questions[0]
     context = "  \n" + q.context + "  "  # surrounding whitespace is kept in offsets
-    results = list(answer_questions(nlp, [(q.question, context), ("Anything?", "")], top_k=2, batch_size=1))
+    results = list(
+        answer_questions(
+            nlp, [(q.question, context), ("Anything?", "")], top_k=2, batch_size=1
+        )
+    )
     assert len(results) == 2 and results[1] == []
     assert len(results[0]) == 2
     for answer in results[0]:
@@ -225,7 +280,11 @@ def test_answer_questions_top_k_is_per_call(trained, squad_questions):
     assert [a[0] for a in got_one] == [a[0] for a in got_three]
     assert pipe.top_k == 5
     # The same per-call option through nlp.pipe's component_cfg.
-    docs = list(nlp.pipe([make_pair(nlp, *pairs[0])], component_cfg={"attn_span_qa": {"top_k": 2}}))
+    docs = list(
+        nlp.pipe(
+            [make_pair(nlp, *pairs[0])], component_cfg={"attn_span_qa": {"top_k": 2}}
+        )
+    )
     assert len(docs[0].spans["answers"]) == 2 and pipe.top_k == 5
 
 
@@ -237,9 +296,13 @@ def test_loss_gradient_matches_finite_differences(trained):
     end = rng.normal(size=(3, 2, 5)).astype("float32")
     start[2, :, 3:] = end[2, :, 3:] = -1e4  # padding of a 3-token window
     # doc 0 has two windows (tokens 10-14 and 12-16); doc 1 one window.
-    windows = QAWindows(numpy.array([0, 0, 1]), numpy.array([10, 12, 20]), numpy.array([5, 5, 3]))
+    windows = QAWindows(
+        numpy.array([0, 0, 1]), numpy.array([10, 12, 20]), numpy.array([5, 5, 3])
+    )
     gold = [(12, 14), (21, 22)]  # doc 0's answer lies in both windows
-    loss, (d_start, d_end) = pipe._loss_and_gradient(QAOutput(start, end, windows, None), gold)
+    loss, (d_start, d_end) = pipe._loss_and_gradient(
+        QAOutput(start, end, windows, None), gold
+    )
     eps = 1e-3
     for grad, which in ((d_start, 0), (d_end, 1)):
         for idx in [(0, 0, 2), (1, 1, 0), (0, 1, 4), (2, 0, 1), (2, 1, 2)]:
@@ -303,7 +366,13 @@ def _random_qa_output(seed, T=3, L=7):
     with 1-3 windows, an empty context, padding at -1e4, a doc without gold,
     gold spans inside one / several / no window (crossing a boundary)."""
     rng = numpy.random.default_rng(seed)
-    windows = make_windows(numpy.array([[0, 2, 2, 9], [0, 3, 3, 18], [0, 1, 1, 1], [0, 2, 2, 13], [0, 2, 2, 6]]), L, 4)
+    windows = make_windows(
+        numpy.array(
+            [[0, 2, 2, 9], [0, 3, 3, 18], [0, 1, 1, 1], [0, 2, 2, 13], [0, 2, 2, 6]]
+        ),
+        L,
+        4,
+    )
     W = len(windows.doc)
     start = (rng.normal(size=(W, T, L)) * 4).astype("float32")
     end = (rng.normal(size=(W, T, L)) * 4).astype("float32")
@@ -323,18 +392,27 @@ def test_loss_gradient_equals_host_reference(seed, dtype):
     float64) implementation on random inputs."""
     pipe = spacy.blank("en").add_pipe("attn_span_qa", config=qa_config())
     output, gold = _random_qa_output(seed)
-    output = output._replace(start_logits=output.start_logits.astype(dtype), end_logits=output.end_logits.astype(dtype))
+    output = output._replace(
+        start_logits=output.start_logits.astype(dtype),
+        end_logits=output.end_logits.astype(dtype),
+    )
     loss, (d_start, d_end) = pipe._loss_and_gradient(output, gold)
     ref_loss, (ref_start, ref_end) = _reference_loss_and_gradient(output, gold)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-5)
-    assert d_start.dtype == d_end.dtype == numpy.float32 and d_start.shape == ref_start.shape
+    assert (
+        d_start.dtype == d_end.dtype == numpy.float32
+        and d_start.shape == ref_start.shape
+    )
     numpy.testing.assert_allclose(d_start, ref_start, atol=1e-6)
     numpy.testing.assert_allclose(d_end, ref_end, atol=1e-6)
     # Windows of docs without a target (2, 3) get no gradient.
     untrained = numpy.isin(output.windows.doc, [2, 3])
     assert (d_start[untrained] == 0).all() and (d_end[untrained] == 0).all()
     # No window holds a target: no loss, no gradient.
-    assert pipe._loss_and_gradient(output, [None, (2, 20), None, None, None]) == (0.0, None)
+    assert pipe._loss_and_gradient(output, [None, (2, 20), None, None, None]) == (
+        0.0,
+        None,
+    )
 
 
 def _reference_decode(output, n_docs, max_answer_length, top_k):
@@ -378,14 +456,28 @@ def test_decode_answers_equals_reference(seed, top_k, max_answer_length):
     gives exactly what the former per-window loop gave, including spans
     found by several overlapping windows and ties (logits rounded)."""
     output, _ = _random_qa_output(seed, T=1)
-    output = output._replace(start_logits=output.start_logits.round(), end_logits=output.end_logits.round())
+    output = output._replace(
+        start_logits=output.start_logits.round(), end_logits=output.end_logits.round()
+    )
     n_docs = 5
-    got = decode_answers(output, n_docs, max_answer_length=max_answer_length, top_k=top_k)
+    got = decode_answers(
+        output, n_docs, max_answer_length=max_answer_length, top_k=top_k
+    )
     expected = _reference_decode(output, n_docs, max_answer_length, top_k)
     assert got == expected
     assert got[2] == []  # empty context
     assert all(0 < len(answers) <= top_k for i, answers in enumerate(got) if i != 2)
-    assert decode_answers(output._replace(windows=make_windows(numpy.zeros((0, 4), dtype="int64"), 7, 4)), 0, max_answer_length=3, top_k=2) == []
+    assert (
+        decode_answers(
+            output._replace(
+                windows=make_windows(numpy.zeros((0, 4), dtype="int64"), 7, 4)
+            ),
+            0,
+            max_answer_length=3,
+            top_k=2,
+        )
+        == []
+    )
 
 
 # -- windows -------------------------------------------------------------
@@ -414,15 +506,21 @@ def test_windows_find_answers_across_a_boundary(squad_questions):
         w = make_windows(numpy.array([spacy_attn.get_pair_bounds(eg.reference)]), 12, 4)
         assert len(w.doc) >= 7  # really windowed
         # A window that holds the answer's start but ends inside the answer.
-        crossing += any(s <= span.start < s + n < span.end for s, n in zip(w.start, w.length))
+        crossing += any(
+            s <= span.start < s + n < span.end for s, n in zip(w.start, w.length)
+        )
     assert crossing >= 4
     losses = train(nlp, examples, n_iter=60)
     assert losses[-1] < 0.1 * losses[0]
     for eg, doc in zip(examples, nlp.pipe([eg.predicted.copy() for eg in examples])):
-        assert doc.spans["answers"][0].text in eg.reference.spans["answers"].attrs["texts"]
+        assert (
+            doc.spans["answers"][0].text in eg.reference.spans["answers"].attrs["texts"]
+        )
         starts_ends = [(s.start, s.end) for s in doc.spans["answers"]]
         assert len(set(starts_ends)) == len(starts_ends)  # deduplicated across windows
-        assert sum(doc.spans["answers"].attrs["scores"]) <= 1.0 + 1e-5  # one joint normalization
+        assert (
+            sum(doc.spans["answers"].attrs["scores"]) <= 1.0 + 1e-5
+        )  # one joint normalization
 
 
 # -- edge cases ----------------------------------------------------------
@@ -457,7 +555,9 @@ def test_examples_without_alignable_answer_are_skipped(trained, squad_questions)
     nlp, examples, _ = trained
     pipe = nlp.get_pipe("attn_span_qa")
     ref = examples[0].reference.copy()
-    ref.spans["answers"] = SpanGroup(ref, name="answers", spans=[], attrs={"texts": ["not in the text"]})
+    ref.spans["answers"] = SpanGroup(
+        ref, name="answers", spans=[], attrs={"texts": ["not in the text"]}
+    )
     no_answer = Example(examples[0].predicted.copy(), ref)
     before = pipe.n_skipped
     pipe._warned_skip = False
@@ -475,7 +575,9 @@ def test_gold_outside_context_is_an_error(trained):
     ref = examples[0].reference.copy()
     ref.spans["answers"] = [Span(ref, 0, 2, label="answer")]  # inside the question
     with pytest.raises(ValueError, match="not inside the context"):
-        nlp.get_pipe("attn_span_qa").update([Example(examples[0].predicted.copy(), ref)])
+        nlp.get_pipe("attn_span_qa").update(
+            [Example(examples[0].predicted.copy(), ref)]
+        )
 
 
 def test_different_predicted_tokenization_is_aligned(trained):
@@ -509,7 +611,9 @@ def test_different_predicted_tokenization_is_aligned(trained):
 def test_custom_keys_round_trip(squad_questions, tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("attn_span_qa", config=qa_config(answers_key="gold_qa", pair_key="qa"))
-    examples = qa_examples(nlp, squad_questions[:4], answers_key="gold_qa", span_key="qa")
+    examples = qa_examples(
+        nlp, squad_questions[:4], answers_key="gold_qa", span_key="qa"
+    )
     train(nlp, examples, n_iter=2)
     with pytest.raises(PairError, match="'qa'"):
         nlp(make_pair(nlp, "a", "b"))
@@ -530,26 +634,65 @@ def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path):
     data = {"version": "1.1", "data": [{"title": "t", "paragraphs": []}]}
     for q in squad_questions[:8]:
         data["data"][0]["paragraphs"].append(
-            {"context": q.context, "qas": [{"id": q.id, "question": q.question, "answers": [{"text": t, "answer_start": s} for t, s in q.answers]}]}
+            {
+                "context": q.context,
+                "qas": [
+                    {
+                        "id": q.id,
+                        "question": q.question,
+                        "answers": [
+                            {"text": t, "answer_start": s} for t, s in q.answers
+                        ],
+                    }
+                ],
+            }
         )
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(data), encoding="utf8")
     vec = spacy.blank("en")
     rng = numpy.random.default_rng(0)
     vec.vocab.reset_vectors(width=16)
-    for word in sorted({t.lower_ for q in squad_questions[:8] for t in vec.make_doc(q.question + " " + q.context)}):
+    for word in sorted(
+        {
+            t.lower_
+            for q in squad_questions[:8]
+            for t in vec.make_doc(q.question + " " + q.context)
+        }
+    ):
         vec.vocab.set_vector(word, rng.normal(size=16).astype("float32"))
     vec.to_disk(tmp_path / "vectors")
     out = tmp_path / "out"
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     result = subprocess.run(
-        [sys.executable, "-m", "spacy", "train", "configs/squadshifts_glove.cfg", "--output", str(out),
-         "--paths.train", str(path), "--paths.dev", str(path), "--paths.vectors", str(tmp_path / "vectors"),
-         "--components.attn_span_qa.model.input_width", "16",
-         "--components.attn_span_qa.model.hidden_width", "16",
-         "--components.attn_span_qa.model.pool_size", "2",
-         "--training.max_steps", "6", "--training.eval_frequency", "3"],
-        capture_output=True, text=True, cwd=REPO, env=env,
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "train",
+            "configs/squadshifts_glove.cfg",
+            "--output",
+            str(out),
+            "--paths.train",
+            str(path),
+            "--paths.dev",
+            str(path),
+            "--paths.vectors",
+            str(tmp_path / "vectors"),
+            "--components.attn_span_qa.model.input_width",
+            "16",
+            "--components.attn_span_qa.model.hidden_width",
+            "16",
+            "--components.attn_span_qa.model.pool_size",
+            "2",
+            "--training.max_steps",
+            "6",
+            "--training.eval_frequency",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "QA_F1" in result.stdout.upper()

@@ -1,5 +1,6 @@
 """SQuAD-format reader: answer alignment (exact / expanded / relocated /
 unaligned), context offsets, DocBin round trip, filters and errors."""
+
 import gzip
 import json
 import logging
@@ -38,11 +39,19 @@ def squad_file(tmp_path, articles, *, name="squad.json", version="1.1", gz=False
 
 
 def qa(qid, question, *answers):
-    return {"id": qid, "question": question, "answers": [{"text": t, "answer_start": s} for t, s in answers]}
+    return {
+        "id": qid,
+        "question": question,
+        "answers": [{"text": t, "answer_start": s} for t, s in answers],
+    }
 
 
 def article(title, *paragraphs, **extra):
-    return {"title": title, "paragraphs": [{"context": c, "qas": q} for c, q in paragraphs], **extra}
+    return {
+        "title": title,
+        "paragraphs": [{"context": c, "qas": q} for c, q in paragraphs],
+        **extra,
+    }
 
 
 CTX = "The Denver Broncos won $5m in Santa Clara."
@@ -58,7 +67,13 @@ def test_alignment_statuses_and_gold_layout(tmp_path, nlp):
                     CTX,
                     [
                         # exact, twice (duplicates are kept), and a second answer
-                        qa("q1", "Who won?", ("Denver Broncos", 4), ("Denver Broncos", 4), ("The Denver Broncos", 0)),
+                        qa(
+                            "q1",
+                            "Who won?",
+                            ("Denver Broncos", 4),
+                            ("Denver Broncos", 4),
+                            ("The Denver Broncos", 0),
+                        ),
                         # "Bronco" ends inside the token "Broncos": expanded
                         qa("q2", "Who?", ("Bronco", 11)),
                         # stored offset off by one (the nyt_bigbench case): relocated
@@ -73,23 +88,44 @@ def test_alignment_statuses_and_gold_layout(tmp_path, nlp):
         ],
     )
     examples, stats = read_squad(path, nlp)
-    assert [eg.reference.spans["answers"].attrs["id"] for eg in examples] == ["q1", "q2", "q3", "q4", "q5"]
+    assert [eg.reference.spans["answers"].attrs["id"] for eg in examples] == [
+        "q1",
+        "q2",
+        "q3",
+        "q4",
+        "q5",
+    ]
     assert (stats.questions, stats.answers) == (5, 8)
-    assert (stats.exact, stats.expanded, stats.relocated, stats.unaligned) == (4, 1, 1, 2)
+    assert (stats.exact, stats.expanded, stats.relocated, stats.unaligned) == (
+        4,
+        1,
+        1,
+        2,
+    )
     assert stats.questions_unaligned == 1  # q5
     golds = [eg.reference.spans["answers"] for eg in examples]
-    assert [s.text for s in golds[0]] == ["Denver Broncos", "Denver Broncos", "The Denver Broncos"]
+    assert [s.text for s in golds[0]] == [
+        "Denver Broncos",
+        "Denver Broncos",
+        "The Denver Broncos",
+    ]
     assert all(s.label_ == "answer" for g in golds for s in g)
     assert [s.text for s in golds[1]] == ["Broncos"]
     assert [s.text for s in golds[2]] == ["Santa Clara"]
     assert [s.text for s in golds[3]] == ["Santa"]
-    assert golds[3].attrs["texts"] == ["in 2016", "Santa"]  # all gold strings, unaligned too
+    assert golds[3].attrs["texts"] == [
+        "in 2016",
+        "Santa",
+    ]  # all gold strings, unaligned too
     assert len(golds[4]) == 0 and golds[4].attrs["texts"] == [" "]
     # Gold spans lie inside the context segment; the predicted doc has the
     # pair but no answers.
     for eg in examples:
         segment = get_pair_spans(eg.reference)[1]
-        assert all(segment.start <= s.start and s.end <= segment.end for s in eg.reference.spans["answers"])
+        assert all(
+            segment.start <= s.start and s.end <= segment.end
+            for s in eg.reference.spans["answers"]
+        )
         assert "answers" not in eg.predicted.spans
         assert get_pair_texts(eg.predicted)[1] == CTX
         assert [t.text for t in eg.predicted] == [t.text for t in eg.reference]
@@ -101,19 +137,28 @@ def test_context_offsets_with_leading_whitespace(tmp_path, nlp, question, lead):
     """make_pair strips both texts: the mapping must follow exactly."""
     context = lead + CTX + "  \n"
     start = len(lead) + CTX.index("Santa Clara")
-    path = squad_file(tmp_path, [article("t", (context, [qa("q", question, ("Santa Clara", start))]))])
+    path = squad_file(
+        tmp_path, [article("t", (context, [qa("q", question, ("Santa Clara", start))]))]
+    )
     (eg,), stats = read_squad(path, nlp)
     span = eg.reference.spans["answers"][0]
     assert span.text == "Santa Clara" and stats.exact == 1
     doc_start = context_offset(question, context) + start
-    assert span.start_char == doc_start == get_pair_spans(eg.reference)[1].start_char + (start - len(lead))
+    assert (
+        span.start_char
+        == doc_start
+        == get_pair_spans(eg.reference)[1].start_char + (start - len(lead))
+    )
 
 
 def test_answer_with_surrounding_whitespace_is_trimmed(tmp_path, nlp):
     # BIG-bench stripped a leading "," and kept the offset: " 313" at the
     # stored offset is found one character later.
     context = "He batted .313 that year."
-    path = squad_file(tmp_path, [article("t", (context, [qa("q", "Average?", ("313", 10), (" that ", 14))]))])
+    path = squad_file(
+        tmp_path,
+        [article("t", (context, [qa("q", "Average?", ("313", 10), (" that ", 14))]))],
+    )
     (eg,), stats = read_squad(path, nlp)
     assert [s.text for s in eg.reference.spans["answers"]] == [".313", "that"]
     assert (stats.relocated, stats.expanded, stats.exact) == (1, 0, 1)
@@ -121,14 +166,26 @@ def test_answer_with_surrounding_whitespace_is_trimmed(tmp_path, nlp):
 
 def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
     arts = [
-        article("A", (CTX, [qa("a1", "Who?", ("Denver Broncos", 4))]), split="new_wiki"),
-        article("B", ("Paris is in France.", [qa("b1", "Where?", ("France", 12)), qa("b2", "What?", ("Paris", 0))])),
+        article(
+            "A", (CTX, [qa("a1", "Who?", ("Denver Broncos", 4))]), split="new_wiki"
+        ),
+        article(
+            "B",
+            (
+                "Paris is in France.",
+                [qa("b1", "Where?", ("France", 12)), qa("b2", "What?", ("Paris", 0))],
+            ),
+        ),
     ]
     path = squad_file(tmp_path, arts, name="shifts.json.gz", version="1.0", gz=True)
     corpus = registry.readers.get("spacy-attn.SquadCorpus.v1")(path)
     assert corpus.stats is None
     examples = list(corpus(nlp))
-    assert len(examples) == 3 and corpus.stats.questions == 3 and corpus.stats.articles == 2
+    assert (
+        len(examples) == 3
+        and corpus.stats.questions == 3
+        and corpus.stats.articles == 2
+    )
     # A second pass (spaCy calls the reader every epoch) gives fresh copies.
     again = list(corpus(nlp))
     assert again[0].reference is not examples[0].reference
@@ -147,7 +204,9 @@ def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
     for a, b in zip(examples, from_bin):
         assert [t.text for t in a.reference] == [t.text for t in b.reference]
         ga, gb = a.reference.spans["answers"], b.reference.spans["answers"]
-        assert [(s.start, s.end, s.label_) for s in ga] == [(s.start, s.end, s.label_) for s in gb]
+        assert [(s.start, s.end, s.label_) for s in ga] == [
+            (s.start, s.end, s.label_) for s in gb
+        ]
         assert gb.attrs == ga.attrs
         assert "answers" not in b.predicted.spans and has_pair(b.predicted)
     assert len(DocBin().from_disk(out)) == 3
@@ -156,7 +215,13 @@ def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
 def test_unaligned_and_empty_are_counted_and_logged(tmp_path, nlp, caplog):
     path = squad_file(
         tmp_path,
-        [article("t", (CTX, [qa("q9", "?", ("Chicago", 5)), qa("q10", " ", ("The", 0))]), ("  ", [qa("q11", "?")]))],
+        [
+            article(
+                "t",
+                (CTX, [qa("q9", "?", ("Chicago", 5)), qa("q10", " ", ("The", 0))]),
+                ("  ", [qa("q11", "?")]),
+            )
+        ],
     )
     with caplog.at_level(logging.WARNING, logger="spacy_attn"):
         examples, stats = read_squad(path, nlp)
@@ -170,13 +235,41 @@ def test_unaligned_and_empty_are_counted_and_logged(tmp_path, nlp, caplog):
     [
         ({"version": "1.1"}, r"not a SQuAD-format file"),
         ({"data": [{"title": "T"}]}, r"article 0 has no 'paragraphs'"),
-        ({"data": [{"title": "T", "paragraphs": [{"qas": []}]}]}, r"article 0 \('T'\), paragraph 0: missing a string 'context'"),
         (
-            {"data": [{"title": "T", "paragraphs": [{"context": "c", "qas": [{"id": "x7", "question": "?", "answers": [{"text": "c"}]}]}]}]},
+            {"data": [{"title": "T", "paragraphs": [{"qas": []}]}]},
+            r"article 0 \('T'\), paragraph 0: missing a string 'context'",
+        ),
+        (
+            {
+                "data": [
+                    {
+                        "title": "T",
+                        "paragraphs": [
+                            {
+                                "context": "c",
+                                "qas": [
+                                    {
+                                        "id": "x7",
+                                        "question": "?",
+                                        "answers": [{"text": "c"}],
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                ]
+            },
             r"question 'x7': each answer needs .* 'answer_start'",
         ),
         (
-            {"data": [{"title": "T", "paragraphs": [{"context": "c", "qas": [{"question": "?"}]}]}]},
+            {
+                "data": [
+                    {
+                        "title": "T",
+                        "paragraphs": [{"context": "c", "qas": [{"question": "?"}]}],
+                    }
+                ]
+            },
             r"paragraph 0, question 0: needs a string 'id'",
         ),
     ],
@@ -195,7 +288,12 @@ def test_malformed_files_name_file_and_question(tmp_path, nlp, data, match):
 def test_damaged_files_name_the_file(tmp_path, nlp):
     """A truncated or foreign file says which file and what is wrong, not
     just gzip's "Compressed file ended before the end-of-stream marker"."""
-    good = json.dumps({"version": "1.1", "data": [article("t", (CTX, [qa("q1", "Who?", ("Denver", 4))]))] * 20})
+    good = json.dumps(
+        {
+            "version": "1.1",
+            "data": [article("t", (CTX, [qa("q1", "Who?", ("Denver", 4))]))] * 20,
+        }
+    )
     cut_gz = tmp_path / "cut.json.gz"
     cut_gz.write_bytes(gzip.compress(good.encode("utf8"))[:120])
     cut = tmp_path / "cut.json"
@@ -205,7 +303,10 @@ def test_damaged_files_name_the_file(tmp_path, nlp):
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\x80\x81\xfe" * 10)
     cases = [
-        (cut_gz, r"cut.json.gz: cannot be read as gzipped UTF-8 JSON; the file is damaged .*EOFError"),
+        (
+            cut_gz,
+            r"cut.json.gz: cannot be read as gzipped UTF-8 JSON; the file is damaged .*EOFError",
+        ),
         (cut, r"cut.json: invalid JSON .*; the file is damaged \(e.g. truncated"),
         (not_gz, r"plain.json.gz: cannot be read as gzipped UTF-8 JSON.*BadGzipFile"),
         (binary, r"binary.json: cannot be read as UTF-8 JSON.*UnicodeDecodeError"),
@@ -225,10 +326,16 @@ def test_moved_names_still_import_from_squad():
     import spacy_attn.squad as squad
 
     assert squad.SquadCorpus is spacy_attn.readers.SquadCorpus
-    assert squad.create_squad_corpus_reader is spacy_attn.readers.create_squad_corpus_reader
+    assert (
+        squad.create_squad_corpus_reader
+        is spacy_attn.readers.create_squad_corpus_reader
+    )
     assert squad.squad_score is spacy_attn.scorers.squad_score
     assert squad.make_squad_scorer is spacy_attn.scorers.make_squad_scorer
-    assert registry.readers.get("spacy-attn.SquadCorpus.v1") is squad.create_squad_corpus_reader
+    assert (
+        registry.readers.get("spacy-attn.SquadCorpus.v1")
+        is squad.create_squad_corpus_reader
+    )
     namespace = {}
     exec("from spacy_attn.squad import *", namespace)
     assert set(squad.__all__) <= set(namespace)
@@ -249,7 +356,12 @@ def test_real_nyt_bigbench_offsets(nlp):
         for para in art["paragraphs"]:
             for q in para["qas"]:
                 for a in q["answers"]:
-                    if para["context"][a["answer_start"] : a["answer_start"] + len(a["text"])] != a["text"]:
+                    if (
+                        para["context"][
+                            a["answer_start"] : a["answer_start"] + len(a["text"])
+                        ]
+                        != a["text"]
+                    ):
                         shifted.append(i)
     assert len(shifted) == 10
     picked = sorted(set(shifted[:2]) | {0, 1})
@@ -257,7 +369,9 @@ def test_real_nyt_bigbench_offsets(nlp):
     n_shifted = sum(1 for i in shifted if i in picked)
     assert stats.relocated == n_shifted and stats.unaligned == 0
     assert stats.exact + stats.expanded + stats.relocated == stats.answers
-    assert stats.questions == sum(len(p["qas"]) for i in picked for p in data["data"][i]["paragraphs"])
+    assert stats.questions == sum(
+        len(p["qas"]) for i in picked for p in data["data"][i]["paragraphs"]
+    )
 
 
 def _write_mirror(root, sets):
@@ -284,7 +398,10 @@ def _articles(prefix, n_articles, n_paragraphs):
     return [
         article(
             f"{prefix}{a}",
-            *[(CTX, [qa(f"{prefix}{a}_{p}", "Who?", ("Denver Broncos", 4))]) for p in range(n_paragraphs)],
+            *[
+                (CTX, [qa(f"{prefix}{a}_{p}", "Who?", ("Denver Broncos", 4))])
+                for p in range(n_paragraphs)
+            ],
         )
         for a in range(n_articles)
     ]
@@ -295,7 +412,9 @@ def test_squad_splits_script(tmp_path, nlp):
 
     from .util import REPO
 
-    spec = importlib.util.spec_from_file_location("squad_splits", REPO / "scripts" / "squad_splits.py")
+    spec = importlib.util.spec_from_file_location(
+        "squad_splits", REPO / "scripts" / "squad_splits.py"
+    )
     splits = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(splits)
     mirror = tmp_path / "mirror"
@@ -309,27 +428,57 @@ def test_squad_splits_script(tmp_path, nlp):
         },
     )
     out = tmp_path / "out"
-    m = splits.make_splits(out, assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=3, docbin=True)
-    assert m["sets"]["new_wiki"]["unit"] == "article" and m["sets"]["new_wiki"]["dev_units"] == 2
-    assert m["sets"]["reddit"]["unit"] == "paragraph" and m["sets"]["reddit"]["dev_units"] == 3
+    m = splits.make_splits(
+        out,
+        assets=tmp_path / "no_assets",
+        mirror=splits.Mirror(str(mirror)),
+        seed=3,
+        docbin=True,
+    )
+    assert (
+        m["sets"]["new_wiki"]["unit"] == "article"
+        and m["sets"]["new_wiki"]["dev_units"] == 2
+    )
+    assert (
+        m["sets"]["reddit"]["unit"] == "paragraph"
+        and m["sets"]["reddit"]["dev_units"] == 3
+    )
     assert m["sets"]["nyt"]["dev_units"] == 2  # ceil(10% of 12)
     train = json.loads((out / "train.json").read_text())["data"]
     dev = json.loads((out / "dev.json").read_text())["data"]
     titles = lambda arts, s: {a["title"] for a in arts if a["split"] == s}
     assert not titles(train, "new_wiki") & titles(dev, "new_wiki")  # disjoint articles
     assert sorted(titles(dev, "new_wiki")) == m["sets"]["new_wiki"]["dev_unit_ids"]
-    ids = lambda arts: [q["id"] for a in arts for p in a["paragraphs"] for q in p["qas"]]
+    ids = lambda arts: [
+        q["id"] for a in arts for p in a["paragraphs"] for q in p["qas"]
+    ]
     assert len(ids(train)) == 40 + 30 + 12 - (4 + 3 + 2) and len(ids(dev)) == 9
     assert not set(ids(train)) & set(ids(dev))
-    assert m["counts"]["test"]["questions"] == 6 and m["alignment"]["train"]["exact"] == 73
+    assert (
+        m["counts"]["test"]["questions"] == 6 and m["alignment"]["train"]["exact"] == 73
+    )
     # The DocBins read back with the reader; the same seed gives the same split.
     assert len(list(SquadCorpus(out / "dev.spacy")(nlp))) == 9
-    again = splits.make_splits(tmp_path / "again", assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=3)
+    again = splits.make_splits(
+        tmp_path / "again",
+        assets=tmp_path / "no_assets",
+        mirror=splits.Mirror(str(mirror)),
+        seed=3,
+    )
     assert again["sets"] == m["sets"]
-    other = splits.make_splits(tmp_path / "other", assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=4)
+    other = splits.make_splits(
+        tmp_path / "other",
+        assets=tmp_path / "no_assets",
+        mirror=splits.Mirror(str(mirror)),
+        seed=4,
+    )
     assert other["sets"]["nyt"]["dev_unit_ids"] != m["sets"]["nyt"]["dev_unit_ids"]
     # A corrupted mirror file is refused.
     with gzip.open(mirror / "squad_shifts" / "reddit.json.gz", "wt") as f:
         f.write("{}")
     with pytest.raises(splits.DataError, match="Checksum mismatch"):
-        splits.make_splits(tmp_path / "bad", assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)))
+        splits.make_splits(
+            tmp_path / "bad",
+            assets=tmp_path / "no_assets",
+            mirror=splits.Mirror(str(mirror)),
+        )

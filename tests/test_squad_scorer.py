@@ -1,5 +1,6 @@
 """The official SQuAD v1.1 metric, on cases worked out by hand with the
 algorithm of ``evaluate-v1.1.py``, and on the real dev set."""
+
 import gzip
 import json
 
@@ -56,17 +57,27 @@ def test_single_gold_cases(prediction, gold, em, f1):
 
 def _dataset(questions):
     qas = [
-        {"id": qid, "question": "?", "answers": [{"text": t, "answer_start": 0} for t in golds]}
+        {
+            "id": qid,
+            "question": "?",
+            "answers": [{"text": t, "answer_start": 0} for t in golds],
+        }
         for qid, golds in questions
     ]
-    return {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "c", "qas": qas}]}]}
+    return {
+        "version": "1.1",
+        "data": [{"title": "t", "paragraphs": [{"context": "c", "qas": qas}]}],
+    }
 
 
 def test_max_over_gold_and_average_over_questions(capsys):
     data = _dataset(
         [
             ["q1", ["Denver Broncos", "Broncos", "the Broncos"]],  # max: EM 1
-            ["q2", ["Santa Clara, California", "Levi's Stadium"]],  # "Levi's Stadium in Santa Clara"
+            [
+                "q2",
+                ["Santa Clara, California", "Levi's Stadium"],
+            ],  # "Levi's Stadium in Santa Clara"
             ["q3", ["gold"]],  # unanswered: 0
         ]
     )
@@ -99,7 +110,9 @@ def test_component_scorer_matches_official():
     nlp = spacy.blank("en")
     ctx = "The Denver Broncos beat the Carolina Panthers in Santa Clara."
     egs = [
-        _qa_example(nlp, ctx, ["Denver Broncos", "the Denver Broncos"], "The Denver Broncos"),
+        _qa_example(
+            nlp, ctx, ["Denver Broncos", "the Denver Broncos"], "The Denver Broncos"
+        ),
         _qa_example(nlp, ctx, ["Denver Broncos"], "Broncos"),
         _qa_example(nlp, ctx, ["Santa Clara"], None),  # no predicted answer: ""
     ]
@@ -115,7 +128,11 @@ def test_component_scorer_key_fallback_and_no_gold():
     nlp = spacy.blank("en")
     ctx = "Denver Broncos won."
     eg = _qa_example(nlp, ctx, [], "Broncos", key="qa")
-    assert squad_score([eg], answers_key="qa") == {"qa_exact_match": None, "qa_f1": None, "qa_n": 0}
+    assert squad_score([eg], answers_key="qa") == {
+        "qa_exact_match": None,
+        "qa_f1": None,
+        "qa_n": 0,
+    }
     # Without attrs["texts"] the gold spans' texts are the gold answers.
     ref = eg.reference
     ref.spans["qa"] = [Span(ref, 4, 6, label="answer")]  # "Denver Broncos"
@@ -140,9 +157,9 @@ def test_real_dev_first_gold_answer_scores_100():
     assert squad_evaluate(data, preds) == {"exact_match": 100.0, "f1": 100.0}
     # A wrong answer for one question moves the official numbers by 1/10570.
     first = next(iter(preds))
-    assert squad_evaluate(data, {**preds, first: "Carolina Panthers"})["exact_match"] == pytest.approx(
-        100.0 * 10569 / 10570
-    )
+    assert squad_evaluate(data, {**preds, first: "Carolina Panthers"})[
+        "exact_match"
+    ] == pytest.approx(100.0 * 10569 / 10570)
     # The component path, on the first 3 articles (all 10,570 questions take
     # ~10 s to tokenize): the predicted span is the first gold span.
     nlp = spacy.blank("en")
@@ -150,7 +167,9 @@ def test_real_dev_first_gold_answer_scores_100():
     assert stats.questions == len(examples) > 500
     for eg in examples:
         gold = eg.reference.spans["answers"][0]
-        eg.predicted.spans["answers"] = [Span(eg.predicted, gold.start, gold.end, label="answer")]
+        eg.predicted.spans["answers"] = [
+            Span(eg.predicted, gold.start, gold.end, label="answer")
+        ]
     s = squad_score(examples)
     assert s["qa_n"] == len(examples)
     # Gold spans expanded to token boundaries ("Sis (modern" for "Sis (mode")
@@ -158,14 +177,20 @@ def test_real_dev_first_gold_answer_scores_100():
     exact = [
         eg
         for eg in examples
-        if eg.predicted.spans["answers"][0].text == eg.reference.spans["answers"].attrs["texts"][0]
+        if eg.predicted.spans["answers"][0].text
+        == eg.reference.spans["answers"].attrs["texts"][0]
     ]
     assert len(exact) > 0.9 * len(examples)
-    assert squad_score(exact) == {"qa_exact_match": 1.0, "qa_f1": 1.0, "qa_n": len(exact)}
+    assert squad_score(exact) == {
+        "qa_exact_match": 1.0,
+        "qa_f1": 1.0,
+        "qa_n": len(exact),
+    }
     # And over all questions the two paths agree (0-1 vs 0-100 scale), with
     # the tokenization ceiling just below 100.
     span_preds = {
-        eg.reference.spans["answers"].attrs["id"]: eg.predicted.spans["answers"][0].text for eg in examples
+        eg.reference.spans["answers"].attrs["id"]: eg.predicted.spans["answers"][0].text
+        for eg in examples
     }
     official = squad_evaluate(data["data"][:3], span_preds)
     assert official["exact_match"] == pytest.approx(100 * s["qa_exact_match"])
@@ -179,22 +204,49 @@ def test_official_command_line(tmp_path):
     import subprocess
     import sys
 
-    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "Paris is in France.", "qas": [
-        {"id": "a", "question": "Where?", "answers": [{"text": "France", "answer_start": 12}]},
-        {"id": "b", "question": "What?", "answers": [{"text": "Paris", "answer_start": 0}]},
-    ]}]}]}
+    data = {
+        "version": "1.1",
+        "data": [
+            {
+                "title": "t",
+                "paragraphs": [
+                    {
+                        "context": "Paris is in France.",
+                        "qas": [
+                            {
+                                "id": "a",
+                                "question": "Where?",
+                                "answers": [{"text": "France", "answer_start": 12}],
+                            },
+                            {
+                                "id": "b",
+                                "question": "What?",
+                                "answers": [{"text": "Paris", "answer_start": 0}],
+                            },
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
     dataset = tmp_path / "dev.json.gz"
     with gzip.open(dataset, "wt", encoding="utf8") as f:
         json.dump(data, f)
     predictions = tmp_path / "pred.json"
-    predictions.write_text(json.dumps({"a": "in France", "b": "Paris"}), encoding="utf8")
+    predictions.write_text(
+        json.dumps({"a": "in France", "b": "Paris"}), encoding="utf8"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "spacy_attn.squad", str(dataset), str(predictions)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     scores = json.loads(result.stdout)
     assert scores == squad_evaluate(data, {"a": "in France", "b": "Paris"})
-    assert scores["exact_match"] == 50.0 and scores["f1"] == pytest.approx(100 * (1 + 2 / 3) / 2)
+    assert scores["exact_match"] == 50.0 and scores["f1"] == pytest.approx(
+        100 * (1 + 2 / 3) / 2
+    )
 
 
 def test_hf_baseline_features_round_trip():
@@ -207,11 +259,15 @@ def test_hf_baseline_features_round_trip():
 
     from .util import REPO
 
-    spec = importlib.util.spec_from_file_location("squad_hf", REPO / "benchmarks" / "squad_hf.py")
+    spec = importlib.util.spec_from_file_location(
+        "squad_hf", REPO / "benchmarks" / "squad_hf.py"
+    )
     hf = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hf)
     data = squad_dev()  # article 1 holds the first 6 paragraphs of the official one
-    data = {"data": [{**data["data"][1], "paragraphs": data["data"][1]["paragraphs"][:6]}]}
+    data = {
+        "data": [{**data["data"][1], "paragraphs": data["data"][1]["paragraphs"][:6]}]
+    }
     rows = hf.flatten(data)
     tokenizer = AutoTokenizer.from_pretrained(hf.model_dir(), local_files_only=True)
     kw = {"max_length": 96, "doc_stride": 32}

@@ -1,7 +1,11 @@
 """The torch-only module: shapes and exact masking."""
+
 import torch
 
-from spacy_attn.models.decomposable_attention import DecomposableAttention, masked_softmax
+from spacy_attn.models.decomposable_attention import (
+    DecomposableAttention,
+    masked_softmax,
+)
 
 
 def _inputs(seed=0, B=4, La=7, Lb=5, nI=6):
@@ -16,15 +20,17 @@ def _inputs(seed=0, B=4, La=7, Lb=5, nI=6):
 def test_shapes_and_padding_is_ignored():
     torch.manual_seed(0)
     for intra in (False, True):
-        model = DecomposableAttention(6, 8, 3, dropout=0.0, intra_attention=intra, max_distance=2).eval()
+        model = DecomposableAttention(
+            6, 8, 3, dropout=0.0, intra_attention=intra, max_distance=2
+        ).eval()
         A, la, B, lb = _inputs()
         out = model(A, la, B, lb)
         assert out.shape == (4, 3)
         # Garbage in the padding must not change anything.
         A2, B2 = A.clone(), B.clone()
         for i in range(4):
-            A2[i, la[i]:] = 1000.0
-            B2[i, lb[i]:] = -1000.0
+            A2[i, la[i] :] = 1000.0
+            B2[i, lb[i] :] = -1000.0
         assert torch.equal(model(A2, la, B2, lb), out)
         # Extra padding columns must not change anything either.
         A3 = torch.cat([A, torch.randn(4, 9, 6)], dim=1)
@@ -41,7 +47,9 @@ def test_features_without_output_layer_and_lazy_input():
 
 def test_masked_softmax_rows():
     scores = torch.randn(2, 3, 4)
-    mask = torch.tensor([[True, True, False, False], [False, False, False, False]]).unsqueeze(1)
+    mask = torch.tensor(
+        [[True, True, False, False], [False, False, False, False]]
+    ).unsqueeze(1)
     w = masked_softmax(scores, mask, dim=2)
     assert torch.allclose(w[0].sum(-1), torch.ones(3))
     assert torch.equal(w[0, :, 2:], torch.zeros(3, 2))

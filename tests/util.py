@@ -2,6 +2,7 @@
 (tests/fixtures/, committed, so the fast tests run on a fresh clone) and the
 rules for tests that need the full data mirror (the ``mirror`` marker, see
 tests/conftest.py). conftest.py keeps only fixtures and hooks."""
+
 import gzip
 import json
 import os
@@ -34,7 +35,9 @@ def mirror_required() -> bool:
     return os.environ.get(REQUIRE_MIRROR_ENV, "") not in ("", "0")
 
 
-def missing_mirror_files(files: Sequence[str], mirror: Optional[Path] = None) -> List[Path]:
+def missing_mirror_files(
+    files: Sequence[str], mirror: Optional[Path] = None
+) -> List[Path]:
     """The paths of ``files`` (relative to the mirror) that do not exist; the
     mirror folder itself when no files are named and it does not exist."""
     mirror = mirror_dir() if mirror is None else mirror
@@ -42,7 +45,9 @@ def missing_mirror_files(files: Sequence[str], mirror: Optional[Path] = None) ->
     return [path for path in paths if not path.exists()]
 
 
-def mirror_problem(files: Sequence[str], mirror: Optional[Path] = None) -> Optional[str]:
+def mirror_problem(
+    files: Sequence[str], mirror: Optional[Path] = None
+) -> Optional[str]:
     """Why a test that reads ``files`` from the mirror cannot run (None if it can)."""
     missing = missing_mirror_files(files, mirror)
     if not missing:
@@ -67,7 +72,9 @@ def read_jsonl_gz(path: Path, n: Optional[int] = None) -> List[Dict]:
             if len(rows) == n:
                 break
     if n is not None and len(rows) < n:
-        raise ValueError(f"{path} has {len(rows)} rows, {n} asked for (see tests/fixtures/cut.py)")
+        raise ValueError(
+            f"{path} has {len(rows)} rows, {n} asked for (see tests/fixtures/cut.py)"
+        )
     return rows
 
 
@@ -84,7 +91,10 @@ def snli_pairs(n: int = 64) -> List[Tuple[str, str, str]]:
 def rt_texts(n: int = 48) -> List[Tuple[str, str]]:
     """(text, label) of the first ``n`` (at most 48) Rotten Tomatoes train
     sentences (all "pos": the file lists the pos rows first)."""
-    return [(r["text"], r["label"]) for r in read_jsonl_gz(FIXTURES / "rotten_tomatoes_train.jsonl.gz", n)]
+    return [
+        (r["text"], r["label"])
+        for r in read_jsonl_gz(FIXTURES / "rotten_tomatoes_train.jsonl.gz", n)
+    ]
 
 
 def squad_dev() -> Dict:
@@ -100,12 +110,23 @@ def squad_pairs(n_paragraphs: int = 6) -> List[SquadQuestion]:
     paragraphs of the first article."""
     article = squad_dev()["data"][0]
     if n_paragraphs > len(article["paragraphs"]):
-        raise ValueError(f"the SQuAD fixture has {len(article['paragraphs'])} paragraphs, {n_paragraphs} asked for")
+        raise ValueError(
+            f"the SQuAD fixture has {len(article['paragraphs'])} paragraphs, {n_paragraphs} asked for"
+        )
     out = []
     for para in article["paragraphs"][:n_paragraphs]:
         for qa in para["qas"][:2]:
             answers = [(a["text"], a["answer_start"]) for a in qa["answers"]]
-            out.append(SquadQuestion(qa["id"], qa["question"], para["context"], answers, article["title"], 0))
+            out.append(
+                SquadQuestion(
+                    qa["id"],
+                    qa["question"],
+                    para["context"],
+                    answers,
+                    article["title"],
+                    0,
+                )
+            )
     return out
 
 
@@ -156,10 +177,20 @@ def tok2vec_config(width: int = 32):
     }
 
 
-def pair_config(tok2vec: str = "tok2vec", *, intra: bool = False, exclusive: bool = True, hidden: int = 32):
+def pair_config(
+    tok2vec: str = "tok2vec",
+    *,
+    intra: bool = False,
+    exclusive: bool = True,
+    hidden: int = 32,
+):
     """A small model config for tests."""
     if tok2vec == "vectors":
-        t2v = {"@architectures": "spacy-attn.FrozenVectors.v1", "key_attr": "LOWER", "oov_buckets": 5}
+        t2v = {
+            "@architectures": "spacy-attn.FrozenVectors.v1",
+            "key_attr": "LOWER",
+            "oov_buckets": 5,
+        }
     else:
         t2v = tok2vec_config(32)
     return {

@@ -2,6 +2,7 @@
 
 Importing this package registers every ``spacy-attn.*`` architecture.
 """
+
 from . import coattention, decomposable_attention, self_attention  # noqa: F401  (registrations)
 from .frozen_vectors import FrozenVectors
 from .pair_output import pair_output

@@ -6,6 +6,7 @@ The pair layers (``pair_segments``: one row per doc) and the DCN windows
 question repeated in each) both run the tok2vec over whole docs, then gather
 token ranges of every doc into padded ``(rows, length, width)`` tensors.
 """
+
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
@@ -44,7 +45,9 @@ def segment_index(bounds: numpy.ndarray, offsets: numpy.ndarray) -> SegmentIndex
     lengths = bounds[:, 1] - starts
     row = numpy.repeat(numpy.arange(len(lengths), dtype="int32"), lengths)
     first_of = numpy.cumsum(lengths) - lengths
-    position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(first_of, lengths)
+    position = numpy.arange(int(lengths.sum()), dtype="int32") - numpy.repeat(
+        first_of, lengths
+    )
     flat_row = offsets[row] + starts[row] + position
     return SegmentIndex(row, position, flat_row.astype("int32"), lengths)
 
@@ -56,7 +59,11 @@ def gather_segments(
     *,
     width: int,
     row_doc: Optional[numpy.ndarray] = None,
-) -> Tuple[List[Floats3d], List[Ints1d], Callable[[Sequence[Optional[Floats3d]]], List[Floats2d]]]:
+) -> Tuple[
+    List[Floats3d],
+    List[Ints1d],
+    Callable[[Sequence[Optional[Floats3d]]], List[Floats2d]],
+]:
     """Gather token ranges of docs into zero-padded segment tensors.
 
     ops (Ops): The ops of the calling layer.
@@ -82,13 +89,17 @@ def gather_segments(
         offsets = doc_offsets
     else:
         n_rows = len(row_doc)
-        offsets = doc_offsets[row_doc] if len(vectors) else numpy.zeros(0, dtype="int32")
+        offsets = (
+            doc_offsets[row_doc] if len(vectors) else numpy.zeros(0, dtype="int32")
+        )
     flat = ops.flatten(vectors) if vectors else ops.alloc2f(0, width)
     indices = [segment_index(bounds, offsets) for bounds in segments]
     padded = []
     for index in indices:
         X = ops.alloc3f(n_rows, max(int(index.lengths.max(initial=0)), 1), width)
-        X[ops.asarray1i(index.row), ops.asarray1i(index.position)] = flat[ops.asarray1i(index.flat_row)]
+        X[ops.asarray1i(index.row), ops.asarray1i(index.position)] = flat[
+            ops.asarray1i(index.flat_row)
+        ]
         padded.append(X)
     lengths = [ops.asarray1i(index.lengths) for index in indices]
 

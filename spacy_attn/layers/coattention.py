@@ -8,6 +8,7 @@ Defaults: the architecture defaults to the paper's settings (Xiong et al.
 the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
 README, "Defaults".
 """
+
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy
@@ -20,8 +21,8 @@ from thinc.types import Floats2d, Floats3d, Ints1d
 from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.coattention import DynamicCoattention, top_spans
 from ..pairs import DEFAULT_SPAN_KEY
-from .decomposable_attention import convert_segment_inputs
 from ._util import gather_segments
+from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
 
@@ -121,7 +122,9 @@ def build_dynamic_coattention(
         convert_outputs=convert_qa_outputs,
         mixed_precision=mixed_precision,
     )
-    segments = qa_windows(tok2vec, span_key=DEFAULT_SPAN_KEY, window=window, stride=stride)
+    segments = qa_windows(
+        tok2vec, span_key=DEFAULT_SPAN_KEY, window=window, stride=stride
+    )
     model = Model(
         "dynamic_coattention",
         forward,
@@ -231,16 +234,40 @@ def decode_answers(
     score = scores[valid]
     # Same span from several windows: keep its best score.
     order = numpy.lexsort((-score, span_end, span_start, doc))
-    doc, span_start, span_end, score = doc[order], span_start[order], span_end[order], score[order]
+    doc, span_start, span_end, score = (
+        doc[order],
+        span_start[order],
+        span_end[order],
+        score[order],
+    )
     first = numpy.ones(len(doc), dtype=bool)
-    first[1:] = (doc[1:] != doc[:-1]) | (span_start[1:] != span_start[:-1]) | (span_end[1:] != span_end[:-1])
-    doc, span_start, span_end, score = doc[first], span_start[first], span_end[first], score[first]
+    first[1:] = (
+        (doc[1:] != doc[:-1])
+        | (span_start[1:] != span_start[:-1])
+        | (span_end[1:] != span_end[:-1])
+    )
+    doc, span_start, span_end, score = (
+        doc[first],
+        span_start[first],
+        span_end[first],
+        score[first],
+    )
     # Rank per doc: best score first, ties broken by position.
     order = numpy.lexsort((span_end, span_start, -score, doc))
-    doc, span_start, span_end, score = doc[order], span_start[order], span_end[order], score[order]
+    doc, span_start, span_end, score = (
+        doc[order],
+        span_start[order],
+        span_end[order],
+        score[order],
+    )
     rank = numpy.arange(len(doc)) - numpy.searchsorted(doc, doc, side="left")
     keep = rank < top_k
-    kept = zip(doc[keep].tolist(), span_start[keep].tolist(), span_end[keep].tolist(), score[keep].tolist())
+    kept = zip(
+        doc[keep].tolist(),
+        span_start[keep].tolist(),
+        span_end[keep].tolist(),
+        score[keep].tolist(),
+    )
     for i, s, e, sc in kept:
         results[i].append((s, e, sc))
     return results
@@ -330,7 +357,11 @@ def windows_forward(
     bounds = get_bounds(docs, model.attrs["span_key"])
     windows = make_windows(bounds, model.attrs["window"], model.attrs["stride"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
-    width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    width = (
+        vectors[0].shape[1]
+        if vectors
+        else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    )
     # Per-window (start, end) bounds of its question and of its context
     # slice, gathered from the flat token vectors in one vectorized step each.
     q_bounds = bounds[windows.doc][:, 0:2]

@@ -7,6 +7,7 @@ config uses the same values. Left out, ``tok2vec`` is a new small trainable
 the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
 README, "Defaults".
 """
+
 from typing import Callable, List, Optional, Tuple
 
 import numpy
@@ -156,7 +157,9 @@ def convert_float32_outputs(model: Model, X_Ytorch, is_train: bool):
     device = model.shims[0].device
 
     def reverse(dY: Floats2d) -> ArgsKwargs:
-        return ArgsKwargs(args=((Y32,),), kwargs={"grad_tensors": (xp2torch(dY, device=device),)})
+        return ArgsKwargs(
+            args=((Y32,),), kwargs={"grad_tensors": (xp2torch(dY, device=device),)}
+        )
 
     return torch2xp(Y32), reverse
 
@@ -168,7 +171,9 @@ def has_soft_alignment(model: Model) -> bool:
     if not (model.has_ref("segments") and model.has_ref("attention")):
         return False
     shims = model.get_ref("attention").shims
-    return bool(shims) and callable(getattr(getattr(shims[0], "_model", None), "attention", None))
+    return bool(shims) and callable(
+        getattr(getattr(shims[0], "_model", None), "attention", None)
+    )
 
 
 def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]:
@@ -275,11 +280,11 @@ def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
         return pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
     if is_listener(tok2vec):
         raise ValueError(
-            "encode = \"separate\" needs a token encoder inside the model "
+            'encode = "separate" needs a token encoder inside the model '
             "(e.g. spacy.Tok2Vec.v2, spacy-attn.FrozenVectors, "
             "spacy-transformers.Tok2VecTransformer.v3): a listener only "
             "passes on what its upstream component computed for the whole "
             "pair doc, so it cannot encode each text on its own. Use "
-            "encode = \"joint\" with a listener."
+            'encode = "joint" with a listener.'
         )
     return separate_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)

@@ -10,6 +10,7 @@ This module is its one definition: the factories' default configs embed
 when their ``tok2vec`` (or ``encoder``) argument is left out. See the README,
 "Defaults".
 """
+
 from typing import List
 
 from spacy.tokens import Doc

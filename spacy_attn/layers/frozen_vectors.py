@@ -6,6 +6,7 @@ embeddings. Unlike ``spacy.StaticVectors.v2`` this layer has no projection of
 its own (the pair model projects to its hidden width) and gives OOV words a
 trainable vector instead of zeros.
 """
+
 from typing import Callable, List, Tuple, Union
 
 import numpy
@@ -55,7 +56,7 @@ def _vectors_of(docs: List[Doc]):
         raise ValueError(
             "spacy-attn.FrozenVectors.v1 needs word vectors in the pipeline's "
             "vocab, but nlp.vocab.vectors is empty. Load vectors before "
-            "training: set [initialize] vectors = \"path/to/vectors\" (made "
+            'training: set [initialize] vectors = "path/to/vectors" (made '
             "with `python -m spacy init vectors`) or a package such as "
             "en_core_web_md, or choose a tok2vec backbone instead."
         )
@@ -147,8 +148,13 @@ def _lookup_table(model: Model, vectors) -> _Table:
     cache = forward.__dict__.setdefault("_tables", {})
     with_table = not model.attrs.get("trainable", False)
     key = (
-        model.id, id(data), data.shape, len(vectors.key2row),
-        model.attrs["normalize"], type(model.ops).__name__, with_table,
+        model.id,
+        id(data),
+        data.shape,
+        len(vectors.key2row),
+        model.attrs["normalize"],
+        type(model.ops).__name__,
+        with_table,
     )
     if key not in cache:
         if len(cache) >= 8:  # bound the memory held by stale tables

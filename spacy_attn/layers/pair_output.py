@@ -1,4 +1,5 @@
 """The output layer of the pair classifier."""
+
 from typing import Callable, Optional, Tuple
 
 from thinc.api import Model, glorot_uniform_init, zero_init
@@ -31,7 +32,9 @@ def pair_output(
     )
 
 
-def init(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d] = None) -> None:
+def init(
+    model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d] = None
+) -> None:
     if X is not None and model.has_dim("nI") is None:
         model.set_dim("nI", X.shape[1])
     if Y is not None and model.has_dim("nO") is None:

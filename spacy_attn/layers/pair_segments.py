@@ -1,4 +1,5 @@
 """Turn a batch of pair docs into padded segment tensors for a torch model."""
+
 from typing import Callable, List, Optional, Tuple
 
 import numpy
@@ -52,7 +53,11 @@ def get_bounds(docs: List[Doc], span_key: str) -> numpy.ndarray:
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
     bounds = get_bounds(docs, model.attrs["span_key"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
-    width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    width = (
+        vectors[0].shape[1]
+        if vectors
+        else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    )
     # One vectorized gather per segment instead of a Python loop per doc.
     (A, B), (A_lengths, B_lengths), bp_segments = gather_segments(
         model.ops, vectors, [bounds[:, 0:2], bounds[:, 2:4]], width=width

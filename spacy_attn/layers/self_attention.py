@@ -30,6 +30,7 @@ small trainable ``spacy.Tok2Vec.v2`` (no vectors needed; see
 ``spacy-attn.StructuredSelfAttention.v1`` with its defaults, so every
 architecture builds from its name alone. See the README, "Defaults".
 """
+
 from typing import List, Optional, Tuple
 
 import numpy
@@ -42,10 +43,10 @@ from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack cal
 from ..models.self_attention import build_encoder
 from ..models.siamese import SiameseSelfAttention
 from ..pairs import DEFAULT_SPAN_KEY
+from ._util import segment_index
 from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
-from ._util import segment_index
 from .pair_segments import pair_segments
 
 SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
@@ -256,7 +257,10 @@ def convert_padded_inputs(model: Model, X: Tuple[Floats3d, Ints1d], is_train: bo
     gradient flows back to ``padded``."""
     device = model.shims[0].device
     padded, lengths = X
-    args = (xp2torch(padded, requires_grad=is_train, device=device), xp2torch(lengths, device=device))
+    args = (
+        xp2torch(padded, requires_grad=is_train, device=device),
+        xp2torch(lengths, device=device),
+    )
 
     def reverse(d_inputs: ArgsKwargs):
         d_padded = d_inputs.args[0]

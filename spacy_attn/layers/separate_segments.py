@@ -7,14 +7,14 @@ but Lin et al.'s siamese setting encodes each sentence without seeing the
 other; this layer gives the same padded output as ``pair_segments`` with
 each segment encoded as a doc of its own.
 """
+
 from typing import Callable, List, Optional, Tuple
 
 import numpy
+from spacy.attrs import NORM
 from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats2d
-
-from spacy.attrs import NORM
 
 from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
 from ._util import gather_segments
@@ -68,7 +68,9 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 _ANNOTATIONS = ("TAG", "POS", "MORPH", "LEMMA", "DEP", "ENT_IOB")
 
 
-def segment_docs(doc: Doc, start1: int, end1: int, start2: int, end2: int) -> Tuple[Doc, Doc]:
+def segment_docs(
+    doc: Doc, start1: int, end1: int, start2: int, end2: int
+) -> Tuple[Doc, Doc]:
     """The two segments of a pair doc as docs of their own, with the same
     words, whitespace and token norms (and other annotations, if any)."""
     if any(doc.has_annotation(attr) for attr in _ANNOTATIONS):
@@ -79,7 +81,11 @@ def segment_docs(doc: Doc, start1: int, end1: int, start2: int, end2: int) -> Tu
     out = []
     for start, end in ((start1, end1), (start2, end2)):
         tokens = doc[start:end]
-        new = Doc(doc.vocab, words=[t.text for t in tokens], spaces=[bool(t.whitespace_) for t in tokens])
+        new = Doc(
+            doc.vocab,
+            words=[t.text for t in tokens],
+            spaces=[bool(t.whitespace_) for t in tokens],
+        )
         if end > start:
             new.from_array([NORM], norms[start:end].reshape(-1, 1))
         out.append(new)
@@ -105,7 +111,11 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Ca
         seconds.append(second)
     segment_docs_ = firsts + seconds
     vectors, bp_vectors = model.layers[0](segment_docs_, is_train)
-    width = vectors[0].shape[1] if vectors else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    width = (
+        vectors[0].shape[1]
+        if vectors
+        else (model.get_dim("nO") if model.has_dim("nO") else 0)
+    )
     A, lengths_a, bp_a = _pad(ops, vectors[:n], width)
     B, lengths_b, bp_b = _pad(ops, vectors[n:], width)
     output = (A, lengths_a, B, lengths_b)

@@ -4,6 +4,7 @@ softmax that gives padded positions exactly zero weight.
 Plain PyTorch, like the rest of ``spacy_attn.models``; a module of its own so
 that no model imports another model's module for them.
 """
+
 import torch
 
 # Added to masked attention logits. Large enough that exp() underflows to

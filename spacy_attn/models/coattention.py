@@ -14,6 +14,7 @@ padded question / context lengths, nI = input token-vector width, l = hidden
 width (200 in the paper), p = maxout pool size (16 in the paper),
 T = number of decoder iterations.
 """
+
 import warnings
 from typing import Optional, Tuple
 
@@ -127,7 +128,9 @@ class DynamicCoattention(nn.Module):
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be >= 1, got {max_iterations}.")
         if pool_size < 1 or hidden < 1:
-            raise ValueError(f"hidden ({hidden}) and pool_size ({pool_size}) must be >= 1.")
+            raise ValueError(
+                f"hidden ({hidden}) and pool_size ({pool_size}) must be >= 1."
+            )
         self.hidden = hidden
         self.max_iterations = max_iterations
         if nI is None:
@@ -282,13 +285,17 @@ def span_logits(
     start_logits, end_logits = start_logits.float(), end_logits.float()
     # end logits shifted by k: column k holds end_logits(i + k).
     padded_e = torch.cat([end_logits, end_logits.new_zeros(B, K)], dim=1)
-    ends_at = torch.arange(m, device=device).unsqueeze(1) + torch.arange(K, device=device)
+    ends_at = torch.arange(m, device=device).unsqueeze(1) + torch.arange(
+        K, device=device
+    )
     band = start_logits.unsqueeze(2) + padded_e[:, ends_at]  # (B, m, K)
     valid = ends_at.unsqueeze(0) < lengths.long().view(B, 1, 1)
     return band.masked_fill(~valid, float("-inf"))
 
 
-def _group_logsumexp(row_lse: torch.Tensor, group: torch.Tensor, n: int) -> torch.Tensor:
+def _group_logsumexp(
+    row_lse: torch.Tensor, group: torch.Tensor, n: int
+) -> torch.Tensor:
     """(B,) per-row log-sum-exp, (B,) group ids in 0..n-1 -> (B,) log-sum-exp
     over each row's group."""
     finite = torch.isfinite(row_lse)
@@ -297,7 +304,11 @@ def _group_logsumexp(row_lse: torch.Tensor, group: torch.Tensor, n: int) -> torc
     )
     shift = torch.where(torch.isfinite(shift), shift, torch.zeros_like(shift))
     summed = row_lse.new_zeros(n).index_add_(
-        0, group, torch.where(finite, torch.exp(row_lse - shift[group]), torch.zeros_like(row_lse))
+        0,
+        group,
+        torch.where(
+            finite, torch.exp(row_lse - shift[group]), torch.zeros_like(row_lse)
+        ),
     )
     return (shift + torch.log(summed))[group]
 
@@ -330,17 +341,23 @@ def top_spans(
         Slots without a valid span (short or empty contexts) have score 0
         and start = end = -1; valid spans always rank above them.
     """
-    band = span_logits(start_logits, end_logits, lengths, max_answer_length=max_answer_length)
+    band = span_logits(
+        start_logits, end_logits, lengths, max_answer_length=max_answer_length
+    )
     B, m, K = band.shape
     if group is None:
         group, n_groups = torch.arange(B, device=band.device), B
     elif n_groups is None:
         n_groups = int(group.max().item()) + 1 if len(group) else 0
-    norm = _group_logsumexp(band.reshape(B, m * K).logsumexp(dim=1), group.long(), n_groups)
+    norm = _group_logsumexp(
+        band.reshape(B, m * K).logsumexp(dim=1), group.long(), n_groups
+    )
     k = max(min(top_k, m * K), 0)
     ranked, flat = band.reshape(B, m * K).topk(k, dim=1)
     valid = torch.isfinite(ranked)
-    scores = torch.where(valid, torch.exp(ranked - norm.unsqueeze(1)), torch.zeros_like(ranked))
+    scores = torch.where(
+        valid, torch.exp(ranked - norm.unsqueeze(1)), torch.zeros_like(ranked)
+    )
     starts = torch.div(flat, K, rounding_mode="floor")
     ends = starts + flat % K
     starts = torch.where(valid, starts, torch.full_like(starts, -1))

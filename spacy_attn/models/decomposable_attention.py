@@ -10,6 +10,7 @@ bare PyTorch loop (see ``benchmarks/speed.py``) and wrapped by Thinc's
 Shapes: B = batch size, La / Lb = padded lengths of the two segments,
 nI = input token-vector width, nH = hidden width.
 """
+
 import warnings
 from typing import Optional
 
@@ -51,7 +52,9 @@ def _pad(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def _segment_sum(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Packed (N, d) rows -> (B, d) sums per example; zero for empty ones."""
-    example = torch.arange(mask.shape[0], device=X.device).unsqueeze(1).expand_as(mask)[mask]
+    example = (
+        torch.arange(mask.shape[0], device=X.device).unsqueeze(1).expand_as(mask)[mask]
+    )
     return X.new_zeros(mask.shape[0], X.shape[-1]).index_add_(0, example, X)
 
 
@@ -72,20 +75,26 @@ class IntraAttention(nn.Module):
     Input (N, nH) packed real tokens and mask (B, L) -> output (N, 2 * nH).
     """
 
-    def __init__(self, nH: int, dropout: float, max_distance: int, *, far_bias: bool = False) -> None:
+    def __init__(
+        self, nH: int, dropout: float, max_distance: int, *, far_bias: bool = False
+    ) -> None:
         super().__init__()
         self.max_distance = max_distance
         self.far_bias = far_bias
         self.F_intra = FeedForward(nH, nH, dropout)
         # One bias per signed distance in [-max_distance, max_distance], and
         # with far_bias one more (the last) for all distances beyond.
-        self.distance_bias = nn.Parameter(torch.zeros(2 * max_distance + 1 + int(far_bias)))
+        self.distance_bias = nn.Parameter(
+            torch.zeros(2 * max_distance + 1 + int(far_bias))
+        )
 
     def bias_index(self, L: int, device=None) -> torch.Tensor:
         """(L, L) index into ``distance_bias`` for positions i (row), j."""
         positions = torch.arange(L, device=device)
         distance = positions.unsqueeze(1) - positions.unsqueeze(0)
-        index = distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
+        index = (
+            distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
+        )
         if self.far_bias:
             far = distance.abs() > self.max_distance
             index = index.masked_fill(far, 2 * self.max_distance + 1)
@@ -222,7 +231,8 @@ class DecomposableAttention(nn.Module):
         a, mask_a, b, mask_b, e = self._attend(A, A_lengths, B, B_lengths)
         beta = torch.bmm(masked_softmax(e, mask_b.unsqueeze(1), dim=2), _pad(b, mask_b))
         alpha = torch.bmm(
-            masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2), _pad(a, mask_a)
+            masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2),
+            _pad(a, mask_a),
         )
         # Compare, then aggregate by summing over each example's tokens.
         v1 = self.G(torch.cat([a, beta[mask_a]], dim=-1))  # (Na, nH)

@@ -18,6 +18,7 @@ packed batch, which cuDNN handles fast (forward and backward).
 
 Both give the result of torch's packed computation (tested on CPU).
 """
+
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -41,7 +42,9 @@ def _gather_time(X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 def _check_lstm(lstm: nn.LSTM) -> None:
     if not lstm.batch_first or getattr(lstm, "proj_size", 0):
-        raise ValueError("run_lstm needs an nn.LSTM with batch_first=True and no proj_size")
+        raise ValueError(
+            "run_lstm needs an nn.LSTM with batch_first=True and no proj_size"
+        )
 
 
 def run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -62,7 +65,9 @@ def run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Ten
     return run_lstm_padded(lstm, X, lengths)
 
 
-def run_lstm_padded(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def run_lstm_padded(
+    lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
     """``run_lstm`` without packed sequences (the CPU path): ``torch.lstm``
     per layer and direction over the padded rows, the reverse direction over
     rows whose real tokens are reversed in place.
@@ -81,20 +86,30 @@ def run_lstm_padded(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> to
         if layer > 0 and lstm.dropout and lstm.training:
             out = nn.functional.dropout(out, lstm.dropout, training=True)
         directions = []
-        for reverse in ([False, True] if lstm.bidirectional else [False]):
+        for reverse in [False, True] if lstm.bidirectional else [False]:
             suffix = f"_l{layer}" + ("_reverse" if reverse else "")
-            params = [getattr(lstm, f"weight_ih{suffix}"), getattr(lstm, f"weight_hh{suffix}")]
+            params = [
+                getattr(lstm, f"weight_ih{suffix}"),
+                getattr(lstm, f"weight_hh{suffix}"),
+            ]
             if lstm.bias:
-                params += [getattr(lstm, f"bias_ih{suffix}"), getattr(lstm, f"bias_hh{suffix}")]
+                params += [
+                    getattr(lstm, f"bias_ih{suffix}"),
+                    getattr(lstm, f"bias_hh{suffix}"),
+                ]
             inputs = _gather_time(out, index) if reverse else out
             h0 = inputs.new_zeros(1, B, lstm.hidden_size)
-            Y = torch.lstm(inputs, (h0, h0), params, lstm.bias, 1, 0.0, lstm.training, False, True)[0]
+            Y = torch.lstm(
+                inputs, (h0, h0), params, lstm.bias, 1, 0.0, lstm.training, False, True
+            )[0]
             directions.append(_gather_time(Y, index) if reverse else Y)
         out = torch.cat(directions, dim=-1) * mask
     return out
 
 
-def run_lstm_packed(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def run_lstm_packed(
+    lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
     """``run_lstm`` with the ``nn.LSTM`` module over a packed batch (the CUDA
     path; it runs on any device, so its results are tested on CPU).
 
@@ -116,7 +131,9 @@ def run_lstm_packed(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> to
     host_lengths = lengths.detach().to("cpu", torch.int64)
     # pack_padded_sequence refuses empty rows: they read one (padding) step
     # and are zeroed by the mask below, which also stops their gradient.
-    packed = pack_padded_sequence(X, host_lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    packed = pack_padded_sequence(
+        X, host_lengths.clamp(min=1), batch_first=True, enforce_sorted=False
+    )
     Y, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=L)
     return Y.masked_fill(~length_mask(lengths, L).unsqueeze(-1), 0.0)
 
@@ -138,6 +155,8 @@ def _ensure_flat_weights(lstm: nn.LSTM) -> None:
     storage = weights[0].untyped_storage()
     total = sum(w.numel() * w.element_size() for w in weights)
     ptr = storage.data_ptr()
-    if storage.nbytes() >= total and all(w.untyped_storage().data_ptr() == ptr for w in weights):
+    if storage.nbytes() >= total and all(
+        w.untyped_storage().data_ptr() == ptr for w in weights
+    ):
         return
     lstm.flatten_parameters()

@@ -22,6 +22,7 @@ the BiLSTM states (zeros on padding) and ``penalty``, a scalar tensor with
 the weighted penalty of the batch (already multiplied by its coefficients, so
 a caller adds it to its loss as it is).
 """
+
 import warnings
 from typing import Optional, Tuple
 
@@ -52,7 +53,9 @@ class BiLSTM(nn.Module):
         RETURNS (B, L, 2 nH) float.
     """
 
-    def __init__(self, nI: Optional[int], nH: int, *, depth: int = 1, dropout: float = 0.0) -> None:
+    def __init__(
+        self, nI: Optional[int], nH: int, *, depth: int = 1, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.nH = nH
         self.depth = depth
@@ -87,7 +90,9 @@ class _SelfAttentionBase(nn.Module):
     ) -> None:
         super().__init__()
         if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+            raise ValueError(
+                f"reduction must be one of {REDUCTIONS}, got {reduction!r}"
+            )
         self.nO = 2 * nH
         self.encoder = BiLSTM(nI, nH, depth=depth, dropout=dropout)
         # "sum" matches losses summed over the batch (spaCy's textcat), "mean"
@@ -106,7 +111,10 @@ class _SelfAttentionBase(nn.Module):
         chunks, current = [], []
         for i in order:
             width = max(sizes[current[0]] if current else sizes[i], 1)
-            if current and (len(current) == self.chunk_size or (len(current) + 1) * width > self.chunk_tokens):
+            if current and (
+                len(current) == self.chunk_size
+                or (len(current) + 1) * width > self.chunk_tokens
+            ):
                 chunks.append(current)
                 current = []
             current.append(i)
@@ -139,7 +147,9 @@ class _SelfAttentionBase(nn.Module):
         if reduction is None:
             reduction = self.reduction
         elif reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+            raise ValueError(
+                f"reduction must be one of {REDUCTIONS}, got {reduction!r}"
+            )
         B, L, _ = X.shape
         real = (lengths > 0).to(X.dtype)
         if B <= self.chunk_size and B * L <= self.chunk_tokens:
@@ -157,7 +167,12 @@ class _SelfAttentionBase(nn.Module):
             for chunk in self._chunks(lengths):
                 width = max(int(lengths[chunk[0]]), 1)  # longest first
                 m, a, h, p = self._encode(X[chunk, :width], lengths[chunk])
-                M[chunk], A[chunk, :, :width], H[chunk, :width], per_doc[chunk] = m, a, h, p
+                M[chunk], A[chunk, :, :width], H[chunk, :width], per_doc[chunk] = (
+                    m,
+                    a,
+                    h,
+                    p,
+                )
         penalty = (per_doc * real).sum()
         n_docs = real.sum()
         if reduction == "mean":
@@ -210,7 +225,11 @@ class StructuredSelfAttention(_SelfAttentionBase):
         scores = self.W_s2(torch.tanh(self.W_s1(H))).transpose(1, 2)  # (B, r, L)
         A = masked_softmax(scores, mask.unsqueeze(1), dim=2)
         M = torch.bmm(A, H)  # (B, r, 2u)
-        per_doc = self.penalty_coef * frobenius_penalty(A) if self.penalty_coef else A.new_zeros(len(A))
+        per_doc = (
+            self.penalty_coef * frobenius_penalty(A)
+            if self.penalty_coef
+            else A.new_zeros(len(A))
+        )
         return M, A, H, per_doc
 
 
@@ -288,14 +307,20 @@ class GeneralizedPooling(_SelfAttentionBase):
     def _encode(self, X: torch.Tensor, lengths: torch.Tensor):
         H = self.encoder(X, lengths)  # (B, L, d)
         mask = length_mask(lengths, X.shape[1])  # (B, L)
-        hidden = torch.relu(torch.einsum("bld,iad->bila", H, self.W1) + self.b1[None, :, None])
-        scores = torch.einsum("bila,ida->bild", hidden, self.W2) + self.b2[None, :, None]
+        hidden = torch.relu(
+            torch.einsum("bld,iad->bila", H, self.W1) + self.b1[None, :, None]
+        )
+        scores = (
+            torch.einsum("bila,ida->bild", hidden, self.W2) + self.b2[None, :, None]
+        )
         # Softmax over tokens, separately for every head and dimension.
         A = masked_softmax(scores, mask[:, None, :, None], dim=2)  # (B, I, L, d)
         M = (A * H.unsqueeze(1)).sum(dim=2)  # (B, I, d)
         per_doc = H.new_zeros(len(H))
         if self.attention_penalty:
-            per_doc = per_doc + self.attention_penalty * pairwise_hinge(A.flatten(2), self.margin)
+            per_doc = per_doc + self.attention_penalty * pairwise_hinge(
+                A.flatten(2), self.margin
+            )
         if self.output_penalty:
             per_doc = per_doc + self.output_penalty * pairwise_hinge(M, self.margin)
         return M, A.mean(dim=3), H, per_doc
@@ -306,9 +331,7 @@ class GeneralizedPooling(_SelfAttentionBase):
         return self.param_penalty * pairwise_hinge(self.W1.flatten(1), self.margin)
 
 
-def build_encoder(
-    kind: str, nI: Optional[int], **kwargs
-) -> _SelfAttentionBase:
+def build_encoder(kind: str, nI: Optional[int], **kwargs) -> _SelfAttentionBase:
     """Build ``StructuredSelfAttention`` ("structured") or
     ``GeneralizedPooling`` ("generalized") from keyword settings."""
     with warnings.catch_warnings():

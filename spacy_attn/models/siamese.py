@@ -1,6 +1,7 @@
 """Siamese pair encoder (torch only): one self-attentive encoder for both
 texts of a pair, then a combination of the two embeddings (Lin et al. 2017,
 section 4.3, their SNLI setup)."""
+
 from typing import Optional, Tuple
 
 import torch
@@ -47,7 +48,9 @@ class SiameseSelfAttention(nn.Module):
         super().__init__()
         self.param_penalty_once = param_penalty_once
         if combination not in COMBINATIONS:
-            raise ValueError(f"combination must be one of {COMBINATIONS}, got {combination!r}")
+            raise ValueError(
+                f"combination must be one of {COMBINATIONS}, got {combination!r}"
+            )
         self.encoder = encoder
         self.combination = combination
         width = encoder.nO

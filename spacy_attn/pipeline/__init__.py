@@ -4,6 +4,7 @@ Importing this package registers the three factories (``attn_pair_classifier``,
 ``attn_doc_embedder``, ``attn_span_qa``); their scorers are in
 ``spacy_attn.scorers``.
 """
+
 from .doc_embedder import DocEmbedder, make_doc_embedder
 from .pair_classifier import PairClassifier, make_pair_classifier, pair_classifier_score
 from .span_qa import SpanQA, make_span_qa

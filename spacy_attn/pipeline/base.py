@@ -10,6 +10,7 @@ reports a self-attention penalty, initialization and scoring. What is
 specific to pair docs lives in ``PairInputMixin`` (``pair_input.py``), used
 by the pair classifier and span QA only.
 """
+
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
@@ -101,7 +102,9 @@ class AttnPipe(TrainablePipe):
                 f"re-train the pipeline with the installed versions."
             ) from err
 
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttnPipe":
+    def from_bytes(
+        self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()
+    ) -> "AttnPipe":
         """Load the component from a bytestring (``TrainablePipe.from_bytes``
         with errors that name the component).
 
@@ -223,7 +226,9 @@ class AttnClassifier(AttnPipe):
         RETURNS (int): 0 if the label was already present, otherwise 1.
         """
         if not isinstance(label, str):
-            raise ValueError(f"{type(self).__name__} labels must be strings, got {label!r}.")
+            raise ValueError(
+                f"{type(self).__name__} labels must be strings, got {label!r}."
+            )
         if label in self.labels:
             return 0
         self._allow_extra_label()
@@ -354,7 +359,9 @@ class AttnClassifier(AttnPipe):
                     )
         return truths, not_missing
 
-    def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
+    def get_loss(
+        self, examples: Iterable[Example], scores: Floats2d
+    ) -> Tuple[float, Floats2d]:
         """Cross-entropy loss and its gradient with respect to the logits.
 
         Softmax cross-entropy for exclusive classes, per-label binary
@@ -368,7 +375,9 @@ class AttnClassifier(AttnPipe):
         loss, d_scores = self._loss_on_device(list(examples), scores)
         return float(loss), d_scores
 
-    def _loss_on_device(self, examples: List[Example], scores: Floats2d) -> Tuple[Any, Floats2d]:
+    def _loss_on_device(
+        self, examples: List[Example], scores: Floats2d
+    ) -> Tuple[Any, Floats2d]:
         """The loss as a 0-d array on the scores' device, and d_logits.
 
         Only the small gold matrix travels host -> device; nothing comes
@@ -387,7 +396,9 @@ class AttnClassifier(AttnPipe):
         not_missing = ops.asarray2f(not_missing)
         eps = 1e-8
         if self.multi_label:
-            ce = -(truths * xp.log(scores + eps) + (1 - truths) * xp.log(1 - scores + eps))
+            ce = -(
+                truths * xp.log(scores + eps) + (1 - truths) * xp.log(1 - scores + eps)
+            )
         else:
             ce = -(truths * xp.log(scores + eps))
         loss = (ce * not_missing).sum() / n
@@ -430,7 +441,9 @@ class AttnClassifier(AttnPipe):
         self._prepare_examples(sample)
         truths, _ = self._examples_to_truth(sample)
         self.model.get_ref("output_layer").set_dim("nO", len(self.labels))
-        self.model.initialize(X=[eg.predicted for eg in sample], Y=self.model.ops.asarray2f(truths))
+        self.model.initialize(
+            X=[eg.predicted for eg in sample], Y=self.model.ops.asarray2f(truths)
+        )
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Score a batch of examples with the component's scorer.

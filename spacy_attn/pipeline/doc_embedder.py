@@ -7,7 +7,8 @@ u = 128, d_a = 128, a 256-wide classifier on the small default tok2vec); the
 architectures themselves default to the paper's settings (r = 30, u = 300,
 d_a = 350). See the README, "Defaults".
 """
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
@@ -17,7 +18,12 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 from thinc.types import Floats2d
 
-from ..layers.self_attention import PENALTY_REDUCTION, POOLINGS, SelfAttentionOutput, pool_matrix
+from ..layers.self_attention import (
+    PENALTY_REDUCTION,
+    POOLINGS,
+    SelfAttentionOutput,
+    pool_matrix,
+)
 from .base import AttnClassifier
 from .defaults import default_tok2vec_config
 
@@ -186,7 +192,12 @@ class DocEmbedder(AttnClassifier):
         self._require_labels()
         if not docs:
             ops = self.model.ops
-            empty = (ops.alloc3f(0, 0, 0), ops.alloc3f(0, 0, 0), ops.alloc3f(0, 0, 0), ops.alloc1i(0))
+            empty = (
+                ops.alloc3f(0, 0, 0),
+                ops.alloc3f(0, 0, 0),
+                ops.alloc3f(0, 0, 0),
+                ops.alloc1i(0),
+            )
             return ops.alloc2f(0, len(self.labels)), empty
         encoded = self.model.get_ref("encoder").predict(docs)
         scores = self.model.get_ref("head").predict(encoded)
@@ -272,7 +283,9 @@ class DocEmbedder(AttnClassifier):
         docs = list(docs)
         _, (M, _, _, _) = self.predict(docs)
         ops = self.model.ops
-        return ops.to_numpy(pool_matrix(M, self.cfg["embedding_pooling"])).astype("float32")
+        return ops.to_numpy(pool_matrix(M, self.cfg["embedding_pooling"])).astype(
+            "float32"
+        )
 
 
 def span_embedding(span: Span, pooling: str = "flatten") -> numpy.ndarray:
@@ -300,7 +313,9 @@ def span_embedding(span: Span, pooling: str = "flatten") -> numpy.ndarray:
     else:
         mass = weights.sum(axis=1, keepdims=True)
         uniform = numpy.full_like(weights, 1.0 / len(span))
-        weights = numpy.where(mass > 1e-12, weights / numpy.maximum(mass, 1e-12), uniform)
+        weights = numpy.where(
+            mass > 1e-12, weights / numpy.maximum(mass, 1e-12), uniform
+        )
         M = (weights @ states).astype("float32")
     return numpy.asarray(pool_matrix(M[None], pooling)[0], dtype="float32")
 

@@ -5,12 +5,12 @@ with the paper's settings (hidden width 200, dropout 0.2), the same values
 the architecture defaults to, on the small default tok2vec (see
 ``spacy_attn.layers.defaults`` and the README, "Defaults").
 """
-from typing import Any, Callable, Dict, Iterable, List, Optional
+
+from typing import Callable, Iterable, List, Optional
 
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc
-from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.types import Floats2d
@@ -109,7 +109,12 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         scorer (Optional[Callable]): Scoring function.
         """
         super().__init__(
-            vocab, model, name, {"span_key": span_key}, threshold=threshold, scorer=scorer
+            vocab,
+            model,
+            name,
+            {"span_key": span_key},
+            threshold=threshold,
+            scorer=scorer,
         )
 
     @property

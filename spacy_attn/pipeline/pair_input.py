@@ -2,6 +2,7 @@
 ``attn_span_qa``): the ``doc.spans`` key of the pair, pushed into the
 model's "segments" layer, and the copy of the pair from the reference doc to
 the predicted doc in training."""
+
 from typing import List
 
 from spacy.training import Example

@@ -9,6 +9,7 @@ Defaults: the factory's default model is the small CPU setting of
 dropout 0.2, on the small default tok2vec); the architecture itself defaults
 to the paper's settings (200, 16, 0.3). See the README, "Defaults".
 """
+
 import warnings
 from itertools import islice
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
@@ -183,7 +184,9 @@ class SpanQA(PairInputMixin, AttnPipe):
 
     # -- prediction ------------------------------------------------------
 
-    def predict(self, docs: Iterable[Doc], *, top_k: Optional[int] = None) -> List[List[Answer]]:
+    def predict(
+        self, docs: Iterable[Doc], *, top_k: Optional[int] = None
+    ) -> List[List[Answer]]:
         """Find the answers of a batch of pair docs without modifying them.
 
         docs (Iterable[Doc]): Question-context pair docs.
@@ -205,7 +208,13 @@ class SpanQA(PairInputMixin, AttnPipe):
             top_k=self.top_k if top_k is None else top_k,
         )
 
-    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128, top_k: Optional[int] = None) -> Iterator[Doc]:
+    def pipe(
+        self,
+        stream: Iterable[Doc],
+        *,
+        batch_size: int = 128,
+        top_k: Optional[int] = None,
+    ) -> Iterator[Doc]:
         """Annotate a stream of pair docs (``TrainablePipe.pipe``), with an
         optional per-call ``top_k`` that leaves the component's setting alone:
         ``nlp.pipe(docs, component_cfg={name: {"top_k": 3}})``.
@@ -330,7 +339,9 @@ class SpanQA(PairInputMixin, AttnPipe):
                 else:
                     # Fall back to characters: the smallest predicted span
                     # covering the answer's characters.
-                    char_span = pred.char_span(span.start_char, span.end_char, alignment_mode="expand")
+                    char_span = pred.char_span(
+                        span.start_char, span.end_char, alignment_mode="expand"
+                    )
                     if char_span is None:
                         raise ValueError(
                             f"Example {index} ({ref.text[:60]!r}): the gold answer "
@@ -406,7 +417,9 @@ class SpanQA(PairInputMixin, AttnPipe):
         win_run = numpy.cumsum(new_run) - 1  # (W,) run of each window
         # (runs, longest run) window index per run; padding points at row W.
         slots = numpy.arange(run_lengths.max())
-        grid = numpy.where(slots < run_lengths[:, None], firsts[:, None] + slots, n_windows)
+        grid = numpy.where(
+            slots < run_lengths[:, None], firsts[:, None] + slots, n_windows
+        )
         first_rows = firsts[has_target[doc[firsts]]]  # one row per example
         # -- device --------------------------------------------------------
         xp = get_array_module(output.start_logits)
@@ -420,7 +433,10 @@ class SpanQA(PairInputMixin, AttnPipe):
         scale = xp.asarray(has_target[doc] / n_examples, dtype=dtype)[:, None, None]
         loss = xp.zeros((), dtype=dtype)
         grads = []
-        for logits, t in ((output.start_logits, g_start - w_start), (output.end_logits, g_end - 1 - w_start)):
+        for logits, t in (
+            (output.start_logits, g_start - w_start),
+            (output.end_logits, g_end - 1 - w_start),
+        ):
             logits = xp.asarray(logits, dtype=dtype)  # (W, T, L)
             t_d = xp.asarray(t[rows])
             # log-softmax over every position of every window of a doc;
@@ -441,7 +457,9 @@ class SpanQA(PairInputMixin, AttnPipe):
             grads.append(xp.asarray(probs * scale, dtype="float32"))
         return loss, (grads[0], grads[1])
 
-    def get_loss(self, examples: Iterable[Example], scores: QAOutput) -> Tuple[float, Any]:
+    def get_loss(
+        self, examples: Iterable[Example], scores: QAOutput
+    ) -> Tuple[float, Any]:
         """The cumulative cross-entropy loss and its gradient with respect to
         the start / end logits (see ``_loss_and_gradient``).
 
@@ -475,7 +493,9 @@ class SpanQA(PairInputMixin, AttnPipe):
 
     def add_label(self, label: str) -> int:
         """Span QA has the single label "answer"; adding labels is not supported."""
-        raise NotImplementedError(f"'{self.name}' has the fixed label {ANSWER_LABEL!r}.")
+        raise NotImplementedError(
+            f"'{self.name}' has the fixed label {ANSWER_LABEL!r}."
+        )
 
 
 def _run_max(X: Floats2d, grid: Any) -> Floats2d:

@@ -26,8 +26,10 @@ The registered reader ``spacy-attn.SquadCorpus.v1`` lives in
 in ``spacy_attn.scorers``, with the other readers and scorers; their names are
 still importable from here.
 """
+
 # _find_near: benchmarks/squad_hf.py relocates answers the same way.
-from .align import _find_near, align_answer, context_offset, make_qa_doc
+from .align import _find_near as _find_near
+from .align import align_answer, context_offset, make_qa_doc
 from .corpus import read_squad, without_answers, write_squad_docbin
 from .data import (
     ALIGN_STATUSES,

@@ -13,6 +13,7 @@ Per annotation, the outcome is counted in :class:`SquadStats`:
 * ``unaligned``: anything else (text not found near the offset, empty or
   whitespace-only text). The string is still kept in ``attrs["texts"]``.
 """
+
 from typing import Callable, Optional, Tuple, Union
 
 from spacy.language import Language
@@ -123,15 +124,22 @@ def make_qa_doc(
     spans = []
     for text, answer_start in question.answers:
         span, status = align_answer(
-            doc, question.context, offset, text, answer_start,
-            segment=segment, relocate_window=relocate_window,
+            doc,
+            question.context,
+            offset,
+            text,
+            answer_start,
+            segment=segment,
+            relocate_window=relocate_window,
         )
         if span is not None:
             spans.append(span)
         if stats is not None:
             stats.add(status)
             if status == "unaligned" and len(stats.unaligned_examples) < 20:
-                stats.unaligned_examples.append(f"{question.id}: {text!r}@{answer_start}")
+                stats.unaligned_examples.append(
+                    f"{question.id}: {text!r}@{answer_start}"
+                )
     if stats is not None:
         stats.questions += 1
         if not spans:

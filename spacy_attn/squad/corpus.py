@@ -4,6 +4,7 @@ The reader registered for training configs (``spacy-attn.SquadCorpus.v1``)
 lives with the other readers in ``spacy_attn.readers``; it calls
 :func:`read_squad`.
 """
+
 import logging
 import random
 from pathlib import Path
@@ -63,7 +64,9 @@ def read_squad(
     data = load_squad_json(path)
     stats = SquadStats()
     questions = []
-    for question in iter_squad_questions(data, path=path, articles=articles, stats=stats):
+    for question in iter_squad_questions(
+        data, path=path, articles=articles, stats=stats
+    ):
         # An empty question or context gives nothing to learn or score.
         if question.question.strip() and question.context.strip():
             questions.append(question)
@@ -78,8 +81,12 @@ def read_squad(
     examples = []
     for question in questions:
         reference = make_qa_doc(
-            nlp, question, answers_key=answers_key, span_key=span_key,
-            stats=stats, relocate_window=relocate_window,
+            nlp,
+            question,
+            answers_key=answers_key,
+            span_key=span_key,
+            stats=stats,
+            relocate_window=relocate_window,
         )
         examples.append(Example(without_answers(reference, answers_key), reference))
     if log:
@@ -90,7 +97,10 @@ def read_squad(
 def _log_stats(path: Path, stats: SquadStats) -> None:
     if stats.unaligned or stats.skipped_empty:
         logger.warning(
-            "%s: %s. First unaligned: %s", path, stats.summary(), "; ".join(stats.unaligned_examples[:5])
+            "%s: %s. First unaligned: %s",
+            path,
+            stats.summary(),
+            "; ".join(stats.unaligned_examples[:5]),
         )
     else:
         logger.info("%s: %s", path, stats.summary())

@@ -5,6 +5,7 @@ SQuADShifts (``"version": "1.0"``, an extra ``split`` key per article),
 optionally gzipped. Every malformed part raises a ``CorpusFormatError`` that
 names the file and the article / question.
 """
+
 import gzip
 import json
 import zlib
@@ -67,7 +68,11 @@ class SquadStats:
             f"expanded to token boundaries, {self.relocated} relocated near their "
             f"offset, {self.unaligned} unaligned ({self.questions_unaligned} questions "
             f"without any gold span)"
-            + (f"; skipped {self.skipped_empty} questions with an empty question or context" if self.skipped_empty else "")
+            + (
+                f"; skipped {self.skipped_empty} questions with an empty question or context"
+                if self.skipped_empty
+                else ""
+            )
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -111,16 +116,18 @@ def load_squad_json(path: Union[str, Path]) -> Dict[str, Any]:
 
 
 def _article_filter(
-    articles: Optional[Union[Sequence[Union[str, int]], str, Path]]
+    articles: Optional[Union[Sequence[Union[str, int]], str, Path]],
 ) -> Optional[Tuple[set, set]]:
     if articles is None:
         return None
     if isinstance(articles, (str, Path)):
         # A split file: one article title per line (or a JSON list of titles).
         text = Path(articles).read_text(encoding="utf8")
-        items = json.loads(text) if text.lstrip().startswith("[") else [
-            line.strip() for line in text.splitlines() if line.strip()
-        ]
+        items = (
+            json.loads(text)
+            if text.lstrip().startswith("[")
+            else [line.strip() for line in text.splitlines() if line.strip()]
+        )
     else:
         items = list(articles)
     titles = {a for a in items if isinstance(a, str)}
@@ -144,7 +151,9 @@ def iter_squad_questions(
     """
     keep = _article_filter(articles)
     for a_i, article in enumerate(data["data"]):
-        if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
+        if not isinstance(article, dict) or not isinstance(
+            article.get("paragraphs"), list
+        ):
             raise CorpusFormatError(f"{path}: article {a_i} has no 'paragraphs' list.")
         title = str(article.get("title", a_i))
         if keep is not None and title not in keep[0] and a_i not in keep[1]:
@@ -161,11 +170,19 @@ def iter_squad_questions(
                 stats.paragraphs += 1
             for q_i, qa in enumerate(para["qas"]):
                 if not isinstance(qa, dict):
-                    raise CorpusFormatError(f"{where}, question {q_i}: expected an object.")
+                    raise CorpusFormatError(
+                        f"{where}, question {q_i}: expected an object."
+                    )
                 qid = qa.get("id")
-                qwhere = f"{where}, question {qid!r}" if qid is not None else f"{where}, question {q_i}"
+                qwhere = (
+                    f"{where}, question {qid!r}"
+                    if qid is not None
+                    else f"{where}, question {q_i}"
+                )
                 if not isinstance(qid, str) or not isinstance(qa.get("question"), str):
-                    raise CorpusFormatError(f"{qwhere}: needs a string 'id' and 'question'.")
+                    raise CorpusFormatError(
+                        f"{qwhere}: needs a string 'id' and 'question'."
+                    )
                 raw_answers = qa.get("answers", [])
                 if not isinstance(raw_answers, list):
                     raise CorpusFormatError(f"{qwhere}: 'answers' must be a list.")
@@ -182,5 +199,6 @@ def iter_squad_questions(
                             f"'answer_start', got {ans!r}."
                         )
                     answers.append((ans["text"], ans["answer_start"]))
-                yield SquadQuestion(qid, qa["question"], para["context"], answers, title, a_i)
-
+                yield SquadQuestion(
+                    qid, qa["question"], para["context"], answers, title, a_i
+                )

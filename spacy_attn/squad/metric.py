@@ -7,6 +7,7 @@ the gold answers of a question, averaged over questions. The registered
 pipeline scorer built on it, ``spacy-attn.squad_scorer.v1``, lives with the
 other scorers in ``spacy_attn.scorers``.
 """
+
 import re
 import string
 import sys
@@ -53,12 +54,16 @@ def exact_match_score(prediction: str, ground_truth: str) -> bool:
     return normalize_answer(prediction) == normalize_answer(ground_truth)
 
 
-def metric_max_over_ground_truths(metric_fn: Callable, prediction: str, ground_truths: Sequence[str]) -> float:
+def metric_max_over_ground_truths(
+    metric_fn: Callable, prediction: str, ground_truths: Sequence[str]
+) -> float:
     """The best score of ``prediction`` against any gold answer (official)."""
     return max(metric_fn(prediction, gt) for gt in ground_truths)
 
 
-def squad_evaluate(dataset: Union[Dict[str, Any], List[Dict[str, Any]]], predictions: Dict[str, str]) -> Dict[str, float]:
+def squad_evaluate(
+    dataset: Union[Dict[str, Any], List[Dict[str, Any]]], predictions: Dict[str, str]
+) -> Dict[str, float]:
     """The official ``evaluate-v1.1.py`` ``evaluate(dataset, predictions)``.
 
     dataset: The loaded SQuAD JSON, or its ``"data"`` list (what the official
@@ -75,11 +80,16 @@ def squad_evaluate(dataset: Union[Dict[str, Any], List[Dict[str, Any]]], predict
             for qa in paragraph["qas"]:
                 total += 1
                 if qa["id"] not in predictions:
-                    print(f"Unanswered question {qa['id']} will receive score 0.", file=sys.stderr)
+                    print(
+                        f"Unanswered question {qa['id']} will receive score 0.",
+                        file=sys.stderr,
+                    )
                     continue
                 ground_truths = [x["text"] for x in qa["answers"]]
                 prediction = predictions[qa["id"]]
-                exact_match += metric_max_over_ground_truths(exact_match_score, prediction, ground_truths)
+                exact_match += metric_max_over_ground_truths(
+                    exact_match_score, prediction, ground_truths
+                )
                 f1 += metric_max_over_ground_truths(f1_score, prediction, ground_truths)
     exact_match = 100.0 * exact_match / total
     f1 = 100.0 * f1 / total
