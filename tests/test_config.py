@@ -93,3 +93,83 @@ def test_bad_config_value_fails_validation():
                 }
             },
         )
+
+
+# -- near-copies: each variant config is its base plus these overrides --
+#
+# spaCy's config system has no include/inheritance, and a config file is
+# what a user trains, packages and reproduces from, so the variants stay
+# files; this table is their definition as base + overrides (the form
+# `spacy train BASE --section.key value` takes), and the test keeps each
+# file equal to it, so a change to a base that is not carried over fails.
+
+
+def _adam(grad_clip, eps=1e-08):
+    return {
+        "@optimizers": "Adam.v1",
+        "beta1": 0.9,
+        "beta2": 0.999,
+        "L2_is_weight_decay": True,
+        "L2": 0.0,
+        "grad_clip": grad_clip,
+        "use_averages": False,
+        "eps": eps,
+        "learn_rate": 0.001,
+    }
+
+
+def _fixed_vectors(key_attr):
+    return {
+        "@architectures": "spacy-attn.FrozenVectors.v1",
+        "key_attr": key_attr,
+        "oov_buckets": 100,
+        "normalize": True,
+    }
+
+
+DA = "components.attn_pair_classifier.model"
+TEXTCAT = "components.textcat.model"
+SELFATTN_ADAM = {
+    f"{TEXTCAT}.dropout": 0.0,
+    f"{TEXTCAT}.encoder.tok2vec": _fixed_vectors("ORTH"),
+    "training.dropout": 0.1,
+    "training.batcher.size": 64,
+    "training.optimizer": _adam(0.5),
+}
+VARIANTS = {
+    "glove_intra.cfg": (
+        "glove.cfg",
+        {f"{DA}.intra_attention": True, "training.optimizer.learn_rate": 0.025},
+    ),
+    "glove_adam.cfg": (
+        "glove.cfg",
+        {
+            f"{DA}.init_std": None,
+            "training.batcher.size": 32,
+            "training.patience": 5000,
+            "training.max_steps": 50000,
+            "training.eval_frequency": 1000,
+            "training.optimizer": _adam(5.0),
+        },
+    ),
+    "glove_intra_adam.cfg": ("glove_adam.cfg", {f"{DA}.intra_attention": True}),
+    "snli_siamese_adam.cfg": (
+        "snli_siamese.cfg",
+        {
+            f"{DA}.encoder.tok2vec": _fixed_vectors("LOWER"),
+            "training.optimizer": _adam(5.0),
+        },
+    ),
+    "yelp_selfattn_adam.cfg": ("yelp_selfattn.cfg", SELFATTN_ADAM),
+    "age_selfattn_adam.cfg": ("age_selfattn.cfg", SELFATTN_ADAM),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_variant_is_base_plus_overrides(variant):
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    base, overrides = VARIANTS[variant]
+    expected = load_config(configs / base, overrides=overrides, interpolate=False)
+    assert load_config(configs / variant, interpolate=False) == expected
+    # And the file says so, for a reader who opens it.
+    assert f"configs/{base} plus" in (configs / variant).read_text(encoding="utf8")
