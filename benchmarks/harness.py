@@ -1160,7 +1160,8 @@ def speed_intro(repeats: int, unit: str) -> str:
     item, e.g. "pair")."""
     return (
         f"median of {repeats} interleaved repeats (ranges min–max). The bare loop runs the same "
-        f"module class on the same device with inputs pre-tensorized there. Overhead = spaCy − bare "
+        f"module class on the same device with inputs pre-tensorized there. "
+        f"Overhead = spaCy − bare "
         f"step time per {unit}; floor = `nlp.update` with a no-op trainable pipe on the same docs; "
         f"ours = overhead − floor."
     )

@@ -286,7 +286,8 @@ def measure(args) -> Dict[str, Any]:
             Path(spec["output"]).unlink()  # embeddings of 25k reviews take GBs
             res["engines"][engine] = row
             print(
-                f"{task} {engine}: {row['rows_s']:,.0f} rows/s (end to end {row['rows_s_end_to_end']:,.0f}), "
+                f"{task} {engine}: {row['rows_s']:,.0f} rows/s "
+                f"(end to end {row['rows_s_end_to_end']:,.0f}), "
                 f"peak RSS {row['peak_rss_mb']:,.0f} MB, PSS {row['peak_pss_mb']:,.0f} MB, "
                 f"other CPU {row['other_cpu']:.2f}",
                 file=sys.stderr,
@@ -376,7 +377,8 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         "the client (`batches_per_task` = 4 batches per task spreads it), and on this machine "
         "the client and the in-process scheduler share the cores with the two workers. Its "
         "workers are spawned, so they share no pages (PSS ≈ RSS): each imports torch and spaCy "
-        "and loads the model itself, next to Dask's own state. What Dask adds is the reach: workers on other machines, "
+        "and loads the model itself, next to Dask's own state. "
+        "What Dask adds is the reach: workers on other machines, "
         "one per GPU, a failed worker's tasks rerun elsewhere; on one machine "
         "`--n-process` is the lighter engine.\n"
         "* Forked `--n-process` workers share the parent's loaded model pages until they "
@@ -437,7 +439,8 @@ def main(argv=None) -> None:
         if not ok and not args.quick:
             raise SystemExit(
                 f"The load average stayed at or above 1.0 for {args.wait:.0f} s (now "
-                f"{' '.join(f'{x:.2f}' for x in load)}): not measuring. Use --quick for a smoke run."
+                f"{' '.join(f'{x:.2f}' for x in load)}): not measuring. "
+                "Use --quick for a smoke run."
             )
         meta = {**harness.metadata(), "quiet": {"ok": ok, "load": load}}
         harness.report(args.name, render, meta, measure(args), quick=args.quick)

@@ -232,7 +232,10 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     )
     if "profile" in res:
         p = res["profile"]
-        md += f"\n## Where the time goes (cProfile, one training epoch at batch {p['batch_size']})\n\n"
+        md += (
+            "\n## Where the time goes (cProfile, one training epoch at batch "
+            f"{p['batch_size']})\n\n"
+        )
         md += harness.md_table(
             ["function", "calls", "own µs/pair", "cumulative µs/pair"],
             [

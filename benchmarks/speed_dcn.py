@@ -197,7 +197,8 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     md = harness.header("Speed: `attn_span_qa` (DCN) vs a bare PyTorch loop", meta) + (
         "`configs/squad_glove.cfg` sizes over GloVe 6B 100d (see the script's docstring); "
         f"{res['questions']:,} SQuAD v1.1 dev questions per epoch (single-window contexts, "
-        f"{res['mean_tokens']:.0f} tokens per pair doc), {harness.speed_intro(meta['repeats'], 'question')}"
+        f"{res['mean_tokens']:.0f} tokens per pair doc), "
+        f"{harness.speed_intro(meta['repeats'], 'question')}"
         "\n\n## Training\n\n"
     )
     md += harness.md_table(

@@ -19,7 +19,8 @@ repeats of one epoch of:
 Inference: ``nlp.pipe`` on pre-made docs and from strings vs the bare forward
 (softmax copied to the host).
 
-    python benchmarks/speed_selfattn.py [--gpu-id 0]  # -> benchmarks/results/speed_selfattn[_gpu].{md,json}
+    python benchmarks/speed_selfattn.py [--gpu-id 0]
+    # -> benchmarks/results/speed_selfattn[_gpu].{md,json}
     python benchmarks/speed_selfattn.py --quick       # smoke test -> benchmarks/runs/
 """
 
@@ -156,7 +157,8 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         "Speed: self-attentive `textcat` vs a bare PyTorch loop", meta
     ) + (
         "Model of `configs/textcat_selfattn.cfg` (GloVe 6B 100d fixed + 100 OOV buckets, "
-        f"BiLSTM u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP); {harness.speed_intro(meta['repeats'], 'doc')}"
+        "BiLSTM u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP); "
+        f"{harness.speed_intro(meta['repeats'], 'doc')}"
         "\n\n## Training\n\n"
     )
     md += harness.md_table(

@@ -217,9 +217,12 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path) -> List
     path.write_text(
         json.dumps(
             {  # indent 1: 2,000 ids
-                "description": "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
-                "and benchmarks/squad_dcn.py (CPU budget). random.Random(seed).sample(all ids in file order, n), "
-                "listed in file order.",
+                "description": (
+                    "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
+                    "and benchmarks/squad_dcn.py (CPU budget). "
+                    "random.Random(seed).sample(all ids in file order, n), "
+                    "listed in file order."
+                ),
                 "source": "SQuAD 1.1 dev-v1.1.json",
                 "source_sha256_of_file_read": dev_sha256,
                 "seed": seed,
@@ -351,8 +354,11 @@ def measure(args) -> Dict[str, Any]:
     return {
         "model": MODEL,
         "n_parameters": sum(p.numel() for p in model.parameters()),
-        "protocol": "train: seeded sample of corpus/squad/train.json (SQuADShifts new_wiki+reddit+nyt, see "
-        "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)",
+        "protocol": (
+            "train: seeded sample of corpus/squad/train.json "
+            "(SQuADShifts new_wiki+reddit+nyt, see "
+            "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
+        ),
         "exact_match": scores["exact_match"],
         "f1": scores["f1"],
         "dev_questions": len(dev_rows),

@@ -25,7 +25,8 @@ import json, sys, spacy
 name = sys.argv[1]
 nlp = spacy.load(name)
 import spacy_attn
-doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.", "A person is making music."))
+doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.",
+                               "A person is making music."))
 assert spacy_attn.__file__.find("site-packages") >= 0, spacy_attn.__file__
 print(json.dumps({"package": name, "pipeline": nlp.pipe_names, "cats": doc.cats,
                   "spacy_attn": spacy_attn.__file__, "requirements": nlp.meta.get("requirements")}))

@@ -43,7 +43,10 @@ def main(argv=None) -> None:
             "pair_macro_f": metrics.get("pair_macro_f"),
             "pair_f_per_type": metrics.get("pair_f_per_type"),
         },
-        "notes": f"Test accuracy measured with `python -m spacy_attn evaluate` on {counts['test']} held-out pairs.",
+        "notes": (
+            "Test accuracy measured with `python -m spacy_attn evaluate` on "
+            f"{counts['test']} held-out pairs."
+        ),
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(meta, indent=2))

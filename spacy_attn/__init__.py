@@ -7,8 +7,8 @@ pipelines (``span_embedding``, ``answer_questions``, ``render``,
 scorers are used by their registered names in configs (``spacy-attn.*``,
 ``attn_*``); their Python functions stay in their modules
 (``spacy_attn.layers``, ``spacy_attn.pipeline``, ``spacy_attn.readers``,
-``spacy_attn.scorers``, ``spacy_attn.optimizers``). The names this module exported before are still found
-here, with a ``DeprecationWarning`` that gives their module.
+``spacy_attn.scorers``, ``spacy_attn.optimizers``). The names this module exported before
+are still found here, with a ``DeprecationWarning`` that gives their module.
 
 Importing the package registers its factories, architectures, layers, readers
 and scorers (the imports below); spaCy also finds them through the entry

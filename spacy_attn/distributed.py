@@ -82,7 +82,9 @@ starts one worker per visible GPU and gives each the environment
 
     from dask_cuda import LocalCUDACluster
     cluster = LocalCUDACluster(threads_per_worker=1)
-    predict_file_dask("model", "in.jsonl", "out.jsonl", scheduler=cluster.scheduler_address, gpu_id=0)
+    predict_file_dask(
+        "model", "in.jsonl", "out.jsonl", scheduler=cluster.scheduler_address, gpu_id=0
+    )
 
 On a cluster of mixed machines, start GPU workers with ``dask worker
 tcp://host:8786 --nthreads 1 --resources GPU=1`` (one per GPU, e.g. via
@@ -706,7 +708,8 @@ def _check_paths(
     """The option checks of ``predict_file`` on OUTPUT and REJECTS."""
     if output_path.name.endswith(".gz"):
         raise PredictError(
-            f"{output_path}: write plain jsonl (it is appended to on --resume); compress it afterwards."
+            f"{output_path}: write plain jsonl (it is appended to on --resume); "
+            "compress it afterwards."
         )
     if rejects is not None and rejects.resolve() == output_path.resolve():
         raise PredictError("--rejects must be another file than OUTPUT.")
@@ -776,7 +779,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     tcp://host:8786 | --n-workers N] [predict options]``."""
     p = argparse.ArgumentParser(
         prog="python -m spacy_attn.distributed",
-        description="Batch prediction on a Dask cluster (the job of `python -m spacy_attn predict`).",
+        description=(
+            "Batch prediction on a Dask cluster (the job of `python -m spacy_attn predict`)."
+        ),
     )
     p.add_argument(
         "model", help="pipeline path (visible to every worker) or package name"

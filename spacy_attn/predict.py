@@ -312,7 +312,10 @@ class RowReader:
             return InputRow(
                 line_no,
                 raw,
-                error=f"expected {len(self.header)} fields (header {self.header}), got {len(fields)}",
+                error=(
+                    f"expected {len(self.header)} fields (header {self.header}), "
+                    f"got {len(fields)}"
+                ),
             )
         if any(_has_undecodable(value) for value in fields):
             return InputRow(line_no, raw, error="invalid UTF-8")
@@ -377,7 +380,10 @@ class Columns:
             return f"missing id column {self.id!r} (found {sorted(record)})"
         row_id = record[self.id]
         if isinstance(row_id, bool) or not isinstance(row_id, (str, int, float)):
-            return f"id column {self.id!r} must be a string or number, got {_describe_value(row_id)}"
+            return (
+                f"id column {self.id!r} must be a string or number, "
+                f"got {_describe_value(row_id)}"
+            )
         return row_id, tuple(texts)
 
 
@@ -792,7 +798,8 @@ def predict_file(
         )
     if output_path.name.endswith(".gz"):
         raise PredictError(
-            f"{output_path}: write plain jsonl (it is appended to on --resume); compress it afterwards."
+            f"{output_path}: write plain jsonl (it is appended to on --resume); "
+            "compress it afterwards."
         )
     if rejects is not None and rejects.resolve() == output_path.resolve():
         raise PredictError("--rejects must be another file than OUTPUT.")

@@ -36,13 +36,16 @@ DEFAULT_COLOR = "#d62728"
 
 _HEX_COLOR = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
 _CSS = """
-.spacy-attn { font-family: -apple-system, BlinkMacSystemFont, 'Segoe UI', Helvetica, Arial, sans-serif; }
+.spacy-attn { font-family: -apple-system, BlinkMacSystemFont, 'Segoe UI', Helvetica, Arial, \
+sans-serif; }
 .spacy-attn table { border-collapse: collapse; margin: 0 0 1em 0; }
-.spacy-attn .attn-label { vertical-align: top; text-align: right; padding: 0.3em 0.8em 0.3em 0; white-space: nowrap; font-weight: normal; color: #666; }
+.spacy-attn .attn-label { vertical-align: top; text-align: right; padding: 0.3em 0.8em 0.3em 0; \
+white-space: nowrap; font-weight: normal; color: #666; }
 .spacy-attn .attn-text { padding: 0.3em 0; line-height: 1.8; }
 .spacy-attn .attn-token { padding: 0.1em 0.05em; border-radius: 0.2em; }
 .spacy-attn .attn-dark { color: #fff; }
-.spacy-attn .attn-col { writing-mode: vertical-rl; font-weight: normal; padding: 0.2em 0; vertical-align: bottom; }
+.spacy-attn .attn-col { writing-mode: vertical-rl; font-weight: normal; padding: 0.2em 0; \
+vertical-align: bottom; }
 .spacy-attn .attn-rowhead { text-align: right; font-weight: normal; padding: 0 0.5em; }
 .spacy-attn .attn-cell { width: 1.6em; height: 1.6em; border: 1px solid #eee; padding: 0; }
 .spacy-attn .attn-note { color: #666; }

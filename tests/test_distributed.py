@@ -17,7 +17,10 @@ import pytest
 
 pytest.importorskip(
     "distributed",
-    reason="Dask distributed is not installed (pip install -e '.[distributed]'; scripts/setup.sh installs it)",
+    reason=(
+        "Dask distributed is not installed (pip install -e '.[distributed]'; "
+        "scripts/setup.sh installs it)"
+    ),
 )
 
 from spacy_attn.predict import predict_file  # noqa: E402
@@ -89,8 +92,8 @@ class KillOnce(WorkerPlugin):
 
 if __name__ == "__main__":
     config = json.loads(sys.argv[1])
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=40)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40)
     client = Client(cluster)
     results = []
     for run in config["runs"]:
@@ -101,7 +104,8 @@ if __name__ == "__main__":
         scheduler = cluster.scheduler_address if run.get("scheduler") == "address" else client
         stats = predict_file_dask(
             model, config["input"], run["output"], scheduler=scheduler,
-            batch_size=config["batch_size"], rejects_path=run["rejects"], resume=run.get("resume", False),
+            batch_size=config["batch_size"], rejects_path=run["rejects"],
+            resume=run.get("resume", False),
             batches_per_task=run.get("batches_per_task", 4), max_in_flight=run.get("max_in_flight"),
             progress=False,
         )

@@ -155,7 +155,8 @@ def test_mirror_marker_skips_or_fails_without_the_mirror(
     if outcomes.get("errors"):
         result.stdout.fnmatch_lines(
             [
-                f"*{REQUIRE_MIRROR_ENV}=1 but this test needs the data mirror: {mirror / 'snli/dev.jsonl.gz'} not found*"
+                f"*{REQUIRE_MIRROR_ENV}=1 but this test needs the data mirror: "
+                f"{mirror / 'snli/dev.jsonl.gz'} not found*"
             ]
         )
         assert "FileNotFoundError" not in out

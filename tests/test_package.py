@@ -79,7 +79,8 @@ def test_import_registers_and_sets_no_extensions():
         "print(parallel.fork_safety_installed())\n"
         "print(Doc.has_extension('attn_embedding'))\n"
         "nlp = spacy.blank('en'); nlp.add_pipe('attn_doc_embedder')\n"
-        "print(all(Doc.has_extension(n) for n in ('attn_embedding', 'attn_weights', 'attn_states')))\n"
+        "print(all(Doc.has_extension(n) for n in "
+        "('attn_embedding', 'attn_weights', 'attn_states')))\n"
         "nlp.add_pipe('attn_doc_embedder', name='second')\n"  # idempotent
         "print('ok')\n"
     )

@@ -514,14 +514,18 @@ PAPER_VALUES = {
         "training.optimizer.learn_rate": 0.025,
         "training.optimizer.initial_accumulator_value": 0.1,
         "training.batcher.size": 4,
-        "components.attn_pair_classifier.model.@architectures": "spacy-attn.DecomposableAttention.v2",
+        "components.attn_pair_classifier.model.@architectures": (
+            "spacy-attn.DecomposableAttention.v2"
+        ),
         "components.attn_pair_classifier.model.init_std": 0.01,
         "components.attn_pair_classifier.model.intra_attention": True,
     },
     "snli_siamese.cfg": {
         "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
         "training.optimizer.learn_rate": 0.01,
-        "components.attn_pair_classifier.model.@architectures": "spacy-attn.SiameseSelfAttention.v2",
+        "components.attn_pair_classifier.model.@architectures": (
+            "spacy-attn.SiameseSelfAttention.v2"
+        ),
         "components.attn_pair_classifier.model.encode": "separate",
         "components.attn_pair_classifier.model.hidden_width": 4000,
         "components.attn_pair_classifier.model.encoder.penalty_coef": 0.3,

@@ -468,7 +468,8 @@ for job in jobs:
     x = torch.rand(512, 512)
     (x @ x)[torch.arange(0, 512, 2)].sum()  # parallel ops: the pool runs
     common = [job["model"], job["input"], "--batch-size", "4", "--rejects"]
-    main(["predict", *common[:2], job["out1"], *common[2:], job["rej1"], "--threads", "1", "--no-progress"])
+    main(["predict", *common[:2], job["out1"], *common[2:], job["rej1"],
+          "--threads", "1", "--no-progress"])
     main(["predict", *common[:2], job["out2"], *common[2:], job["rej2"], "--n-process", "2"])
 """
 

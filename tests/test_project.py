@@ -243,8 +243,9 @@ def _labelled_pairs(nlp):
 
 
 def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
-    """Stock `spacy evaluate` works on a pair DocBin for a pipeline whose config sets the spacy-attn.carry_pairs.v1
-    callback, as every pair config in configs/ does; for a pipeline without
+    """Stock `spacy evaluate` works on a pair DocBin for a pipeline whose config
+    sets the spacy-attn.carry_pairs.v1 callback, as every pair config in
+    configs/ does; for a pipeline without
     it, the error names the exact --code flag, and that flag works."""
     import spacy
     from spacy.tokens import DocBin

@@ -45,7 +45,8 @@ def test_exclusive_scores():
     ]
     s = pair_classifier_score(egs, labels=labels)
     assert s["pair_acc"] == pytest.approx(3 / 4)
-    # entailment: tp 1, fp 1 -> p .5 r 1 f .667; neutral: tp 1 fn 1 -> p 1 r .5 f .667; contradiction 1/1/1
+    # entailment: tp 1, fp 1 -> p .5 r 1 f .667; neutral: tp 1 fn 1 -> p 1 r .5 f .667;
+    # contradiction 1/1/1
     assert s["pair_f_per_type"]["entailment"] == pytest.approx(
         {"p": 0.5, "r": 1.0, "f": 2 / 3}
     )

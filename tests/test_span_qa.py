@@ -542,7 +542,10 @@ def test_empty_question_empty_context_long_question(trained):
     assert all(s.start >= 0 and s.end <= len(doc) for s in doc.spans["answers"])
     doc = nlp(make_pair(nlp, "Who won Super Bowl 50?", ""))
     assert len(doc.spans["answers"]) == 0 and doc.spans["answers"].attrs["scores"] == []
-    question = "Which team, out of all of the teams that played in the game that was held in 2016, won it?"
+    question = (
+        "Which team, out of all of the teams that played in the game that was held in 2016, "
+        "won it?"
+    )
     doc = nlp(make_pair(nlp, question, "Denver won"))
     _, _, c_start, c_end = spacy_attn.get_pair_bounds(doc)
     assert c_end - c_start == 2

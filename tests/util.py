@@ -111,7 +111,8 @@ def squad_pairs(n_paragraphs: int = 6) -> List[SquadQuestion]:
     article = squad_dev()["data"][0]
     if n_paragraphs > len(article["paragraphs"]):
         raise ValueError(
-            f"the SQuAD fixture has {len(article['paragraphs'])} paragraphs, {n_paragraphs} asked for"
+            f"the SQuAD fixture has {len(article['paragraphs'])} paragraphs, "
+            f"{n_paragraphs} asked for"
         )
     out = []
     for para in article["paragraphs"][:n_paragraphs]:
