@@ -25,10 +25,11 @@ def pytest_report_header(config):
     return f"spacy-attn data mirror: {util.mirror_dir()} ({state})"
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    # Before any fixture is set up, so a mirror-reading fixture never runs
-    # without its files.
+    # A plain hook: after the skip / skipif markers (a GPU test on a machine
+    # without CUDA is skipped for that), before any fixture is set up (the
+    # runner's own hook, registered earlier, is called later), so a
+    # mirror-reading fixture never runs without its files.
     for marker in item.iter_markers(name="mirror"):
         problem = util.mirror_problem(marker.args)
         if problem is None:
