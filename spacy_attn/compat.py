@@ -34,7 +34,7 @@ legacy capsule calls (``cupy.ndarray.toDlpack``, ``cupy.fromDlpack``) that
 CuPy deprecates and warns about on every GPU step.
 """
 
-from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Optional, Set
 
 from spacy.language import Language
 from spacy.util import registry
@@ -73,8 +73,8 @@ def carry_pair_spans(span_keys: Iterable[str] = (DEFAULT_SPAN_KEY,)) -> None:
         return example
 
     setattr(_make_example, _KEYS_ATTR, keys)
-    _make_example._spacy_attn_original = original
-    Corpus._make_example = _make_example
+    _make_example._spacy_attn_original = original  # type: ignore[attr-defined]
+    Corpus._make_example = _make_example  # type: ignore[method-assign]  # the patch
 
 
 def carried_pair_keys() -> FrozenSet[str]:
@@ -92,7 +92,7 @@ def uncarry_pair_spans() -> None:
 
     original = getattr(Corpus._make_example, "_spacy_attn_original", None)
     if original is not None:
-        Corpus._make_example = original
+        Corpus._make_example = original  # type: ignore[method-assign]  # undo the patch
 
 
 def pipeline_pair_keys(nlp: Language) -> FrozenSet[str]:
@@ -101,7 +101,7 @@ def pipeline_pair_keys(nlp: Language) -> FrozenSet[str]:
     nlp (Language): The pipeline.
     RETURNS (FrozenSet[str]): Their ``span_key`` / ``pair_key`` values.
     """
-    keys = set()
+    keys: Set[str] = set()
     for _, pipe in nlp.pipeline:
         if type(pipe).__module__.startswith("spacy_attn."):
             cfg = getattr(pipe, "cfg", {})

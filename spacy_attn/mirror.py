@@ -80,6 +80,8 @@ class Mirror:
         RAISES (DataError): If the mirror has no ``SHA256SUMS``.
         """
         if self._sums is None:
+            # Only a mirror with a folder has checksums (get() checks first).
+            assert self.root is not None
             sums_file = self.root / "SHA256SUMS"
             if not sums_file.exists():
                 raise DataError(

@@ -21,7 +21,7 @@ are still read.
 """
 
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.attrs import IDX
@@ -55,7 +55,7 @@ def _tokenizer(nlp_or_tokenizer):
 
 
 def make_pair(
-    nlp: Union[Language, "callable"],
+    nlp: Union[Language, Callable[[str], Doc]],
     first: str,
     second: str,
     *,
@@ -101,7 +101,7 @@ def make_pair(
 
 
 def make_pairs(
-    nlp: Union[Language, "callable"],
+    nlp: Union[Language, Callable[[str], Doc]],
     pairs: Iterable[Sequence[str]],
     *,
     span_key: str = DEFAULT_SPAN_KEY,

@@ -3,7 +3,7 @@
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, SpanGroup
 
 from .pairs import PairError, get_pair_bounds, make_pair
 
@@ -97,6 +97,7 @@ def _answers(
     group = doc.spans[answers_key] if answers_key in doc.spans else []
     if not len(group):
         return []
+    assert isinstance(group, SpanGroup)  # the [] fallback is empty
     # make_pair strips the context, so its first character is doc character
     # ``segment.start_char``, which is context character ``lead``.
     _, _, context_start, context_end = get_pair_bounds(doc, pair_key)

@@ -43,6 +43,7 @@ from typing import (
     Sequence,
     Tuple,
     Union,
+    cast,
 )
 
 import spacy
@@ -218,6 +219,9 @@ def _row_from_record(
         missing.append(f"second text (one of {list(SECOND_KEYS)})")
     if kl is None and need_label:
         missing.append(f"label (one of {list(LABEL_KEYS)})")
+    elif label is None and need_label:
+        # A JSON null label would otherwise become the label None in doc.cats.
+        missing.append(f"label ({kl!r} is null)")
     if missing:
         raise CorpusFormatError(
             f"{path}:{line}: missing {', '.join(missing)}; found fields {sorted(record)}."
@@ -231,7 +235,12 @@ def _row_from_record(
         raise CorpusFormatError(
             f"{path}:{line}: label {label!r} is not a string or integer."
         )
-    return PairRow(first, second, None if label is None else str(label).strip())
+    # Both texts are strings (checked just above).
+    return PairRow(
+        cast(str, first),
+        cast(str, second),
+        None if label is None else str(label).strip(),
+    )
 
 
 def iter_pair_rows(
@@ -307,6 +316,7 @@ def read_pair_rows(
         if row.label in UNLABELLED:
             stats.skipped_unlabelled += 1
             continue
+        assert row.label is not None  # need_label (the default) above
         if label_map:
             row.label = label_map.get(row.label, row.label)
         rows.append(row)
@@ -402,6 +412,7 @@ class PairCorpus:
     def _load_rows(self) -> List[PairRow]:
         # Rows are parsed once and kept: spaCy calls the reader every epoch.
         if self._rows is None:
+            assert self.path is not None  # __call__ returns first without a path
             rows, self.stats = read_pair_rows(
                 self.path, format=self.format, label_map=self.label_map
             )
@@ -422,10 +433,12 @@ class PairCorpus:
         for row in self._load_rows():
             predicted = make_pair(nlp, row.first, row.second, span_key=self.span_key)
             reference = predicted.copy()
+            assert row.label is not None  # read_pair_rows keeps labelled rows only
             reference.cats = cats_for(row.label, self.positive_label)
             yield Example(predicted, reference)
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
+        assert self.path is not None  # __call__ returns first without a path
         for i, reference in enumerate(read_docbin(self.path, nlp.vocab)):
             if self.limit and i >= self.limit:
                 break
@@ -522,6 +535,8 @@ class TextCatCorpus:
         RAISES (CorpusFormatError): On a malformed row, naming file and line."""
         if self._rows is not None:
             return self._rows
+        # A reader without a path yields nothing and never reads rows.
+        assert self.path is not None
         rows = []
         for line_no, line in enumerate(_text_lines(self.path), 1):
             if not line.strip():
@@ -642,11 +657,12 @@ class SquadCorpus:
         self.seed = seed
         self.stats: Optional[SquadStats] = None
         self._docs: Optional[List[Doc]] = None
-        self._vocab = None
+        self._vocab: Optional[Vocab] = None
 
     def _references(self, nlp: Language) -> List[Doc]:
         # Gold docs are bound to a vocab: rebuild for another pipeline.
         if self._docs is None or self._vocab is not nlp.vocab:
+            assert self.path is not None  # __call__ returns first without a path
             examples, self.stats = read_squad(
                 self.path,
                 nlp,
@@ -673,6 +689,7 @@ class SquadCorpus:
             )
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
+        assert self.path is not None  # __call__ returns first without a path
         docs = list(read_docbin(self.path, nlp.vocab))
         if self.shuffle:
             random.Random(self.seed).shuffle(docs)

@@ -89,26 +89,26 @@ def pair_classifier_score(
             gold_labels = [label for label, value in gold.items() if value == 1.0]
             if not gold_labels:
                 continue
-            g = gold_labels[0]
-            p = (
+            g_label = gold_labels[0]
+            p_label = (
                 max(labels, key=lambda label: pred.get(label, float("-inf")))
                 if labels
                 else None
             )
             total += 1
-            if p == g:
+            if p_label == g_label:
                 correct += 1
-                tp[g] = tp.get(g, 0) + 1
+                tp[g_label] = tp.get(g_label, 0) + 1
             else:
-                fn[g] = fn.get(g, 0) + 1
-                if p is not None:
-                    fp[p] += 1
+                fn[g_label] = fn.get(g_label, 0) + 1
+                if p_label is not None:
+                    fp[p_label] += 1
     per_type = {}
     for label in labels:
-        p = tp[label] / (tp[label] + fp[label]) if tp[label] + fp[label] else 0.0
+        prec = tp[label] / (tp[label] + fp[label]) if tp[label] + fp[label] else 0.0
         r = tp[label] / (tp[label] + fn[label]) if tp[label] + fn[label] else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        per_type[label] = {"p": p, "r": r, "f": f}
+        f = 2 * prec * r / (prec + r) if prec + r else 0.0
+        per_type[label] = {"p": prec, "r": r, "f": f}
     n = max(len(labels), 1)
     return {
         "pair_acc": correct / total if total else None,

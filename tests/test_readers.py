@@ -123,6 +123,14 @@ def test_malformed_rows_name_file_and_line(tmp_path):
         read_pair_rows(tmp_path / "nowhere.jsonl")
 
 
+def test_null_label_is_a_missing_label(tmp_path):
+    # A null label used to become the label None (doc.cats == {None: 1.0}).
+    null = json.dumps({"premise": "a", "hypothesis": "b", "label": None})
+    path = write(tmp_path / "null.jsonl", null + "\n")
+    with pytest.raises(CorpusFormatError, match=r"null.jsonl:1: missing label"):
+        read_pair_rows(path)
+
+
 def test_convert_cli_and_docbin_reader(tmp_path, nlp):
     rows = [
         {

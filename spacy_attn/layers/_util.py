@@ -7,7 +7,7 @@ question repeated in each) both run the tok2vec over whole docs, then gather
 token ranges of every doc into padded ``(rows, length, width)`` tensors.
 """
 
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple, cast
 
 import numpy
 from thinc.api import Ops
@@ -97,11 +97,13 @@ def gather_segments(
     padded = []
     for index in indices:
         X = ops.alloc3f(n_rows, max(int(index.lengths.max(initial=0)), 1), width)
-        X[ops.asarray1i(index.row), ops.asarray1i(index.position)] = flat[
-            ops.asarray1i(index.flat_row)
-        ]
+        # The int32 numpy index arrays are Ints1d to Thinc (casts); Thinc's
+        # array types do not model fancy indexing (the ignore).
+        row = ops.asarray1i(cast(Ints1d, index.row))
+        position = ops.asarray1i(cast(Ints1d, index.position))
+        X[row, position] = flat[ops.asarray1i(cast(Ints1d, index.flat_row))]  # type: ignore[index]
         padded.append(X)
-    lengths = [ops.asarray1i(index.lengths) for index in indices]
+    lengths = [ops.asarray1i(cast(Ints1d, index.lengths)) for index in indices]
 
     def backprop(d_padded: Sequence[Optional[Floats3d]]) -> List[Floats2d]:
         d_flat = ops.alloc2f(flat.shape[0], width)
@@ -110,10 +112,13 @@ def gather_segments(
                 # scatter_add, not assignment: a token may feed several rows.
                 ops.scatter_add(
                     d_flat,
-                    ops.asarray1i(index.flat_row),
-                    dX[ops.asarray1i(index.row), ops.asarray1i(index.position)],
+                    ops.asarray1i(cast(Ints1d, index.flat_row)),
+                    dX[
+                        ops.asarray1i(cast(Ints1d, index.row)),
+                        ops.asarray1i(cast(Ints1d, index.position)),
+                    ],
                 )
-        return ops.unflatten(d_flat, ops.asarray1i(doc_lengths))
+        return ops.unflatten(d_flat, ops.asarray1i(cast(Ints1d, doc_lengths)))
 
     return padded, lengths, backprop
 

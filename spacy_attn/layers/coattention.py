@@ -9,13 +9,19 @@ the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
 README, "Defaults".
 """
 
-from typing import Callable, List, NamedTuple, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional, Tuple, cast
 
 import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, get_array_module
+from thinc.api import (
+    ArgsKwargs,
+    Model,
+    PyTorchShim,
+    PyTorchWrapper_v2,
+    get_array_module,
+)
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
@@ -125,7 +131,7 @@ def build_dynamic_coattention(
     segments = qa_windows(
         tok2vec, span_key=DEFAULT_SPAN_KEY, window=window, stride=stride
     )
-    model = Model(
+    model: Model[List[Doc], QAOutput] = Model(
         "dynamic_coattention",
         forward,
         init=init,
@@ -170,7 +176,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[QAOutput, Ca
 def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
     """(start, end, iterations) torch -> xp; the backward pass takes
     (d_start, d_end) only (iterations is an integer output)."""
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device
     _, (start, end, iterations) = X_Ytorch
     Y = (torch2xp(start), torch2xp(end), torch2xp(iterations))
 

@@ -8,14 +8,14 @@ the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
 README, "Defaults".
 """
 
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, cast
 
 import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain
-from thinc.types import Floats2d
+from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
+from thinc.types import Floats2d, Floats3d
 
 from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.decomposable_attention import DecomposableAttention
@@ -23,6 +23,10 @@ from ..pairs import DEFAULT_SPAN_KEY
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
+
+# The gradient of Segments: None for the integer lengths, and for a tensor
+# whose gradient torch did not compute.
+SegmentGrads = Tuple[Optional[Floats3d], None, Optional[Floats3d], None]
 
 
 @registry.architectures("spacy-attn.DecomposableAttention.v1")
@@ -108,7 +112,7 @@ def _da_model(
         mixed_precision=mixed_precision,
     )
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    model = chain(segments, torch_layer, output_layer)
+    model: Model[List[Doc], Floats2d] = chain(segments, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
     model.set_ref("attention", torch_layer)
@@ -119,10 +123,10 @@ def _da_model(
 
 def convert_segment_inputs(
     model: Model, X: Segments, is_train: bool
-) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], Segments]]:
+) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], SegmentGrads]]:
     """Padded Thinc arrays -> torch tensors; gradients flow back to the float
     inputs only (lengths are integers)."""
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device
     A, lengths_a, B, lengths_b = X
     args = (
         xp2torch(A, requires_grad=is_train, device=device),
@@ -131,7 +135,7 @@ def convert_segment_inputs(
         xp2torch(lengths_b, device=device),
     )
 
-    def reverse(d_inputs: ArgsKwargs) -> Segments:
+    def reverse(d_inputs: ArgsKwargs) -> SegmentGrads:
         dA, _, dB, _ = d_inputs.args
         return (
             torch2xp(dA) if dA is not None else None,
@@ -154,7 +158,7 @@ def convert_float32_outputs(model: Model, X_Ytorch, is_train: bool):
     """
     _, Ytorch = X_Ytorch
     Y32 = Ytorch.float()
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device
 
     def reverse(dY: Floats2d) -> ArgsKwargs:
         return ArgsKwargs(
@@ -189,7 +193,7 @@ def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]
     if not docs:
         return []
     A, lengths_a, B, lengths_b = model.get_ref("segments").predict(docs)
-    shim = model.get_ref("attention").shims[0]
+    shim = cast(PyTorchShim, model.get_ref("attention").shims[0])
     module = shim._model
     device = shim.device
     was_training = module.training

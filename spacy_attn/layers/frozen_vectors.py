@@ -7,14 +7,14 @@ its own (the pair model projects to its hidden width) and gives OOV words a
 trainable vector instead of zeros.
 """
 
-from typing import Callable, List, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union, cast
 
 import numpy
 from spacy.attrs import intify_attr
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model, get_array_module
-from thinc.types import Floats2d
+from thinc.types import Floats2d, FloatsXd, Ints1d
 
 
 @registry.architectures("spacy-attn.FrozenVectors.v1")
@@ -84,12 +84,14 @@ def init(model: Model, X=None, Y=None) -> None:
     # N(0, 1) as in the paper; scaled to about unit norm when the known
     # vectors are normalized, so OOV words do not dominate.
     E = numpy.random.normal(0.0, 1.0, (max(n_oov, 1), width)) * scale
-    model.set_param("E", model.ops.asarray2f(E.astype("float32")))
+    model.set_param("E", model.ops.asarray2f(cast(Floats2d, E.astype("float32"))))
     if model.attrs.get("trainable") and X is not None and len(X):
         # Fine-tuned vectors (FrozenVectors.v2, trainable = true) start as a
         # copy of the vocab's table, unit-normalized if configured; after
         # that they are the model's own and are saved with it.
-        model.set_param("W", _Table(model, _vectors_of(X)).table.copy())
+        table = _Table(model, _vectors_of(X)).table
+        assert table is not None  # built with_table (the default)
+        model.set_param("W", table.copy())
 
 
 class _Table:
@@ -116,7 +118,7 @@ class _Table:
         data = vectors.data
         # A trainable layer (FrozenVectors.v2) gathers from its own copy and
         # needs only the key lookup: no second copy of the table.
-        self.table = None
+        self.table: Optional[Floats2d] = None
         if with_table:
             xp = get_array_module(data)
             table = xp.asarray(data, dtype="float32")
@@ -185,7 +187,7 @@ def forward(
     n_oov = model.get_dim("nV")
     trainable = bool(model.attrs.get("trainable"))
     if trainable:
-        W = model.get_param("W")
+        W = cast(Floats2d, model.get_param("W"))
         if W.shape[0] != vectors.shape[0]:
             raise ValueError(
                 f"spacy-attn.FrozenVectors.v2 (trainable) was initialized "
@@ -194,20 +196,23 @@ def forward(
             )
         source = W
     else:
+        assert table.table is not None  # with_table is set when not trainable
         source = table.table
     # Host -> device: only the int32 row indices (and the OOV positions).
     # Unknown words gather row 0 here and are overwritten below.
-    rows_dev = ops.asarray1i(numpy.maximum(rows, 0))
+    rows_dev = ops.asarray1i(cast(Ints1d, numpy.maximum(rows, 0)))
     output = source[rows_dev]
     oov_idx = None
     if len(unknown):
-        unknown_dev = ops.asarray1i(unknown)
+        unknown_dev = ops.asarray1i(cast(Ints1d, unknown))
         if n_oov > 0:
-            oov_idx = ops.asarray1i((keys[unknown] % n_oov).astype("int32"))
-            output[unknown_dev] = model.get_param("E")[oov_idx]
+            oov_idx = ops.asarray1i(
+                cast(Ints1d, (keys[unknown] % n_oov).astype("int32"))
+            )
+            output[unknown_dev] = cast(Floats2d, model.get_param("E"))[oov_idx]
         else:
             output[unknown_dev] = 0.0
-    outputs = ops.unflatten(output, lengths)
+    outputs = ops.unflatten(output, cast(Ints1d, lengths))
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
         if not is_train:
@@ -221,7 +226,7 @@ def forward(
         if trainable:
             known = numpy.flatnonzero(rows >= 0).astype("int32")
             if len(known):
-                known_dev = ops.asarray1i(known)
+                known_dev = ops.asarray1i(cast(Ints1d, known))
                 # A dense gradient: Thinc's optimizers update whole params.
                 dW = ops.alloc2f(*model.get_param("W").shape)
                 ops.scatter_add(dW, rows_dev[known_dev], d_flat[known_dev])
@@ -261,7 +266,7 @@ def FrozenVectors_v2(
     attr = intify_attr(key_attr) if isinstance(key_attr, str) else key_attr
     if attr is None:
         raise ValueError(f"FrozenVectors: unknown key_attr {key_attr!r}.")
-    params = {"E": None}
+    params: Dict[str, Optional[FloatsXd]] = {"E": None}
     if trainable:
         params["W"] = None  # the vocab's table, copied at initialization
     return Model(

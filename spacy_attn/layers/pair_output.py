@@ -1,9 +1,9 @@
 """The output layer of the pair classifier."""
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Tuple, cast
 
 from thinc.api import Model, glorot_uniform_init, zero_init
-from thinc.types import Floats2d
+from thinc.types import Floats1d, Floats2d
 
 
 def pair_output(
@@ -45,8 +45,8 @@ def init(
 
 
 def forward(model: Model, X: Floats2d, is_train: bool) -> Tuple[Floats2d, Callable]:
-    W = model.get_param("W")
-    b = model.get_param("b")
+    W = cast(Floats2d, model.get_param("W"))
+    b = cast(Floats1d, model.get_param("b"))
     logits = model.ops.affine(X, W, b)
     if model.attrs["multi_label"]:
         Y = model.ops.sigmoid(logits)

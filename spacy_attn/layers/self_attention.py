@@ -31,12 +31,12 @@ small trainable ``spacy.Tok2Vec.v2`` (no vectors needed; see
 architecture builds from its name alone. See the README, "Defaults".
 """
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, cast
 
 import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, Relu, chain
+from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, Relu, chain
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
@@ -188,12 +188,12 @@ def build_self_attentive_textcat(
     if encoder is None:
         encoder = build_structured_self_attention()
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    head = chain(
+    head: Model[SelfAttentionOutput, Floats2d] = chain(
         embedding_pool(pooling),
         Relu(nO=hidden_width, dropout=dropout, normalize=False),
         output_layer,
     )
-    model = chain(encoder, head)
+    model: Model[List[Doc], Floats2d] = chain(encoder, head)
     model.set_ref("encoder", encoder)
     model.set_ref("self_attention", encoder.get_ref("self_attention"))
     model.set_ref("tok2vec", encoder.get_ref("tok2vec"))
@@ -219,7 +219,9 @@ def _encoder_model(
     torch_layer.attrs["penalty"] = 0.0
     # Summed over the batch, like spaCy's textcat loss (see module docstring).
     torch_layer.attrs[PENALTY_REDUCTION] = "sum"
-    model = chain(tok2vec, pad_sequences(), torch_layer)
+    model: Model[List[Doc], SelfAttentionOutput] = chain(
+        tok2vec, pad_sequences(), torch_layer
+    )
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("self_attention", torch_layer)
     model.attrs["n_rows"] = n_rows  # r hops / I heads
@@ -240,22 +242,28 @@ def _pad_forward(model: Model, Xs: List[Floats2d], is_train: bool):
     # Whole docs are segments [0, length): the pair layers' gather index.
     bounds = numpy.stack([numpy.zeros_like(lengths), lengths], axis=1)
     example, position, _, _ = segment_index(bounds, numpy.cumsum(lengths) - lengths)
-    example_i, position_i = ops.asarray1i(example), ops.asarray1i(position)
+    # The int32 numpy arrays are Ints1d to Thinc (casts); Thinc's array types
+    # do not model fancy indexing (the ignore).
+    example_i = ops.asarray1i(cast(Ints1d, example))
+    position_i = ops.asarray1i(cast(Ints1d, position))
+    lengths_i = cast(Ints1d, lengths)
     padded = ops.alloc3f(len(Xs), max(int(lengths.max(initial=0)), 1), width)
     if len(example):
-        padded[example_i, position_i] = ops.flatten(Xs)
+        padded[example_i, position_i] = ops.flatten(Xs)  # type: ignore[index]
 
     def backprop(d_padded: Tuple[Floats3d, Optional[Ints1d]]) -> List[Floats2d]:
         dX = d_padded[0]
-        return ops.unflatten(dX[example_i, position_i], ops.asarray1i(lengths))
+        return ops.unflatten(
+            cast(Floats2d, dX[example_i, position_i]), ops.asarray1i(lengths_i)
+        )
 
-    return (padded, ops.asarray1i(lengths)), backprop
+    return (padded, ops.asarray1i(lengths_i)), backprop
 
 
 def convert_padded_inputs(model: Model, X: Tuple[Floats3d, Ints1d], is_train: bool):
     """(padded, lengths) -> torch, with the layer's penalty reduction; the
     gradient flows back to ``padded``."""
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device
     padded, lengths = X
     args = (
         xp2torch(padded, requires_grad=is_train, device=device),
@@ -292,7 +300,7 @@ def convert_self_attention_outputs(model: Model, X_Ytorch, is_train: bool):
     (_, lengths), (M, A, H, penalty) = X_Ytorch
     # float32 whatever autocast chose (see convert_float32_outputs).
     M, A, H, penalty = M.float(), A.float(), H.float(), penalty.float()
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device
     if is_train:
         # A 0-d tensor, not a float: float() would make every GPU step wait
         # here for the forward pass. Readers call float() after the step.
@@ -333,9 +341,9 @@ def embedding_pool(pooling: str = "flatten") -> Model[SelfAttentionOutput, Float
 def pool_matrix(M: Floats3d, pooling: str) -> Floats2d:
     """Pool (n, r, d) -> (n, r*d) or (n, d) without a backward pass."""
     if pooling == "flatten":
-        return M.reshape((M.shape[0], -1))
+        return cast(Floats2d, M.reshape((M.shape[0], -1)))
     if pooling == "mean":
-        return M.mean(axis=1)
+        return M.mean(axis=1)  # type: ignore[attr-defined]  # Thinc's types lack mean
     return M.max(axis=1)
 
 
@@ -346,15 +354,17 @@ def _pool_forward(model: Model, X: SelfAttentionOutput, is_train: bool):
     Y = ops.xp.ascontiguousarray(pool_matrix(M, pooling))
     shape = M.shape
 
-    def backprop(dY: Floats2d) -> SelfAttentionOutput:
+    # Only M has a gradient. Thinc's array types do not model newaxis
+    # indexing (the ignores).
+    def backprop(dY: Floats2d) -> Tuple[Floats3d, None, None, None]:
         if pooling == "flatten":
             dM = dY.reshape(shape)
         elif pooling == "mean":
-            dM = ops.xp.repeat(dY[:, None, :] / shape[1], shape[1], axis=1)
+            dM = ops.xp.repeat(dY[:, None, :] / shape[1], shape[1], axis=1)  # type: ignore[index]
         else:
             # The gradient goes to the hop that gave the maximum.
-            dM = (M == Y[:, None, :]) * dY[:, None, :]
-        return (ops.asarray3f(dM), None, None, None)
+            dM = (M == Y[:, None, :]) * dY[:, None, :]  # type: ignore[index]
+        return (ops.asarray3f(cast(Floats3d, dM)), None, None, None)
 
     return Y, backprop
 
@@ -443,7 +453,7 @@ def _siamese_model(
     torch_layer.attrs["penalty"] = 0.0
     torch_layer.attrs[PENALTY_REDUCTION] = "mean"
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    model = chain(segments, torch_layer, output_layer)
+    model: Model[List[Doc], Floats2d] = chain(segments, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
     model.set_ref("self_attention", torch_layer)
@@ -457,7 +467,7 @@ def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
     gradient (see ``convert_self_attention_outputs``)."""
     _, (Y, penalty) = X_Ytorch
     Y, penalty = Y.float(), penalty.float()  # see convert_float32_outputs
-    device = model.shims[0].device
+    device = cast(PyTorchShim, model.shims[0]).device
     if is_train:
         model.attrs["penalty"] = penalty.detach()  # see convert_self_attention_outputs
 

@@ -8,13 +8,13 @@ other; this layer gives the same padded output as ``pair_segments`` with
 each segment encoded as a doc of its own.
 """
 
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, cast
 
 import numpy
 from spacy.attrs import NORM
 from spacy.tokens import Doc
 from thinc.api import Model
-from thinc.types import Floats2d
+from thinc.types import Floats2d, Ints2d
 
 from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
 from ._util import gather_segments
@@ -87,7 +87,7 @@ def segment_docs(
             spaces=[bool(t.whitespace_) for t in tokens],
         )
         if end > start:
-            new.from_array([NORM], norms[start:end].reshape(-1, 1))
+            new.from_array([NORM], cast(Ints2d, norms[start:end].reshape(-1, 1)))
         out.append(new)
     return out[0], out[1]
 

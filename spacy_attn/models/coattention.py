@@ -133,6 +133,7 @@ class DynamicCoattention(nn.Module):
             )
         self.hidden = hidden
         self.max_iterations = max_iterations
+        self.project: Optional[nn.LazyLinear]
         if nI is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # LazyLinear's "new feature" note

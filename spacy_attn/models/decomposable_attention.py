@@ -174,6 +174,8 @@ class DecomposableAttention(nn.Module):
         self.intra_attention = intra_attention
         # The paper projects the (fixed) word vectors to the hidden width
         # before attending; this is the only trained map on the raw vectors.
+        self.project: nn.Linear  # nn.LazyLinear is a subclass
+        self.intra: Optional[IntraAttention]
         if nI is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # LazyLinear's "new feature" note

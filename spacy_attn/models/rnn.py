@@ -19,6 +19,8 @@ packed batch, which cuDNN handles fast (forward and backward).
 Both give the result of torch's packed computation (tested on CPU).
 """
 
+from typing import cast
+
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -41,7 +43,7 @@ def _gather_time(X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 
 def _check_lstm(lstm: nn.LSTM) -> None:
-    if not lstm.batch_first or getattr(lstm, "proj_size", 0):
+    if not lstm.batch_first or getattr(lstm, "proj_size", 0) != 0:
         raise ValueError(
             "run_lstm needs an nn.LSTM with batch_first=True and no proj_size"
         )
@@ -81,6 +83,8 @@ def run_lstm_padded(
     B, L, _ = X.shape
     mask = length_mask(lengths, L).unsqueeze(-1).to(X.dtype)
     index = reverse_index(lengths, L) if lstm.bidirectional else None
+    # Only a bidirectional LSTM runs the reverse direction, so index is set there.
+    rev_index = cast(torch.Tensor, index)
     out = X
     for layer in range(lstm.num_layers):
         if layer > 0 and lstm.dropout and lstm.training:
@@ -97,12 +101,12 @@ def run_lstm_padded(
                     getattr(lstm, f"bias_ih{suffix}"),
                     getattr(lstm, f"bias_hh{suffix}"),
                 ]
-            inputs = _gather_time(out, index) if reverse else out
+            inputs = _gather_time(out, rev_index) if reverse else out
             h0 = inputs.new_zeros(1, B, lstm.hidden_size)
             Y = torch.lstm(
                 inputs, (h0, h0), params, lstm.bias, 1, 0.0, lstm.training, False, True
             )[0]
-            directions.append(_gather_time(Y, index) if reverse else Y)
+            directions.append(_gather_time(Y, rev_index) if reverse else Y)
         out = torch.cat(directions, dim=-1) * mask
     return out
 

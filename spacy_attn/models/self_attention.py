@@ -24,7 +24,7 @@ a caller adds it to its loss as it is).
 """
 
 import warnings
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -79,11 +79,14 @@ class BiLSTM(nn.Module):
         if self.lstm is None:
             self._build(X.shape[-1], device=X.device)
         # Masked and padded on the CPU, packed for cuDNN on CUDA: see models/rnn.py.
+        assert self.lstm is not None  # built just above
         return run_lstm(self.lstm, self.dropout(X), lengths)
 
 
 class _SelfAttentionBase(nn.Module):
     """Shared parts: the BiLSTM, the penalty reduction and its validation."""
+
+    n_rows: int  # rows of the attention matrix: set by the subclass (hops or heads)
 
     def __init__(
         self, nI: Optional[int], nH: int, *, depth: int, dropout: float, reduction: str
@@ -108,7 +111,8 @@ class _SelfAttentionBase(nn.Module):
         """Index tensors of length-sorted (longest first) chunks of docs."""
         order = torch.argsort(lengths, descending=True).tolist()
         sizes = lengths.tolist()
-        chunks, current = [], []
+        chunks: List[List[int]] = []
+        current: List[int] = []
         for i in order:
             width = max(sizes[current[0]] if current else sizes[i], 1)
             if current and (

@@ -14,7 +14,18 @@ by the pair classifier and span QA only.
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Tuple,
+    Union,
+    cast,
+)
 
 import numpy
 import srsly
@@ -123,7 +134,7 @@ class AttnPipe(TrainablePipe):
             with self._loading("model", "(the 'model' entry of its bytes)"):
                 self.model.from_bytes(b)
 
-        deserialize = {
+        deserialize: Dict[str, Callable[[bytes], Any]] = {
             "cfg": load_cfg,
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "model": load_model,
@@ -157,7 +168,7 @@ class AttnPipe(TrainablePipe):
                     data = file_.read()
                 self.model.from_bytes(data)
 
-        deserialize = {
+        deserialize: Dict[str, Callable[[Path], Any]] = {
             "cfg": load_cfg,
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "model": load_model,
@@ -385,15 +396,16 @@ class AttnClassifier(AttnPipe):
         value after the backward pass and the optimizer step are queued.
         """
         validate_examples(examples, f"{type(self).__name__}.get_loss")
-        truths, not_missing = self._examples_to_truth(examples)
+        host_truths, host_not_missing = self._examples_to_truth(examples)
         ops = self.model.ops
         xp = ops.xp
         if self.multi_label:
-            n = max(float(not_missing.sum()), 1.0)
+            n = max(float(host_not_missing.sum()), 1.0)
         else:
-            n = max(float(not_missing[:, 0].sum()), 1.0)
-        truths = ops.asarray2f(truths)
-        not_missing = ops.asarray2f(not_missing)
+            n = max(float(host_not_missing[:, 0].sum()), 1.0)
+        # The float32 numpy arrays are Floats2d to Thinc (the casts).
+        truths = ops.asarray2f(cast(Floats2d, host_truths))
+        not_missing = ops.asarray2f(cast(Floats2d, host_not_missing))
         eps = 1e-8
         if self.multi_label:
             ce = -(
@@ -442,7 +454,8 @@ class AttnClassifier(AttnPipe):
         truths, _ = self._examples_to_truth(sample)
         self.model.get_ref("output_layer").set_dim("nO", len(self.labels))
         self.model.initialize(
-            X=[eg.predicted for eg in sample], Y=self.model.ops.asarray2f(truths)
+            X=[eg.predicted for eg in sample],
+            Y=self.model.ops.asarray2f(cast(Floats2d, truths)),
         )
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:

@@ -8,7 +8,7 @@ architectures themselves default to the paper's settings (r = 30, u = 300,
 d_a = 350). See the README, "Defaults".
 """
 
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, cast
 
 import numpy
 from spacy.language import Language
@@ -16,7 +16,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
-from thinc.types import Floats2d
+from thinc.types import Floats2d, Floats3d
 
 from ..layers.self_attention import (
     PENALTY_REDUCTION,
@@ -181,7 +181,12 @@ class DocEmbedder(AttnClassifier):
         self.model.get_ref("self_attention").attrs[PENALTY_REDUCTION] = "mean"
         super()._configure_model()
 
-    def predict(self, docs: Iterable[Doc]) -> Tuple[Floats2d, SelfAttentionOutput]:
+    # predict and set_annotations also carry the encoder's outputs, which
+    # set_annotations writes to the docs: their types differ from
+    # AttnClassifier's (the ignores), as spaCy's pipes vary them.
+    def predict(  # type: ignore[override]
+        self, docs: Iterable[Doc]
+    ) -> Tuple[Floats2d, SelfAttentionOutput]:
         """Embed and score a batch of docs without modifying them.
 
         docs (Iterable[Doc]): The docs.
@@ -203,7 +208,7 @@ class DocEmbedder(AttnClassifier):
         scores = self.model.get_ref("head").predict(encoded)
         return scores, encoded
 
-    def set_annotations(
+    def set_annotations(  # type: ignore[override]
         self, docs: Iterable[Doc], outputs: Tuple[Floats2d, SelfAttentionOutput]
     ) -> None:
         """Write the embedding, the attention weights, the scores and the
@@ -220,11 +225,11 @@ class DocEmbedder(AttnClassifier):
         pooling = self.cfg["embedding_pooling"]
         embeddings = ops.to_numpy(pool_matrix(M, pooling)).astype("float32")
         A = ops.to_numpy(A)
-        H = ops.to_numpy(H) if self.cfg["span_vector"] else None
+        states = ops.to_numpy(H) if self.cfg["span_vector"] else None
         lengths = ops.to_numpy(lengths)
         if self.cfg["set_cats"]:
             super().set_annotations(docs, scores)
-        span_vector = _make_span_vector(pooling) if H is not None else None
+        span_vector = _make_span_vector(pooling) if states is not None else None
         for i, doc in enumerate(docs):
             n = int(lengths[i])
             doc._.attn_embedding = embeddings[i].copy()
@@ -233,8 +238,9 @@ class DocEmbedder(AttnClassifier):
                 doc.user_hooks["vector"] = _doc_vector
                 doc.user_hooks["has_vector"] = _has_vector
                 doc.user_hooks["similarity"] = _similarity
-            if H is not None:
-                doc._.attn_states = H[i, :n].astype("float32")
+            if states is not None:
+                assert span_vector is not None  # made above when states are kept
+                doc._.attn_states = states[i, :n].astype("float32")
                 doc.user_span_hooks["vector"] = span_vector
                 doc.user_span_hooks["has_vector"] = _span_has_vector
                 doc.user_span_hooks["similarity"] = _similarity
@@ -317,7 +323,9 @@ def span_embedding(span: Span, pooling: str = "flatten") -> numpy.ndarray:
             mass > 1e-12, weights / numpy.maximum(mass, 1e-12), uniform
         )
         M = (weights @ states).astype("float32")
-    return numpy.asarray(pool_matrix(M[None], pooling)[0], dtype="float32")
+    return numpy.asarray(
+        pool_matrix(cast(Floats3d, M[None]), pooling)[0], dtype="float32"
+    )
 
 
 def _doc_vector(doc: Doc) -> numpy.ndarray:

@@ -3,14 +3,23 @@
 model's "segments" layer, and the copy of the pair from the reference doc to
 the predicted doc in training."""
 
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from spacy.training import Example
 
 from ..pairs import PairError, align_pair_to_predicted
 
+if TYPE_CHECKING:
+    # For the type checker the mixin is an AttnPipe: it uses the pipe's
+    # cfg and model and extends its hooks (super() calls).
+    from .base import AttnPipe
 
-class PairInputMixin:
+    _MixinBase = AttnPipe
+else:
+    _MixinBase = object
+
+
+class PairInputMixin(_MixinBase):
     """Mixin for an ``AttnPipe`` whose docs are pairs (see
     ``spacy_attn.make_pair``). Put it before the base class:
     ``class SpanQA(PairInputMixin, AttnPipe)``.
