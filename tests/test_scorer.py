@@ -4,7 +4,8 @@ import pytest
 import spacy
 from spacy.training import Example
 
-from spacy_attn import make_pair, pair_classifier_score
+from spacy_attn import make_pair
+from spacy_attn.scorers import pair_classifier_score
 
 
 def _eg(nlp, pred, gold):
