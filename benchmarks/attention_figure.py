@@ -6,46 +6,51 @@ figures: per-hop rows and the summed row for a few test sentences.
         -> benchmarks/results/attention_rt.html
 
 Needs the finished runs of ``benchmarks/textcat.py`` (the models live in the
-git-ignored ``benchmarks/runs/textcat/<dataset>/<row>/model/model-best``).
+git-ignored ``benchmarks/runs/textcat/<dataset>/<row>/model/model-best``;
+``--quick``: its ``--quick`` runs, written to ``benchmarks/runs/``).
 The weights come from the textcat model's encoder (``encoder.predict``); the
 markup from ``spacy_attn.render``.
 """
-import gzip
-import json
-import sys
-from pathlib import Path
+import argparse
 
 import numpy
 import spacy
 
+import harness
 import spacy_attn
 
-REPO = Path(__file__).resolve().parents[1]
-RUNS = REPO / "benchmarks" / "runs" / "textcat"
+RUNS = harness.RUNS / "textcat"
 
 
-def main(dataset: str, *rows: str) -> None:
-    with gzip.open(RUNS / "splits" / dataset / "test.jsonl.gz", "rt") as f:
-        tests = [json.loads(line) for _, line in zip(range(4), f)]
+def figures(dataset: str, row: str, tests, *, quick: bool) -> list:
+    """The heatmaps of one trained row on the ``tests`` rows."""
+    nlp = spacy.load(RUNS / ("quick" if quick else "") / dataset / row / "model" / "model-best")
+    docs = list(nlp.pipe(r["text"] for r in tests))
+    _, A, _, lengths = nlp.get_pipe("textcat").model.get_ref("encoder").predict(docs)
     parts = []
-    for row in rows:
-        nlp = spacy.load(RUNS / dataset / row / "model" / "model-best")
-        encoder = nlp.get_pipe("textcat").model.get_ref("encoder")
-        docs = list(nlp.pipe(r["text"] for r in tests))
-        _, A, _, lengths = encoder.predict(docs)
-        for doc, weights, n, row_data in zip(docs, numpy.asarray(A), numpy.asarray(lengths), tests):
-            pred = max(doc.cats, key=doc.cats.get)
-            title = f"{row}: gold {row_data['label']}, predicted {pred} ({doc.cats[pred]:.2f})"
-            parts.append(spacy_attn.render(doc, weights=weights[:, :n], title=title, jupyter=False))
-    out = REPO / "benchmarks" / "results" / f"attention_{dataset}.html"
-    body = "\n".join(parts)
+    for doc, weights, n, gold in zip(docs, numpy.asarray(A), numpy.asarray(lengths), tests):
+        pred = max(doc.cats, key=doc.cats.get)
+        title = f"{row}: gold {gold['label']}, predicted {pred} ({doc.cats[pred]:.2f})"
+        parts.append(spacy_attn.render(doc, weights=weights[:, :n], title=title, jupyter=False))
+    return parts
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("dataset")
+    p.add_argument("rows", nargs="+")
+    p.add_argument("--quick", action="store_true", help="the textcat.py --quick runs, into benchmarks/runs/")
+    args = p.parse_args(argv)
+    tests = harness.read_jsonl_gz(RUNS / "splits" / args.dataset / "test.jsonl.gz", limit=4)
+    body = "\n".join(part for row in args.rows for part in figures(args.dataset, row, tests, quick=args.quick))
+    out = (harness.RUNS if args.quick else harness.RESULTS) / f"attention_{args.dataset}.html"
     out.write_text(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>spacy-attn attention "
-        f"({dataset})</title></head><body>\n<p>Produced by <code>python benchmarks/attention_figure.py "
-        f"{dataset} {' '.join(rows)}</code>.</p>\n{body}\n</body></html>\n"
+        f"({args.dataset})</title></head><body>\n<p>Produced by <code>{harness.command_line()}"
+        f"</code>.</p>\n{body}\n</body></html>\n"
     )
-    print(out)
+    print(harness.relative(out))
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    main()

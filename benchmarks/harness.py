@@ -1,57 +1,83 @@
-"""Shared machinery of the benchmark scripts: data location, device choice,
-seeds, timing, summaries, machine description and writing results.
+"""Shared machinery of the benchmark scripts: data location, vectors,
+``spacy train`` runs and their logs, device choice, seeds, timing, parameter
+counts, number formatting, markdown tables, machine description and writing
+results.
 
 Every script in ``benchmarks/`` keeps only its own experiment (measure ->
 results dict -> render) and imports the rest from here. Scripts are run from
-the repository root as modules or files, e.g. ``python benchmarks/speed.py``;
-this file sits next to them, so a plain ``import harness`` works without any
+the repository root as files, e.g. ``python benchmarks/speed.py``; this file
+sits next to them, so a plain ``import harness`` works without any
 ``sys.path`` edits (Python puts the script's folder first on the path).
 
 Results are written as ``benchmarks/results/<name>.json`` and ``.md``; both
 record the command (repository-relative, no machine paths), the git commit
 and the device, so that a number can always be traced to what produced it.
 """
+import argparse
 import datetime
+import gzip
+import hashlib
 import json
 import os
 import platform
 import shlex
+import site
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from spacy_attn.mirror import MIRROR_ENV, mirror_dir
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 RUNS = REPO / "benchmarks" / "runs"  # git-ignored scratch (caches, quick runs)
-MIRROR_ENV = "SPACY_ATTN_MIRROR"
+GLOVE = "glove/glove.6B.100d.top100k.txt.gz"  # the mirror's GloVe 6B 100d, 100k words
+
+PathLike = Union[str, os.PathLike]
 
 
 def data_dir() -> Path:
-    """The data mirror: ``$SPACY_ATTN_MIRROR``, else ``../shared/data`` beside
-    the repository."""
-    return Path(os.environ.get(MIRROR_ENV) or REPO.parent / "shared" / "data")
+    """The data mirror (``spacy_attn.mirror.mirror_dir``: ``$SPACY_ATTN_MIRROR``,
+    else ``../shared/data`` beside the repository)."""
+    return mirror_dir()
 
 
-def relative(path: os.PathLike) -> str:
-    """A path as it may be written into results: relative to the repository
-    (``../shared/data/...`` for the mirror), never absolute."""
+def relative(path: PathLike) -> str:
+    """A path as it may be written into results, never absolute:
+    ``<package>/...`` inside site-packages (a venv in the checkout included);
+    relative to the repository; ``$SPACY_ATTN_MIRROR/...`` inside a mirror
+    named by the environment variable; ``../shared/data/...`` (any sibling
+    of the checkout); else the bare name."""
     path = Path(path).resolve()
-    for base, prefix in ((REPO, ""), (REPO.parent, "../")):
+    sites = site.getsitepackages() + [site.getusersitepackages()]
+    bases = [(Path(d).resolve(), "") for d in sites] + [(REPO, "")]
+    if os.environ.get(MIRROR_ENV):
+        bases.append((mirror_dir().resolve(), f"${MIRROR_ENV}/"))
+    bases.append((REPO.parent, "../"))
+    for base, prefix in bases:
         try:
-            return prefix + str(path.relative_to(base))
+            return (prefix + str(path.relative_to(base))).rstrip("/") or "."
         except ValueError:
             continue
+    if "site-packages" in path.parts:  # another environment's packages
+        parts = path.parts
+        return "/".join(parts[len(parts) - parts[::-1].index("site-packages"):])
     return path.name
 
 
-def command_line() -> str:
-    """The command that is running, repository-relative."""
-    script = relative(sys.argv[0]) if sys.argv and sys.argv[0] else "?"
-    args = [relative(a) if os.path.isabs(a) else a for a in sys.argv[1:]]
-    return shlex.join(["python", script] + args)
+def relative_args(args: Iterable[Any]) -> List[str]:
+    """Command-line arguments with every absolute path made ``relative``."""
+    return [relative(a) if os.path.isabs(str(a)) else str(a) for a in args]
+
+
+def command_line(argv: Optional[Sequence[str]] = None) -> str:
+    """The command that is running (or ``argv``), repository-relative."""
+    argv = list(sys.argv if argv is None else argv)
+    script = relative(argv[0]) if argv and argv[0] else "?"
+    return shlex.join(["python", script] + relative_args(argv[1:]))
 
 
 def git_commit() -> str:
@@ -69,21 +95,280 @@ def git_commit() -> str:
         return "unknown"
 
 
-def spacy_vectors(rel_path: str, name: str = "") -> Path:
+def name_list(known: Iterable[str]) -> Callable[[str], List[str]]:
+    """An argparse ``type``: a comma-separated subset of ``known`` (e.g. the
+    ``--datasets`` or ``--rows`` of a script), parsed into a list."""
+    known = list(known)
+
+    def parse(value: str) -> List[str]:
+        names = [v.strip() for v in value.split(",") if v.strip()]
+        for name in names:
+            if name not in known:
+                raise argparse.ArgumentTypeError(f"unknown {name!r}; choose from {', '.join(known)}")
+        return names
+
+    return parse
+
+
+def log(msg: str, *, file: Optional[PathLike] = None) -> None:
+    """Print a timestamped progress line (and append it to ``file``)."""
+    line = f"[{datetime.datetime.now():%H:%M:%S}] {msg}"
+    print(line, flush=True)
+    if file is not None:
+        with open(file, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+# -- data files ----------------------------------------------------------------
+
+
+def read_jsonl_gz(path: PathLike, limit: int = 0) -> List[Dict[str, Any]]:
+    """The records of a gzipped JSON-lines file.
+
+    path (PathLike): The file; a relative path is relative to the data mirror.
+    limit (int): Read only the first ``limit`` records (0: all).
+    """
+    path = data_dir() / path if not Path(path).is_absolute() else Path(path)
+    if not path.exists():
+        raise SystemExit(f"Data file not found: {path} (set {MIRROR_ENV}).")
+    rows = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line))
+                if limit and len(rows) >= limit:
+                    break
+    return rows
+
+
+def write_jsonl_gz(path: PathLike, rows: Iterable[Dict[str, Any]]) -> str:
+    """Write records as gzipped JSON lines, byte-identical on every build
+    (gzip mtime 0), atomically.
+
+    RETURNS (str): The sha256 of the uncompressed text.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(payload)
+    tmp.replace(path)
+    return hashlib.sha256(payload).hexdigest()
+
+
+def file_sha256(path: PathLike) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_json(path: PathLike, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON (with a final newline)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, default=str) + "\n")
+    return path
+
+
+def spacy_vectors(rel_path: str = GLOVE, name: str = "") -> Path:
     """A vectors file of the mirror converted once with ``spacy init vectors``
     into the git-ignored cache ``benchmarks/runs/cache/``.
 
-    rel_path (str): The file, relative to the mirror (e.g.
-        ``glove/glove.6B.100d.top100k.txt.gz``).
+    rel_path (str): The file, relative to the mirror (default: ``GLOVE``).
+    name (str): The cache folder's name (default: the file's stem).
     RETURNS (Path): The spaCy pipeline folder holding the vectors.
     """
     out = RUNS / "cache" / (name or Path(rel_path).name.split(".txt")[0])
     if not (out / "vocab" / "vectors").exists():
+        source = data_dir() / rel_path
+        if not source.exists():
+            raise SystemExit(f"Vectors file not found: {source} (set {MIRROR_ENV}).")
         out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en",
-               str(data_dir() / rel_path), str(out)]
+        cmd = [sys.executable, "-m", "spacy", "init", "vectors", "en", str(source), str(out)]
+        log(f"converting vectors: python {shlex.join(relative_args(cmd[1:]))}")
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return out
+
+
+def vectors_nlp(rel_path: str = GLOVE):
+    """A blank English pipeline with the mirror's vectors (``spacy_vectors``)
+    loaded, for components that read ``nlp.vocab.vectors``."""
+    import spacy
+    from spacy.training.initialize import load_vectors_into_model
+
+    import spacy_attn  # noqa: F401  (registers the components)
+
+    nlp = spacy.blank("en")
+    load_vectors_into_model(nlp, str(spacy_vectors(rel_path)))
+    return nlp
+
+
+def pair_examples(nlp, rows: Iterable[Dict[str, Any]], first: str = "premise", second: str = "hypothesis"):
+    """Training ``Example``s of pair rows: ``make_pair`` docs, the row's
+    ``label`` as the one positive category."""
+    from spacy.training import Example
+
+    from spacy_attn import make_pair
+
+    examples = []
+    for r in rows:
+        doc = make_pair(nlp, r[first], r[second])
+        ref = doc.copy()
+        ref.cats = {r["label"]: 1.0}
+        examples.append(Example(doc, ref))
+    return examples
+
+
+def cats_examples(nlp, rows: Iterable[Dict[str, Any]], labels: Sequence[Any], text: str = "text"):
+    """Training ``Example``s of text rows for an exclusive textcat: one
+    category per label, 1.0 for the row's ``label`` (compared as strings)."""
+    from spacy.training import Example
+
+    return [
+        Example.from_dict(nlp.make_doc(r[text]), {"cats": {str(y): float(str(r["label"]) == str(y)) for y in labels}})
+        for r in rows
+    ]
+
+
+# -- spacy train in a subprocess ------------------------------------------------
+
+
+def thread_env(threads: int = 0, **extra: str) -> Dict[str, str]:
+    """This process's environment for a subprocess limited to ``threads``
+    BLAS / OpenMP threads (0: unchanged), plus ``extra`` variables."""
+    env = dict(os.environ, **extra)
+    if threads:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[var] = str(threads)
+    return env
+
+
+def spacy_train(
+    config: PathLike, output: PathLike, *, overrides: Optional[Dict[str, Any]] = None,
+    log_path: Optional[PathLike] = None, threads: int = 0, timeout: Optional[float] = None,
+    env: Optional[Dict[str, str]] = None,
+) -> Dict[str, Any]:
+    """Run ``python -m spacy train`` from the repository root, its console
+    output into ``log_path`` (default: ``<output>/../train.log``).
+
+    config (PathLike): The config file.
+    output (PathLike): The ``--output`` folder (``model-best``, ``model-last``).
+    overrides (Dict[str, Any]): Config overrides, e.g. ``{"paths.train": path}``;
+        path values are passed repository-relative.
+    threads (int): BLAS / OpenMP threads of the subprocess (0: unchanged).
+    timeout (float): Seconds after which training is stopped (``model-best``
+        is saved at every dev evaluation, so it stays usable); None: no limit.
+    env (Dict[str, str]): Extra environment variables.
+    RETURNS (Dict[str, Any]): ``command`` (repository-relative, as it may be
+        recorded), ``returncode``, ``seconds`` (wall time), ``stopped``
+        (whether the timeout stopped it) and ``log`` (the log's path).
+    """
+    output = Path(output)
+    log_path = Path(log_path) if log_path else output.parent / "train.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    args = ["-m", "spacy", "train", config, "--output", output]
+    for key, value in (overrides or {}).items():
+        args += [f"--{key}", value]
+    # Run with checkout paths relative to the checkout (the run's saved
+    # config then holds no machine path); record every path relative.
+    run_args = [_in_repo(a) for a in args]
+    environ = thread_env(threads, PYTHONWARNINGS="ignore", **(env or {}))
+    start, stopped = time.perf_counter(), False
+    with open(log_path, "w") as f:
+        proc = subprocess.Popen([sys.executable] + run_args, stdout=f, stderr=subprocess.STDOUT, env=environ, cwd=REPO)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            proc.wait()
+            stopped = True
+    return {
+        "command": shlex.join(["python"] + relative_args(args)),
+        "returncode": proc.returncode,
+        "seconds": time.perf_counter() - start,
+        "stopped": stopped,
+        "log": log_path,
+    }
+
+
+def _in_repo(arg: Any) -> str:
+    """An argument for a subprocess run from the checkout: a path inside the
+    checkout relative to it, anything else unchanged."""
+    if isinstance(arg, os.PathLike) or os.path.isabs(str(arg)):
+        path = Path(arg).resolve()
+        try:
+            return str(path.relative_to(REPO))
+        except ValueError:
+            return str(path)
+    return str(arg)
+
+
+def log_tail(path: PathLike, n: int = 15) -> str:
+    """The last ``n`` lines of a log, indented, for an error message."""
+    return "\n  ".join(Path(path).read_text(errors="replace").splitlines()[-n:])
+
+
+def train_log_rows(path: PathLike) -> List[List[float]]:
+    """The rows of ``spacy train``'s console table (``E  #  LOSS ...  SCORE``):
+    epoch, step, then every loss and score column, as numbers."""
+    rows = []
+    for line in Path(path).read_text(errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0].isdigit() and fields[1].isdigit():
+            try:
+                rows.append([float(x) for x in fields])
+            except ValueError:
+                continue
+    return rows
+
+
+def parse_train_log(path: PathLike) -> Dict[str, Any]:
+    """Last epoch and step and the dev curve ``[[step, score], ...]`` (the
+    final ``SCORE`` column) of a ``spacy train`` log."""
+    rows = train_log_rows(path)
+    return {
+        "epochs": int(rows[-1][0]) if rows else None,
+        "steps": int(rows[-1][1]) if rows else None,
+        "dev_curve": [[int(r[1]), r[-1]] for r in rows],
+    }
+
+
+# -- models ---------------------------------------------------------------------
+
+
+def count_params(model, *, thinc: bool = True, torch: bool = True) -> int:
+    """Trainable parameters of a Thinc model: its Thinc params and the torch
+    parameters of its PyTorch shims (a fixed vectors table is neither)."""
+    total = 0
+    for node in model.walk():
+        if thinc:
+            total += sum(int(node.get_param(n).size) for n in node.param_names if node.has_param(n))
+        if torch:
+            total += sum(int(p.numel()) for shim in node.shims for p in shim._model.parameters())
+    return total
+
+
+def accuracy_macro_f(golds: Sequence[str], preds: Sequence[str], labels: Sequence[str]) -> Dict[str, Any]:
+    """Accuracy, macro-F over ``labels`` and per-label P / R / F of single-label
+    predictions."""
+    per_label = {}
+    for label in labels:
+        tp = sum(g == label and p == label for g, p in zip(golds, preds))
+        fp = sum(g != label and p == label for g, p in zip(golds, preds))
+        fn = sum(g == label and p != label for g, p in zip(golds, preds))
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        per_label[label] = {"p": p, "r": r, "f": 2 * p * r / (p + r) if p + r else 0.0}
+    return {
+        "acc": sum(g == p for g, p in zip(golds, preds)) / len(golds) if golds else None,
+        "macro_f": sum(v["f"] for v in per_label.values()) / len(labels) if labels else None,
+        "per_label": per_label,
+        "n": len(golds),
+    }
 
 
 # -- device and seeds ---------------------------------------------------------
@@ -128,6 +413,7 @@ def seed_all(seed: int) -> None:
 
 
 def device_name(device) -> str:
+    """The GPU's name, or the CPU model and its logical CPU count."""
     import torch
 
     if getattr(device, "type", "cpu") == "cuda":
@@ -136,6 +422,7 @@ def device_name(device) -> str:
 
 
 def cpu_model() -> str:
+    """The CPU model name (``/proc/cpuinfo``)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -163,6 +450,13 @@ def machine_info(device=None) -> Dict[str, Any]:
         "platform": platform.platform(),
         "load_average": os.getloadavg(),
     }
+
+
+def environment(threads: Union[int, str, None] = None) -> Dict[str, Any]:
+    """``machine_info`` plus what the training benchmarks record: the CPU
+    count, the threads per run and the git commit."""
+    return {**machine_info(), "cpus": os.cpu_count(), "threads": threads or "default",
+            "git_commit": git_commit()}
 
 
 # -- timing -------------------------------------------------------------------
@@ -207,13 +501,27 @@ def summary(values: Sequence[float]) -> Dict[str, float]:
 
 
 def chunk(seq: Sequence, size: int) -> List[Sequence]:
+    """``seq`` in consecutive slices of ``size``."""
     return [seq[i : i + size] for i in range(0, len(seq), size)]
 
 
-def fmt(x: Optional[float], digits: int = 0) -> str:
+def fmt(x: Optional[float], digits: int = 0, *, none: str = "—") -> str:
+    """A number with thousands separators and ``digits`` decimals."""
     if x is None:
-        return "—"
+        return none
     return f"{x:,.{digits}f}"
+
+
+def pct(x: Optional[float], digits: int = 1, *, none: str = "") -> str:
+    """A fraction as a percentage (0.8123 -> "81.2")."""
+    return none if x is None else f"{100 * x:.{digits}f}"
+
+
+def minutes(seconds: Optional[float]) -> str:
+    """A duration: "12 s" under a minute, else "3.4 min"."""
+    if seconds is None:
+        return ""
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
@@ -245,6 +553,7 @@ def header(title: str, meta: Dict[str, Any]) -> str:
 
 
 def metadata(device=None) -> Dict[str, Any]:
+    """Command, commit, date and ``machine_info``: the ``meta`` of ``header``."""
     return {
         "command": command_line(),
         "commit": git_commit(),
@@ -266,6 +575,27 @@ def write_results(
     md = out_dir / f"{name}.md"
     md.write_text(markdown)
     return md
+
+
+def report(name: str, render: Callable[[Dict[str, Any], Any], str], meta: Dict[str, Any], results: Any,
+           *, quick: bool = False) -> Path:
+    """Write ``<name>.json`` (``meta`` and ``"results"``) and ``<name>.md``
+    (``render(meta, results)``) into ``benchmarks/results/`` (a ``--quick``
+    run into the git-ignored ``benchmarks/runs/``) and print the markdown.
+
+    RETURNS (Path): The markdown file.
+    """
+    md = write_results(name, {**meta, "results": results}, render(meta, results), out_dir=RUNS if quick else None)
+    print(md.read_text())
+    return md
+
+
+def rerender(name: str, render: Callable[[Dict[str, Any], Any], str], *, quick: bool = False) -> Path:
+    """``--report-only``: rewrite ``<name>.md`` from the ``<name>.json`` that
+    ``report`` wrote (after a change to the script's ``render``)."""
+    saved = json.loads(((RUNS if quick else RESULTS) / f"{name}.json").read_text())
+    results = saved.pop("results")
+    return report(name, render, saved, results, quick=quick)
 
 
 # -- spaCy vs a bare PyTorch loop (the speed benchmarks) -----------------------
@@ -497,3 +827,28 @@ class TreeMonitor:
             "processes": self.max_procs,
             "other_cpu": statistics.mean(self.other) if self.other else 0.0,
         }
+
+
+def monitored_run(cmd: Sequence[str], *, timeout: float, name: str = "") -> Dict[str, Any]:
+    """Run ``cmd`` from the repository root in its own process group under a
+    ``TreeMonitor``; kill the whole group after ``timeout`` seconds.
+
+    RETURNS (Dict[str, Any]): ``TreeMonitor.result()`` plus ``wall_seconds``
+        and ``load_before`` (the load averages at the start).
+    RAISES RuntimeError: On a timeout or a non-zero exit code.
+    """
+    name = name or shlex.join(relative_args(cmd))
+    load = list(os.getloadavg())
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(cmd), cwd=REPO, start_new_session=True)
+    with TreeMonitor(proc.pid) as monitor:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise RuntimeError(f"{name} did not finish in {timeout:.0f} s")
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name} failed with exit code {proc.returncode}")
+    return {**monitor.result(), "wall_seconds": wall, "load_before": load}

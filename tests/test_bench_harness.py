@@ -1,0 +1,66 @@
+"""The benchmark harness's pure helpers (tables, numbers, logs, paths)."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+HARNESS_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "harness.py"
+
+
+@pytest.fixture(scope="module")
+def harness():
+    # Loaded from its file: benchmarks/ is a folder of scripts, not a package.
+    spec = importlib.util.spec_from_file_location("bench_harness", HARNESS_PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_md_table(harness):
+    table = harness.md_table(["model", "acc", "note"], [["a", "81.2", ""], ["b", "7", "x"]], align="lrl")
+    assert table == (
+        "| model | acc | note |\n"
+        "| --- | ---: | --- |\n"
+        "| a | 81.2 |  |\n"
+        "| b | 7 | x |\n"
+    )
+    assert harness.md_table(["a", "b"], []).splitlines()[1] == "| --- | ---: |"
+
+
+def test_numbers(harness):
+    assert harness.fmt(12345.678, 1) == "12,345.7"
+    assert harness.fmt(None) == "—"
+    assert harness.fmt(None, 1, none="n/a") == "n/a"
+    assert harness.pct(0.81234) == "81.2"
+    assert harness.pct(None) == ""
+    assert harness.minutes(42.4) == "42 s"
+    assert harness.minutes(150) == "2.5 min"
+
+
+def test_parse_train_log(harness, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(
+        "ℹ Pipeline: ['textcat']\n"
+        "E    #       LOSS TEXTCAT  CATS_SCORE  SCORE \n"
+        "---  ------  ------------  ----------  ------\n"
+        "  0       0          0.25       48.00    0.48\n"
+        "  3     200         31.02       71.50    0.72\n"
+        "✔ Saved pipeline to output directory\n"
+    )
+    assert harness.train_log_rows(log) == [[0, 0, 0.25, 48.0, 0.48], [3, 200, 31.02, 71.5, 0.72]]
+    assert harness.parse_train_log(log) == {"epochs": 3, "steps": 200, "dev_curve": [[0, 0.48], [200, 0.72]]}
+
+
+def test_relative_paths(harness):
+    assert harness.relative(harness.REPO / "benchmarks" / "runs" / "x") == "benchmarks/runs/x"
+    if not harness.os.environ.get(harness.MIRROR_ENV):
+        assert harness.relative(harness.REPO.parent / "shared" / "data") == "../shared/data"
+    cmd = harness.command_line([str(harness.REPO / "benchmarks" / "accuracy.py"), "--runs", str(harness.REPO / "r")])
+    assert cmd == "python benchmarks/accuracy.py --runs r"
+
+
+def test_accuracy_macro_f(harness):
+    scores = harness.accuracy_macro_f(["a", "a", "b", "b"], ["a", "b", "b", "b"], ["a", "b"])
+    assert scores["acc"] == 0.75
+    assert scores["per_label"]["a"] == {"p": 1.0, "r": 0.5, "f": pytest.approx(2 / 3)}
+    assert scores["macro_f"] == pytest.approx((2 / 3 + 0.8) / 2)
