@@ -116,6 +116,29 @@ def checkpointed(path: Path, force: bool, fn: Callable[[], Dict[str, Any]], *, s
     if path.exists() and not force:
         harness.log(f"skip {harness.relative(path.parent)} (done; --force re-runs it)")
         return json.loads(path.read_text())
+    # Several invocations may share the work (one per core): a run that
+    # another live process has started is left to it.
+    lock = path.parent / "running.pid"
+    if lock.exists() and _alive(int(lock.read_text() or 0)):
+        harness.log(f"skip {harness.relative(path.parent)} (running in process {lock.read_text()})")
+        return {}
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text(str(os.getpid()))
+    try:
+        return _run_checkpoint(path, fn, stamp)
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return pid > 0
+    except OSError:
+        return False
+
+
+def _run_checkpoint(path: Path, fn: Callable[[], Dict[str, Any]], stamp: Dict[str, Any]) -> Dict[str, Any]:
     stamp = {**stamp, "load_at_start": [round(x, 2) for x in os.getloadavg()],
              "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     harness.log(f"RUN {harness.relative(path.parent)} (load {stamp['load_at_start'][0]})")
