@@ -577,7 +577,9 @@ def part_textcat(args) -> None:
             def measure():
                 textcat.run_one("rt", row, splits=splits, vectors=vectors, quick=args.quick, force=True, seed=seed,
                                 run_dir=run_dir)
-                return json.loads((run_dir / "result.json").read_text())
+                result = json.loads((run_dir / "result.json").read_text())
+                result["train_command"] = result.pop("command")  # ours is the invocation's
+                return result
 
             stamp = {"part": "textcat", "command": harness.command_line(), "dataset": "rt", "row": row, "seed": seed}
             checkpointed(run_dir / "result.json", args.force, measure, stamp=stamp)
@@ -701,8 +703,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
           "(each run's command, seed, load average at its start and raw scores). Tables hold what finished; "
           "a row or seed that is missing did not run. CPU only, one thread per run, on a shared 2-core machine: "
           "**all speeds were taken under load from other jobs** (the load average at each run's start is listed), "
-          "so compare them within a table only. ± is the sample standard deviation over seeds.\n\n",
-          "Commands that produced the runs:\n\n```\n" + "\n".join(results["commands"]) + "\n```\n\n"]
+          "so compare them within a table only. ± is the sample standard deviation over seeds. "
+          "`python benchmarks/peers.py report` re-renders this file from the runs' checkpoints.\n\n"]
     md.append(_render_similarity(s["similarity"]))
     md.append(_render_pairs(s["pairs"]))
     md.append(_render_textcat(s["textcat"]))
@@ -811,6 +813,9 @@ def write_report(quick: bool) -> Path:
     commands = sorted({r["command"] for runs in collected.values() for r in runs})
     results = {"quick": quick, "commands": commands, "summary": summarize(collected), "runs": collected}
     meta = harness.metadata()
+    # "Reproduce" lists the invocations that produced the runs (a later
+    # `report` only re-renders them).
+    meta["command"] = "\n".join(commands) or meta["command"]
     md = harness.write_results(NAME, {**meta, "results": results}, render(meta, results),
                                out_dir=runs_root(quick) if quick else None)
     return md
