@@ -623,7 +623,7 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
             sim[r["row"]] = {**aggregate([r], {"spearman": "test.spearman", "pearson": "test.pearson",
                                                 "trial_spearman": "trial.spearman",
                                                 "sentences_per_s": "test.sentences_per_s"}), "dim": r["test"]["dim"],
-                          "n_pairs": r["test"]["n_pairs"]}
+                          "n_pairs": r["test"]["n_pairs"], "deterministic": True}
     ft = [r for r in collected["similarity"] if r["row"] == "minilm_ft"]
     if ft:
         sim["minilm_ft"] = {**aggregate(ft, {"spearman": "test.spearman", "pearson": "test.pearson",
@@ -665,9 +665,11 @@ def gap(a: Dict[str, Any], b: Dict[str, Any], metric: str = "acc") -> Optional[D
     if ma["mean"] is None or mb["mean"] is None:
         return None
     diff = ma["mean"] - mb["mean"]
-    if ma["sd"] is None or mb["sd"] is None:
+    # A row without training (no seed to vary) has no seed noise.
+    sds = [0.0 if x.get("deterministic") else m["sd"] for x, m in ((a, ma), (b, mb))]
+    if None in sds:
         return {"diff": diff, "noise": None, "beyond": None}
-    noise = 2 * math.sqrt(ma["sd"] ** 2 / ma["n"] + mb["sd"] ** 2 / mb["n"])
+    noise = 2 * math.sqrt(sds[0] ** 2 / ma["n"] + sds[1] ** 2 / mb["n"])
     return {"diff": diff, "noise": noise, "beyond": abs(diff) > noise}
 
 
@@ -744,9 +746,13 @@ def _render_similarity(sim: Dict[str, Any]) -> str:
             if k in sim:
                 out.append(f"\nTarget, ρ above en_core_web_md's: ours ({k}) − md = "
                            f"{_gap_text(gap(sim[k], sim['md_vector'], 'spearman'))}.")
-        if "minilm_mean" in sim and "attn_flatten" in sim:
-            out.append("\nOurs (attn_flatten) − MiniLM mean pooling: "
-                       f"{_gap_text(gap(sim['attn_flatten'], sim['minilm_mean'], 'spearman'))}.")
+        for k in ("attn_flatten", "attn_mean"):
+            if k in sim and "glove_mean" in sim:
+                out.append(f"\nOurs ({k}) − mean GloVe (the vectors it starts from): "
+                           f"{_gap_text(gap(sim[k], sim['glove_mean'], 'spearman'))}.")
+            if k in sim and "minilm_mean" in sim:
+                out.append(f"\nOurs ({k}) − MiniLM mean pooling: "
+                           f"{_gap_text(gap(sim[k], sim['minilm_mean'], 'spearman'))}.")
         out.append("\n")
     return "".join(out) + "\n"
 
