@@ -706,7 +706,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
           "a row or seed that is missing did not run. CPU only, one thread per run, on a shared 2-core machine: "
           "**all speeds were taken under load from other jobs** (the load average at each run's start is listed), "
           "so compare them within a table only. ± is the sample standard deviation over seeds. "
-          "`python benchmarks/peers.py report` re-renders this file from the runs' checkpoints.\n\n"]
+          "`python benchmarks/peers.py report` re-renders this file from the runs' checkpoints (the "
+          "load average in the line above is that of the last invocation; each run's own is in its table).\n\n"]
     md.append(_render_similarity(s["similarity"]))
     md.append(_render_pairs(s["pairs"]))
     md.append(_render_textcat(s["textcat"]))
@@ -776,6 +777,9 @@ def _render_pairs(pairs: Dict[str, Any]) -> str:
             out.append(f"\nTarget (DA + MiniLM listener within 1 point of the cross-encoder): "
                        f"DA − cross-encoder = {_gap_text(gap(rows['da_trf'], rows['hf_cross']))}.\n")
         out.append("\n")
+    missing = [d for d in PAIR_DATASETS if d not in pairs]
+    if missing:
+        out.append(f"Not in this table (no finished run): {', '.join(missing)}.\n\n")
     out.append(
         "Budget: every row sees the same training pairs for the same number of epochs (batch 32; spaCy rows "
         "take one extra step, because `spacy train` evaluates after steps 0, k, 2k, ...), a dev evaluation "
