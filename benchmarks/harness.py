@@ -1239,3 +1239,42 @@ def squad_scores(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float
     from spacy_attn.squad import squad_evaluate
 
     return squad_evaluate(squad_subset(data, preds), preds)
+
+
+# -- added for benchmarks/peers.py: rank correlation, seed statistics ---------
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation of two series (ties get their average
+    rank, as ``scipy.stats.spearmanr`` does): the Pearson correlation of the
+    ranks."""
+    import numpy
+
+    def ranks(values: Sequence[float]) -> "numpy.ndarray":
+        values = numpy.asarray(values, dtype="float64")
+        order = numpy.argsort(values, kind="mergesort")
+        r = numpy.empty(len(values), dtype="float64")
+        r[order] = numpy.arange(1, len(values) + 1)
+        # Average the ranks of tied values.
+        _, inverse, counts = numpy.unique(
+            values, return_inverse=True, return_counts=True
+        )
+        sums = numpy.bincount(inverse, weights=r)
+        return sums[inverse] / counts[inverse]
+
+    rx, ry = ranks(x), ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    return float((rx * ry).sum() / numpy.sqrt((rx * rx).sum() * (ry * ry).sum()))
+
+
+def mean_sd(values: Sequence[float]) -> Dict[str, Any]:
+    """Mean, sample standard deviation (None for one value) and n of the
+    per-seed values of a metric."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return {"mean": None, "sd": None, "n": 0}
+    return {
+        "mean": statistics.mean(values),
+        "sd": statistics.stdev(values) if len(values) > 1 else None,
+        "n": len(values),
+    }

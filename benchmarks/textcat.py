@@ -51,7 +51,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import harness
 
@@ -207,18 +207,33 @@ def ensure_splits(name: str) -> Dict[str, Any]:
 
 
 def run_one(
-    dataset: str, row: str, *, splits, vectors: Path, quick: bool, force: bool
+    dataset: str,
+    row: str,
+    *,
+    splits,
+    vectors: Path,
+    quick: bool,
+    force: bool,
+    seed: int = 0,
+    run_dir: Optional[Path] = None,
 ) -> None:
-    """Train one (dataset, row) with ``spacy train`` and write its ``result.json``."""
+    """Train one (dataset, row) with ``spacy train`` and write its ``result.json``.
+
+    seed (int): ``system.seed`` of the run (0: the config's, as before).
+    run_dir (Optional[Path]): Where the run lives (default:
+        ``benchmarks/runs/textcat[/quick]/<dataset>/<row>``; other seeds must
+        live elsewhere: ``collect`` reads every run in the default places).
+    """
     from thinc.api import Config
 
-    run_dir = (RUNS / "quick" if quick else RUNS) / dataset / row
+    run_dir = run_dir or (RUNS / "quick" if quick else RUNS) / dataset / row
     if (run_dir / "result.json").exists() and not force:
         return harness.log(f"skip {dataset}/{row} (done)")
     config = Config().from_disk(BASE_CONFIG, interpolate=False)
     config["components"]["textcat"]["model"] = model_for(
         row, config["components"]["textcat"]["model"]
     )
+    config["system"]["seed"] = seed
     for split in ("train", "dev"):
         config["corpora"][split]["labels"] = splits["labels"]
     max_steps = 40 if quick else DATASETS[dataset]["max_steps"]
@@ -257,6 +272,7 @@ def run_one(
             "train_wall_s": round(run["seconds"], 1),
             "max_steps": max_steps,
             "batch_size": 32,
+            "seed": seed,
             "command": run["command"],
         }
     )

@@ -85,3 +85,27 @@ def test_accuracy_macro_f(harness):
     assert scores["acc"] == 0.75
     assert scores["per_label"]["a"] == {"p": 1.0, "r": 0.5, "f": pytest.approx(2 / 3)}
     assert scores["macro_f"] == pytest.approx((2 / 3 + 0.8) / 2)
+
+
+def test_spearman(harness):
+    # Monotone but not linear: rank correlation 1, reversed -1.
+    assert harness.spearman([1, 2, 3, 4], [1, 10, 100, 1000]) == pytest.approx(1.0)
+    assert harness.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # Ties get their average rank (scipy.stats.spearmanr's values).
+    assert harness.spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) == pytest.approx(
+        0.8207826816681233
+    )
+    assert harness.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(
+        0.9486832980505138
+    )
+
+
+def test_mean_sd(harness):
+    m = harness.mean_sd([0.5, 0.7, None, 0.6])
+    assert (
+        m["n"] == 3
+        and m["mean"] == pytest.approx(0.6)
+        and m["sd"] == pytest.approx(0.1)
+    )
+    assert harness.mean_sd([0.4]) == {"mean": 0.4, "sd": None, "n": 1}
+    assert harness.mean_sd([]) == {"mean": None, "sd": None, "n": 0}
