@@ -57,7 +57,7 @@ def test_pattern_finds_machine_paths():
         b"$SPACY_ATTN_MIRROR",
         b"corpus/sick/work/",
         b"site-packages",
-        b"~/work/x",
+        b"~" + root + b"work/x",
         b"homework/",
         b"scripts/prepare.py",
     ]
