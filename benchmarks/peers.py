@@ -795,16 +795,44 @@ def part_pairs(args) -> None:
 # -- B3: text classification with seeds ---------------------------------------------
 
 
+def fraction_splits(
+    splits: Dict[str, Any], fraction: float, seed: int, root: Path
+) -> Dict[str, Any]:
+    """``splits`` with its train file cut to a seeded random ``fraction`` of
+    the rows (dev and test unchanged). Every row of one seed trains on the
+    same subset, so the rows' differences stay paired."""
+    if fraction >= 1.0:
+        return splits
+    out = root / "splits" / f"rt_f{round(100 * fraction)}_seed{seed}"
+    path = out / "train.jsonl.gz"
+    if not path.exists():
+        import gzip
+
+        rows = harness.read_jsonl_gz(splits["paths"]["train"])
+        keep = random.Random(seed).sample(rows, round(fraction * len(rows)))
+        out.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in keep)
+    return {**splits, "paths": {**splits["paths"], "train": path}}
+
+
 def part_textcat(args) -> None:
     root = runs_root(args.quick) / "textcat"
     vectors = harness.spacy_vectors()
-    splits = textcat.ensure_splits("rt")
+    # The learning curve (--train-fraction < 1) lives in its own dataset
+    # folder, so the full-data table never mixes with it.
+    dataset = (
+        "rt" if args.train_fraction >= 1 else f"rt_f{round(100 * args.train_fraction)}"
+    )
     for seed in args.seeds:
+        splits = fraction_splits(
+            textcat.ensure_splits("rt"), args.train_fraction, seed, root
+        )
         for row in args.rows:
-            run_dir = root / "rt" / row / f"seed{seed}"
+            run_dir = root / dataset / row / f"seed{seed}"
 
             # Called at once (by checkpointed), with this iteration's values.
-            def measure(row=row, seed=seed, run_dir=run_dir):
+            def measure(row=row, seed=seed, run_dir=run_dir, splits=splits):
                 textcat.run_one(
                     "rt",
                     row,
@@ -819,12 +847,15 @@ def part_textcat(args) -> None:
                 result["train_command"] = result.pop(
                     "command"
                 )  # ours is the invocation's
+                result["dataset"] = dataset  # "rt", or rt_f25... on a subset
                 return result
 
             stamp = {
                 "part": "textcat",
                 "command": harness.command_line(),
-                "dataset": "rt",
+                "dataset": dataset,
+                "train_fraction": args.train_fraction,
+                "train_docs": len(harness.read_jsonl_gz(splits["paths"]["train"])),
                 "row": row,
                 "seed": seed,
             }
@@ -944,19 +975,34 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
                     "n_dev": runs[0]["dev"]["n"],
                 }
     tc: Dict[str, Any] = {}
-    for row in TC_ROWS:
-        runs = [r for r in collected["textcat"] if r["row"] == row]
-        if runs:
-            tc[row] = aggregate(
-                runs,
-                {
-                    "acc": "test_acc",
-                    "macro_f": "test_macro_f",
-                    "train_docs_per_s": "train_docs_per_s",
-                    "infer_docs_per_s": "infer_docs_per_s",
-                },
-            )
-    return {"similarity": sim, "pairs": pairs, "textcat": tc}
+    curve: Dict[str, Dict[str, Any]] = {}
+    tc_metrics = {
+        "acc": "test_acc",
+        "macro_f": "test_macro_f",
+        "train_docs_per_s": "train_docs_per_s",
+        "infer_docs_per_s": "infer_docs_per_s",
+    }
+    for dataset in sorted({r["dataset"] for r in collected["textcat"]}):
+        for row in TC_ROWS:
+            runs = [
+                r
+                for r in collected["textcat"]
+                if r["dataset"] == dataset and r["row"] == row
+            ]
+            if not runs:
+                continue
+            agg = aggregate(runs, tc_metrics)
+            agg["train_docs"] = runs[0].get("train_docs")
+            if dataset == "rt":
+                tc[row] = agg
+            curve.setdefault(dataset, {})[row] = agg
+    return {
+        "similarity": sim,
+        "pairs": pairs,
+        "textcat": tc,
+        # rt_f25 / rt_f50 / rt (all of train): test accuracy by training size.
+        "textcat_curve": curve if len(curve) > 1 else {},
+    }
 
 
 def gap(
@@ -1032,6 +1078,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     md.append(_render_similarity(s["similarity"]))
     md.append(_render_pairs(s["pairs"]))
     md.append(_render_textcat(s["textcat"]))
+    md.append(_render_curve(s.get("textcat_curve", {})))
     return "".join(md)
 
 
@@ -1259,6 +1306,46 @@ def _render_textcat(tc: Dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _render_curve(curve: Dict[str, Dict[str, Any]]) -> str:
+    """Test accuracy by training-set size (``--train-fraction``): what more
+    data does to the self-attentive row's gap to BOW."""
+    if not curve:
+        return ""
+    datasets = sorted(
+        curve, key=lambda d: min(v["train_docs"] or 0 for v in curve[d].values())
+    )
+    rows = [r for r in TC_ROWS if any(r in curve[d] for d in datasets)]
+    head = ["model"] + [
+        f"{max(v['train_docs'] or 0 for v in curve[d].values()):,} train docs"
+        for d in datasets
+    ]
+    cells = [
+        [textcat.ROW_TEXT[r].replace("ablation: ", "")]
+        + [_ms(curve[d][r]["acc"]) if r in curve[d] else "" for d in datasets]
+        for r in rows
+    ]
+    for ours in ("selfattn_p001", "selfattn_p0", "selfattn"):
+        if ours in rows and "bow" in rows:
+            cells.append(
+                [f"{ours} − bow"]
+                + [
+                    _gap_text(gap(curve[d][ours], curve[d]["bow"]))
+                    if ours in curve[d] and "bow" in curve[d]
+                    else ""
+                    for d in datasets
+                ]
+            )
+    return (
+        "\n### Learning curve: test accuracy by training-set size\n\n"
+        + harness.md_table(head, cells)
+        + "\nEach smaller training set is a seeded random subset of the RT train "
+        "split (`--train-fraction`; the seed is the run's, so every row of one seed "
+        "sees the same subset); dev, test and the step budget (800 steps of batch "
+        "32) are those of the full-data table. The step budget is the same at every "
+        "size, so the smaller sets are seen for more epochs.\n\n"
+    )
+
+
 def write_report(quick: bool) -> Path:
     """Rebuild ``peers.{json,md}`` from every finished checkpoint."""
     collected = collect(quick)
@@ -1305,6 +1392,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=int,
         default=1,
         help="similarity: epochs of the MiniLM fine-tuning (minilm_ft)",
+    )
+    p.add_argument(
+        "--train-fraction",
+        type=float,
+        default=1.0,
+        help="textcat: train on a seeded random share of the RT train split "
+        "(the learning curve; 1 = all)",
     )
     p.add_argument("--threads", type=int, default=1, help="CPU threads per run")
     p.add_argument(
