@@ -992,7 +992,7 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
             if not runs:
                 continue
             agg = aggregate(runs, tc_metrics)
-            agg["train_docs"] = runs[0].get("train_docs")
+            agg["train_docs"] = runs[0].get("train_docs") or _rt_train_docs()
             if dataset == "rt":
                 tc[row] = agg
             curve.setdefault(dataset, {})[row] = agg
@@ -1003,6 +1003,12 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
         # rt_f25 / rt_f50 / rt (all of train): test accuracy by training size.
         "textcat_curve": curve if len(curve) > 1 else {},
     }
+
+
+def _rt_train_docs() -> int:
+    """Size of the full RT train split (runs made before ``--train-fraction``
+    existed do not record it)."""
+    return len(harness.read_jsonl_gz(textcat.ensure_splits("rt")["paths"]["train"]))
 
 
 def gap(
@@ -1312,11 +1318,11 @@ def _render_curve(curve: Dict[str, Dict[str, Any]]) -> str:
     if not curve:
         return ""
     datasets = sorted(
-        curve, key=lambda d: min(v["train_docs"] or 0 for v in curve[d].values())
+        curve, key=lambda d: min(v["train_docs"] for v in curve[d].values())
     )
     rows = [r for r in TC_ROWS if any(r in curve[d] for d in datasets)]
     head = ["model"] + [
-        f"{max(v['train_docs'] or 0 for v in curve[d].values()):,} train docs"
+        f"{max(v['train_docs'] for v in curve[d].values()):,} train docs"
         for d in datasets
     ]
     cells = [
