@@ -1146,9 +1146,6 @@ def speed_parser(
     p.add_argument(
         "--quick", action="store_true", help="tiny smoke run into benchmarks/runs/"
     )
-    p.add_argument(
-        "--name", default=None, help="results file name (default <script>[_gpu])"
-    )
     return p
 
 
@@ -1158,7 +1155,7 @@ def run_speed(name: str, args, measure: Callable, render: Callable) -> Path:
     device = use_device(args.gpu_id)
     meta = {**metadata(device), "repeats": args.repeats}
     res = measure(args, device)
-    name = args.name or (f"{name}_gpu" if args.gpu_id >= 0 else name)
+    name = f"{name}_gpu" if args.gpu_id >= 0 else name
     return report(name, render, meta, res, quick=args.quick)
 
 

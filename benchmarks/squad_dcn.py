@@ -64,8 +64,9 @@ def train_row(row: str, args) -> Dict[str, Any]:
     if (run / "train.json").exists() and not args.force:
         harness.log(f"{row}: reusing {harness.relative(run)}")
         return json.loads((run / "train.json").read_text())
-    splits = Path(args.splits)
-    steps = args.steps_glove if row == "glove" else args.steps_transformer
+    splits, glove = Path(args.splits), row == "glove"
+    steps = args.steps_glove if glove else args.steps_transformer
+    batch_size = 32 if glove else args.transformer_batch_size
     overrides = {
         "paths.train": splits / "train.spacy",
         "paths.dev": splits / "dev.spacy",
@@ -75,15 +76,11 @@ def train_row(row: str, args) -> Dict[str, Any]:
         "training.eval_frequency": args.eval_frequency,
         "training.patience": 0,
     }
-    if row == "glove":
+    if glove:
         overrides["paths.vectors"] = harness.spacy_vectors()
     else:
-        overrides.update(
-            {
-                "paths.transformer": harness.minilm_dir(),
-                "training.batcher.size": args.transformer_batch_size,
-            }
-        )
+        overrides["paths.transformer"] = harness.minilm_dir()
+        overrides["training.batcher.size"] = batch_size
     harness.log(f"{row}: training ({steps} steps) -> {harness.relative(run)}/train.log")
     # A run stopped by the wall-time budget keeps its last model-best
     # checkpoint (saved at every dev evaluation).
@@ -104,7 +101,7 @@ def train_row(row: str, args) -> Dict[str, Any]:
             f"{row}: no model-best checkpoint in {harness.relative(run / 'model')}"
         )
     result = {
-        "batch_size": 32 if row == "glove" else args.transformer_batch_size,
+        "batch_size": batch_size,
         "command": res["command"],
         "train_wall_seconds": round(res["seconds"], 1),
         "stopped_by_time_budget": res["stopped"],
@@ -172,13 +169,9 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
     rows = rows[: args.test_limit or None]
     harness.log(f"{row}: answering {len(rows)} SQuAD dev questions")
     start = time.perf_counter()
+    pairs = [(r["question"], r["context"]) for r in rows]
     answers = list(
-        spacy_attn.answer_questions(
-            nlp,
-            [(r["question"], r["context"]) for r in rows],
-            top_k=1,
-            batch_size=args.batch_size,
-        )
+        spacy_attn.answer_questions(nlp, pairs, top_k=1, batch_size=args.batch_size)
     )
     infer = time.perf_counter() - start
     preds = {r["id"]: (a[0]["text"] if a else "") for r, a in zip(rows, answers)}
@@ -212,14 +205,8 @@ def train_speed(nlp, args) -> Dict[str, Any]:
     the trained model, ``--speed-batches`` batches of 32 training questions."""
     from spacy_attn.squad import read_squad
 
-    examples, _ = read_squad(
-        Path(args.splits) / "train.json",
-        nlp,
-        shuffle=True,
-        seed=1,
-        limit=32 * args.speed_batches,
-        log=False,
-    )
+    path, limit = Path(args.splits) / "train.json", 32 * args.speed_batches
+    examples, _ = read_squad(path, nlp, shuffle=True, seed=1, limit=limit, log=False)
     optimizer = nlp.resume_training()
     batches = harness.chunk(examples, 32)
     random.seed(0)
@@ -252,17 +239,14 @@ def collect_rows(runs: Path) -> Dict[str, Any]:
 
 def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> List[str]:
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
-    steps, stopped, sub = (
-        t.get("steps") or 0,
-        t.get("stopped_by_time_budget"),
-        e.get("subset"),
-    )
+    steps, stopped = t.get("steps") or 0, t.get("stopped_by_time_budget")
+    sub, best = e.get("subset"), t.get("best_dev_step")
     # A run stopped by the time budget ran some steps past its last logged
     # evaluation; only the logged count is known.
     steps_cell = (
-        f"{steps}+ (stopped at {t['max_train_minutes']:.0f} min; best at {t.get('best_dev_step')})"
+        f"{steps}+ (stopped at {t['max_train_minutes']:.0f} min; best at {best})"
         if stopped
-        else f"{steps} (best at {t.get('best_dev_step')})"
+        else f"{steps} (best at {best})"
     )
     return [
         ROWS[row]["label"],
@@ -283,12 +267,10 @@ def hf_row(hf: Dict[str, Any]) -> List[str]:
     """squad_hf.py scores its training run on the subset; an eval-only pass
     of the same saved model over all of dev is merged under "full_dev"."""
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
-    full = (
-        hf.get("full_dev") if (hf.get("full_dev") or {}).get("dev_questions") else None
-    )
-    main, sub = (
-        (full, f"{f(hf['exact_match'])} / {f(hf['f1'])}") if full else (hf, "(= left)")
-    )
+    full = hf.get("full_dev") or {}
+    main, sub = (hf, "(= left)")
+    if full.get("dev_questions"):
+        main, sub = full, f"{f(hf['exact_match'])} / {f(hf['f1'])}"
     return [
         f"HF baseline: {hf['model']}",
         f(main["exact_match"]),
@@ -309,37 +291,27 @@ def render(results: Dict[str, Any]) -> str:
     commands = sorted(
         {r["eval"].get("benchmark_command", results["command"]) for r in rows.values()}
     )
-    md = "\n".join(
-        [
-            "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline",
-            "",
-            "Reproduce (from the repository root):",
-            "",
-            "```",
-            "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin",
-            *commands,
-            "python benchmarks/squad_dcn.py --report-only   "
-            "# merges benchmarks/results/squad_hf.json",
-            "```",
-            "",
-            f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. "
-            f"spaCy {env['spacy']}, "
-            f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
-            f"{env['threads']} thread per run, "
-            f"CPU only; commit {env.get('git_commit', env.get('commit'))}.",
-            "",
-            "**Protocol.** The official SQuAD v1.1 train set is not available on these "
-            "machines. All rows are trained on SQuADShifts new_wiki + reddit + nyt_bigbench "
-            "(~24.9k questions after holding out ~10% by article, `scripts/squad_splits.py`, "
-            "seed 0), select their checkpoint on a sample of that held-out dev slice, and are "
-            "tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
-            "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 "
-            "(single model), trained on the full 87.6k-question SQuAD train set with 300-d "
-            "GloVe 840B on a GPU; ours see far less (and out-of-domain) training data, smaller "
-            "sizes and a bounded CPU budget.",
-            "",
-            "",
-        ]
+    md = (
+        "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline\n\n"
+        "Reproduce (from the repository root):\n\n```\n"
+        "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin\n"
+        + "".join(f"{c}\n" for c in commands)
+        + "python benchmarks/squad_dcn.py --report-only   "
+        "# merges benchmarks/results/squad_hf.json\n```\n\n"
+        f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. "
+        f"spaCy {env['spacy']}, "
+        f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
+        f"{env['threads']} thread per run, "
+        f"CPU only; commit {env.get('git_commit', env.get('commit'))}.\n\n"
+        "**Protocol.** The official SQuAD v1.1 train set is not available on these "
+        "machines. All rows are trained on SQuADShifts new_wiki + reddit + nyt_bigbench "
+        "(~24.9k questions after holding out ~10% by article, `scripts/squad_splits.py`, "
+        "seed 0), select their checkpoint on a sample of that held-out dev slice, and are "
+        "tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
+        "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 "
+        "(single model), trained on the full 87.6k-question SQuAD train set with 300-d "
+        "GloVe 840B on a GPU; ours see far less (and out-of-domain) training data, smaller "
+        "sizes and a bounded CPU budget.\n\n"
     )
     md += harness.md_table(
         [
@@ -364,32 +336,28 @@ def render(results: Dict[str, Any]) -> str:
             + ["~"]
         ],
     )
-    md += "\n".join(
-        [
-            "",
-            "Columns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, "
-            'through `spacy_attn.answer_questions` (tokenization included); "HF subset" = the '
-            "seeded subset of dev questions the HF baseline is scored on "
-            "(`benchmarks/results/squad_dev_subset.json`), so that column and the HF row "
-            'compare like with like. "train questions seen" = steps x batch size (32 questions '
-            "per batch for GloVe, 16 for the transformer; a question can be seen twice). "
-            '"train wall" = the whole `spacy train` run (start-up, corpus loading, dev '
-            'evaluations). "train ex/s" = questions per second of plain `nlp.update` calls '
-            '(batches of 32, measured after training, no evaluation). "inference q/s" = '
-            "questions answered per second, tokenization included (`nlp.pipe` batch size: "
-            + ", ".join(
-                f"{row} {r['eval'].get('inference_batch_size', '?')}"
-                for row, r in rows.items()
-            )
-            + "). Parameters: trainable weights (DCN torch module + Thinc tok2vec weights "
-            "incl. the 100 OOV vectors "
-            "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.",
-            *(["", results["reading"]] if results.get("reading") else []),
-            "",
-            "Training commands (spaCy's own loop, 1 thread, Adam, fixed step and time budget, "
-            "no early stopping; batches of 32 questions for GloVe, 16 for the transformer):",
-            "",
-        ]
+    md += (
+        "\nColumns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, "
+        'through `spacy_attn.answer_questions` (tokenization included); "HF subset" = the '
+        "seeded subset of dev questions the HF baseline is scored on "
+        "(`benchmarks/results/squad_dev_subset.json`), so that column and the HF row "
+        'compare like with like. "train questions seen" = steps x batch size (32 questions '
+        "per batch for GloVe, 16 for the transformer; a question can be seen twice). "
+        '"train wall" = the whole `spacy train` run (start-up, corpus loading, dev '
+        'evaluations). "train ex/s" = questions per second of plain `nlp.update` calls '
+        '(batches of 32, measured after training, no evaluation). "inference q/s" = '
+        "questions answered per second, tokenization included (`nlp.pipe` batch size: "
+        + ", ".join(
+            f"{row} {r['eval'].get('inference_batch_size', '?')}"
+            for row, r in rows.items()
+        )
+        + "). Parameters: trainable weights (DCN torch module + Thinc tok2vec weights "
+        "incl. the 100 OOV vectors "
+        "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.\n"
+        + (f"\n{results['reading']}\n" if results.get("reading") else "")
+        + "\nTraining commands (spaCy's own loop, 1 thread, Adam, fixed step and time "
+        "budget, no early stopping; batches of 32 questions for GloVe, 16 for the "
+        "transformer):\n"
     )
     for row, r in rows.items():
         t = r["train"]
