@@ -72,12 +72,10 @@ def build_nlp(rows):
 
 
 class Bare(harness.BareLoop, nn.Module):
-    """The same torch module with the same inputs, pre-tensorized on the
-    device: known words index the normalized GloVe table, unknown words one
-    of 100 trainable embeddings chosen by spaCy's (stable) hash of the
-    lower-cased word, as ``FrozenVectors`` does (``harness.torch_vectors``).
-    Its Adam does not clip gradients (the spaCy side's does, at 5.0), as
-    measured so far."""
+    """The same torch module on the same inputs, pre-tensorized on the device
+    as the module docstring's "bare" says (``harness.torch_vectors``). Its
+    Adam does not clip gradients (the spaCy side's does, at 5.0), as measured
+    so far."""
 
     def __init__(self, nlp, device, seed: int = 0) -> None:
         from spacy_attn.models.decomposable_attention import DecomposableAttention
