@@ -707,41 +707,47 @@ def compare_training(
     nlp,
     bare,
     examples: Sequence,
-    batch_size: int,
+    args,
     *,
-    optimizer,
-    repeats: int,
+    learn_rate: float,
+    grad_clip: float,
     device=None,
     unit: str = "items",
     log: str = "",
-) -> Dict[str, Dict[str, float]]:
-    """One training row of a speed benchmark: interleaved epochs of spaCy's
-    ``nlp.update`` (with ``optimizer``), the bare loop (``bare.tensorize`` per
-    batch, untimed, then ``bare.train_epoch``) and the no-op floor pipeline,
-    on the same batches of ``examples``; summarized by ``train_row``.
-    ``log`` prefixes a progress line on stderr."""
-    sp_batches = chunk(examples, batch_size)
-    bare_batches = [bare.tensorize(b) for b in sp_batches]
-    floor = noop_nlp()
-    floor_batches = [
-        [type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches
-    ]
-    times = interleaved(
-        {
-            "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
-            "bare": lambda: bare.train_epoch(bare_batches),
-            "floor": lambda: [floor.update(b) for b in floor_batches],
-        },
-        repeats,
-        device,
-    )
-    row = train_row(times, len(examples), unit)
-    print(
-        f"{log}train bs={batch_size}: "
-        + ", ".join(f"{k} {v['median']:.3g}" for k, v in row.items()),
-        file=sys.stderr,
-    )
-    return row
+) -> Dict[str, Dict[str, Dict[str, float]]]:
+    """The training rows of a speed benchmark, one per ``args.batch_sizes``
+    (keyed by the batch size as a string): ``args.repeats`` interleaved epochs
+    of spaCy's ``nlp.update`` (with a fresh ``thinc_adam``), the bare loop
+    (``bare.tensorize`` per batch, untimed, then ``bare.train_epoch``) and the
+    no-op floor pipeline, on the same batches of ``examples``; summarized by
+    ``train_row``. ``log`` names the data in the progress lines on stderr."""
+
+    def one(batch_size: int) -> Dict[str, Dict[str, float]]:
+        optimizer = thinc_adam(learn_rate, grad_clip)
+        sp_batches = chunk(examples, batch_size)
+        bare_batches = [bare.tensorize(b) for b in sp_batches]
+        floor = noop_nlp()
+        floor_batches = [
+            [type(eg)(eg.predicted, eg.reference) for eg in b] for b in sp_batches
+        ]
+        times = interleaved(
+            {
+                "spacy": lambda: [nlp.update(b, sgd=optimizer) for b in sp_batches],
+                "bare": lambda: bare.train_epoch(bare_batches),
+                "floor": lambda: [floor.update(b) for b in floor_batches],
+            },
+            args.repeats,
+            device,
+        )
+        row = train_row(times, len(examples), unit)
+        print(
+            f"{log} train bs={batch_size}:".lstrip(),
+            ", ".join(f"{k} {v['median']:.3g}" for k, v in row.items()),
+            file=sys.stderr,
+        )
+        return row
+
+    return {str(bs): one(bs) for bs in args.batch_sizes}
 
 
 def train_row(
@@ -1044,15 +1050,16 @@ def compare_inference(
     bare,
     examples: Sequence,
     from_strings: Callable[[], Iterable],
-    batch_size: int,
+    args,
     *,
-    repeats: int,
     device=None,
     unit: str = "items",
 ) -> Dict[str, Any]:
-    """Interleaved inference throughput (``<unit>``/s) of ``nlp.pipe`` on the
+    """Interleaved inference throughput (``<unit>``/s, ``args.repeats``
+    repeats, batches of ``args.infer_batch_size``) of ``nlp.pipe`` on the
     examples' pre-made docs, ``nlp.pipe`` on ``from_strings()`` (tokenization
     included) and the bare forward on pre-tensorized batches."""
+    batch_size = args.infer_batch_size
     docs = [eg.predicted for eg in examples]
     batches = [bare.tensorize(b) for b in chunk(examples, batch_size)]
     times = interleaved(
@@ -1065,7 +1072,7 @@ def compare_inference(
             ),
             "bare_forward": lambda: bare.predict(batches),
         },
-        repeats,
+        args.repeats,
         device,
     )
     return {
@@ -1139,9 +1146,6 @@ def speed_parser(
     p.add_argument(
         "--quick", action="store_true", help="tiny smoke run into benchmarks/runs/"
     )
-    p.add_argument(
-        "--name", default=None, help="results file name (default <script>[_gpu])"
-    )
     return p
 
 
@@ -1151,7 +1155,7 @@ def run_speed(name: str, args, measure: Callable, render: Callable) -> Path:
     device = use_device(args.gpu_id)
     meta = {**metadata(device), "repeats": args.repeats}
     res = measure(args, device)
-    name = args.name or (f"{name}_gpu" if args.gpu_id >= 0 else name)
+    name = f"{name}_gpu" if args.gpu_id >= 0 else name
     return report(name, render, meta, res, quick=args.quick)
 
 

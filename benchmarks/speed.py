@@ -40,7 +40,8 @@ from torch import nn
 
 SNLI = "snli/dev.jsonl.gz"
 LABELS = ("entailment", "neutral", "contradiction")
-HIDDEN, DROPOUT, OOV_BUCKETS, LEARN_RATE, GRAD_CLIP = 200, 0.2, 100, 0.001, 5.0
+HIDDEN, DROPOUT, OOV_BUCKETS = 200, 0.2, 100
+OPTIMIZER = {"learn_rate": 0.001, "grad_clip": 5.0}  # configs/glove_adam.cfg
 TOK2VEC = {"@architectures": "spacy-attn.FrozenVectors.v1", "oov_buckets": OOV_BUCKETS}
 COMPONENT = {
     "model": {
@@ -71,12 +72,10 @@ def build_nlp(rows):
 
 
 class Bare(harness.BareLoop, nn.Module):
-    """The same torch module with the same inputs, pre-tensorized on the
-    device: known words index the normalized GloVe table, unknown words one
-    of 100 trainable embeddings chosen by spaCy's (stable) hash of the
-    lower-cased word, as ``FrozenVectors`` does (``harness.torch_vectors``).
-    Its Adam does not clip gradients (the spaCy side's does, at 5.0), as
-    measured so far."""
+    """The same torch module on the same inputs, pre-tensorized on the device
+    as the module docstring's "bare" says (``harness.torch_vectors``). Its
+    Adam does not clip gradients (the spaCy side's does, at 5.0), as measured
+    so far."""
 
     def __init__(self, nlp, device, seed: int = 0) -> None:
         from spacy_attn.models.decomposable_attention import DecomposableAttention
@@ -88,7 +87,7 @@ class Bare(harness.BareLoop, nn.Module):
         self.module = DecomposableAttention(
             width, HIDDEN, len(LABELS), dropout=DROPOUT
         ).to(device)
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=OPTIMIZER["learn_rate"])
 
     def tensorize(self, batch) -> Tuple[torch.Tensor, ...]:
         a, b, _ = zip(*(self.pair_ids(eg.predicted) for eg in batch))
@@ -125,19 +124,9 @@ def measure(args, device) -> Dict[str, Any]:
     train = examples[: args.pairs]
     out: Dict[str, Any] = {
         "pairs": args.pairs,
-        "train": {
-            str(bs): harness.compare_training(
-                nlp,
-                bare,
-                train,
-                bs,
-                optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
-                repeats=args.repeats,
-                device=device,
-                unit="pairs",
-            )
-            for bs in args.batch_sizes
-        },
+        "train": harness.compare_training(
+            nlp, bare, train, args, **OPTIMIZER, device=device, unit="pairs"
+        ),
     }
     pairs = [(r["premise"], r["hypothesis"]) for r in rows[: args.infer_pairs]]
     out["infer"] = harness.compare_inference(
@@ -145,15 +134,14 @@ def measure(args, device) -> Dict[str, Any]:
         bare,
         examples[: args.infer_pairs],
         lambda: spacy_attn.make_pairs(nlp, pairs),
-        args.infer_batch_size,
-        repeats=args.repeats,
+        args,
         device=device,
         unit="pairs",
     )
     out["doc_copy_us"] = doc_copy_costs(nlp, train, args.repeats)
     if args.profile:
         batches = harness.chunk(train, args.profile_batch_size)
-        sgd = harness.thinc_adam(LEARN_RATE, GRAD_CLIP)
+        sgd = harness.thinc_adam(**OPTIMIZER)
         out["profile"] = {
             "batch_size": args.profile_batch_size,
             "top": harness.profile(
@@ -185,15 +173,11 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
             Span(doc, b, len(doc), label="second"),
         ]
         legacy.append(doc)
-    fns = {
-        name: (lambda docs=docs: [d.copy() for d in docs])
-        for name, docs in (
-            ("plain_doc", plain),
-            ("pair_int", pair),
-            ("pair_span_group", legacy),
-        )
-    }
-    times = harness.interleaved(fns, repeats)
+    stored = {"plain_doc": plain, "pair_int": pair, "pair_span_group": legacy}
+    times = harness.interleaved(
+        {k: (lambda docs=docs: [d.copy() for d in docs]) for k, docs in stored.items()},
+        repeats,
+    )
     return {
         k: harness.summary([t / len(examples) * 1e6 for t in v])
         for k, v in times.items()
@@ -261,12 +245,7 @@ def main(argv=None) -> None:
     p.add_argument("--profile-batch-size", type=int, default=256)
     args = p.parse_args(argv)
     if args.quick:
-        args.pairs, args.infer_pairs, args.repeats, args.batch_sizes = (
-            256,
-            256,
-            2,
-            [32, 128],
-        )
+        vars(args).update(pairs=256, infer_pairs=256, repeats=2, batch_sizes=[32, 128])
     harness.run_speed("speed", args, measure, render)
 
 

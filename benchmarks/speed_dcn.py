@@ -36,7 +36,8 @@ import torch
 from torch import nn
 
 SQUAD = "squad/dev-v1.1.json.gz"
-LEARN_RATE, GRAD_CLIP, ANSWERS = 0.001, 5.0, "answers"
+ANSWERS = "answers"
+OPTIMIZER = {"learn_rate": 0.001, "grad_clip": 5.0}  # configs/squad_glove.cfg
 
 
 def build_nlp(n: int):
@@ -73,7 +74,7 @@ def build_nlp(n: int):
 class Bare(harness.BareLoop, nn.Module):
     """The same torch module, trained with plain PyTorch."""
 
-    grad_clip = GRAD_CLIP
+    grad_clip = OPTIMIZER["grad_clip"]
 
     def __init__(self, nlp, component, device) -> None:
         from spacy_attn.models.coattention import DynamicCoattention
@@ -91,7 +92,7 @@ class Bare(harness.BareLoop, nn.Module):
             dropout=m["dropout"],
         )
         self.to(device)
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=OPTIMIZER["learn_rate"])
 
     def tensorize(self, batch):  # untimed
         q, d, gold = [], [], []
@@ -141,19 +142,9 @@ def measure(args, device) -> Dict[str, Any]:
         "questions": n,
         "mean_tokens": sum(len(eg.predicted) for eg in train) / n,
     }
-    out["train"] = {
-        str(bs): harness.compare_training(
-            nlp,
-            bare,
-            train,
-            bs,
-            repeats=args.repeats,
-            device=device,
-            unit="questions",
-            optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
-        )
-        for bs in args.batch_sizes
-    }
+    out["train"] = harness.compare_training(
+        nlp, bare, train, args, **OPTIMIZER, device=device, unit="questions"
+    )
     infer = examples[: args.infer_questions]
     out["max_start_logit_diff"] = same_weights(
         nlp, bare, infer[: args.infer_batch_size]
@@ -164,8 +155,7 @@ def measure(args, device) -> Dict[str, Any]:
         bare,
         infer,
         lambda: spacy_attn.make_pairs(nlp, texts),
-        args.infer_batch_size,
-        repeats=args.repeats,
+        args,
         device=device,
         unit="questions",
     )

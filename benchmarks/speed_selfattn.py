@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 DATA = {"rt": "rotten_tomatoes/train.jsonl.gz", "imdb": "imdb/train.jsonl.gz"}
-LEARN_RATE, GRAD_CLIP = 0.001, 0.5
+OPTIMIZER = {"learn_rate": 0.001, "grad_clip": 0.5}  # configs/textcat_selfattn.cfg
 
 
 def read_rows(name: str, n: int):
@@ -54,7 +54,7 @@ def build_nlp(rows):
 class Bare(harness.BareLoop, nn.Module):
     """The same torch module and head, trained with plain PyTorch."""
 
-    grad_clip = GRAD_CLIP
+    grad_clip = OPTIMIZER["grad_clip"]
 
     def __init__(self, nlp, model, device) -> None:
         from spacy_attn.models.self_attention import StructuredSelfAttention
@@ -78,7 +78,7 @@ class Bare(harness.BareLoop, nn.Module):
             nn.Linear(model["hidden_width"], 2),
         )
         self.to(device)
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=LEARN_RATE)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=OPTIMIZER["learn_rate"])
 
     def tensorize(self, batch):  # untimed
         ids, lengths = self.vectors.pad([self.doc_ids(eg.predicted) for eg in batch])
@@ -111,20 +111,9 @@ def measure_dataset(
         "train_docs": n_train,
         "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train,
     }
-    out["train"] = {
-        str(bs): harness.compare_training(
-            nlp,
-            bare,
-            train,
-            bs,
-            repeats=args.repeats,
-            device=device,
-            unit="docs",
-            log=f"{name} ",
-            optimizer=harness.thinc_adam(LEARN_RATE, GRAD_CLIP),
-        )
-        for bs in args.batch_sizes
-    }
+    out["train"] = harness.compare_training(
+        nlp, bare, train, args, **OPTIMIZER, device=device, unit="docs", log=name
+    )
     # The penalty of the last training batch, read after timing (a sync).
     layer = nlp.get_pipe("textcat").model.get_ref("self_attention")
     out["last_penalty"] = {
@@ -133,14 +122,7 @@ def measure_dataset(
     }
     texts = [r["text"] for r in rows[:n_infer]]
     out["infer"] = harness.compare_inference(
-        nlp,
-        bare,
-        examples[:n_infer],
-        lambda: texts,
-        args.infer_batch_size,
-        repeats=args.repeats,
-        device=device,
-        unit="docs",
+        nlp, bare, examples[:n_infer], lambda: texts, args, device=device, unit="docs"
     )
     return out
 
@@ -194,11 +176,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     args.plans = {"rt": (512, 1024), "imdb": (256, 256)}  # (train docs, inference docs)
     if args.quick:
-        args.plans, args.repeats, args.batch_sizes = (
-            {"rt": (64, 128), "imdb": (64, 64)},
-            2,
-            [32, 64],
-        )
+        args.plans = {"rt": (64, 128), "imdb": (64, 64)}
+        args.repeats, args.batch_sizes = 2, [32, 64]
     harness.run_speed("speed_selfattn", args, measure, render)
 
 

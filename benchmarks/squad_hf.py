@@ -25,11 +25,8 @@ questions) whose ids are written to ``benchmarks/results/squad_dev_subset.json``
 so that the DCN benchmark (``benchmarks/squad_dcn.py``) is scored on the
 same questions. The full-dev EM/F1 is also computed when ``--dev-subset 0``.
 
-Results: ``benchmarks/results/squad_hf.json`` (EM/F1 on the 0-100 scale as
-the official script prints them, training examples/s, inference
-questions/s, steps, wall time, threads, the full config and the command);
-``--quick`` is a smoke run (16 training questions, 20 dev questions) into
-``benchmarks/runs/``.
+Results: ``benchmarks/results/squad_hf.json`` (EM/F1 0-100, throughput, the
+config and the command); ``--quick`` is a smoke run into ``benchmarks/runs/``.
 """
 
 import argparse
@@ -115,12 +112,8 @@ def gold_tokens(
     if span is None:
         return cls, cls
     start_char, end_char = span
-    tok_start = 0
-    while sequence_ids[tok_start] != 1:
-        tok_start += 1
-    tok_end = len(sequence_ids) - 1
-    while sequence_ids[tok_end] != 1:
-        tok_end -= 1
+    tok_start = sequence_ids.index(1)  # the context's first and last token
+    tok_end = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
     if not (offsets[tok_start][0] <= start_char and offsets[tok_end][1] >= end_char):
         return cls, cls
     while tok_start < len(offsets) and offsets[tok_start][0] <= start_char:
@@ -131,23 +124,22 @@ def gold_tokens(
 
 
 def collate(features: List[Dict[str, Any]], pad_id: int):
+    """A batch of tensors, token rows padded to the longest feature."""
     import torch
 
     width = max(len(f["input_ids"]) for f in features)
-    batch = {}
-    for key, pad in (
-        ("input_ids", pad_id),
-        ("attention_mask", 0),
-        ("token_type_ids", 0),
-    ):
-        if key in features[0]:
-            batch[key] = torch.tensor(
-                [f[key] + [pad] * (width - len(f[key])) for f in features]
-            )
-    for key in ("start_positions", "end_positions"):
-        if key in features[0]:
-            batch[key] = torch.tensor([f[key] for f in features])
-    return batch
+    pads = {"input_ids": pad_id, "attention_mask": 0, "token_type_ids": 0}
+    pads.update(start_positions=None, end_positions=None)  # one int per feature
+    return {
+        key: torch.tensor(
+            [
+                f[key] if pad is None else f[key] + [pad] * (width - len(f[key]))
+                for f in features
+            ]
+        )
+        for key, pad in pads.items()
+        if key in features[0]
+    }
 
 
 def postprocess(
@@ -165,12 +157,7 @@ def postprocess(
             offsets = features[f_i]["offset_mapping"]
             for s in numpy.argsort(start_logits)[-1 : -n_best - 1 : -1]:
                 for e in numpy.argsort(end_logits)[-1 : -n_best - 1 : -1]:
-                    if (
-                        s >= len(offsets)
-                        or e >= len(offsets)
-                        or offsets[s] is None
-                        or offsets[e] is None
-                    ):
+                    if max(s, e) >= len(offsets) or None in (offsets[s], offsets[e]):
                         continue
                     if e < s or e - s + 1 > max_answer_length:
                         continue
@@ -213,26 +200,21 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path) -> List
         return ids
     chosen = set(random.Random(seed).sample(ids, n))
     subset = [i for i in ids if i in chosen]  # file order
-    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "description": (
+            "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
+            "and benchmarks/squad_dcn.py (CPU budget). "
+            "random.Random(seed).sample(all ids in file order, n), "
+            "listed in file order."
+        ),
+        "source": "SQuAD 1.1 dev-v1.1.json",
+        "source_sha256_of_file_read": dev_sha256,
+        "seed": seed,
+        "n": len(subset),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)  # indent 1: 2,000 ids
     path.write_text(
-        json.dumps(
-            {  # indent 1: 2,000 ids
-                "description": (
-                    "Seeded subset of SQuAD 1.1 dev question ids used by benchmarks/squad_hf.py "
-                    "and benchmarks/squad_dcn.py (CPU budget). "
-                    "random.Random(seed).sample(all ids in file order, n), "
-                    "listed in file order."
-                ),
-                "source": "SQuAD 1.1 dev-v1.1.json",
-                "source_sha256_of_file_read": dev_sha256,
-                "seed": seed,
-                "n": len(subset),
-                "ids": subset,
-            },
-            indent=1,
-        )
-        + "\n",
-        encoding="utf8",
+        json.dumps({**meta, "ids": subset}, indent=1) + "\n", encoding="utf8"
     )
     return subset
 
@@ -265,18 +247,13 @@ def train(model, tokenizer, features, args) -> Dict[str, Any]:
     total_steps = (
         0 if args.eval_only else max(1, int(round(steps_per_epoch * args.epochs)))
     )
-    no_decay = ("bias", "LayerNorm.weight")
-    named = list(model.named_parameters())
+    no_decay: Dict[bool, list] = {False: [], True: []}  # run_qa.py's two groups
+    for n, p in model.named_parameters():
+        no_decay[n.endswith(("bias", "LayerNorm.weight"))].append(p)
     optimizer = torch.optim.AdamW(
         [
-            {
-                "params": [p for n, p in named if not n.endswith(no_decay)],
-                "weight_decay": args.weight_decay,
-            },
-            {
-                "params": [p for n, p in named if n.endswith(no_decay)],
-                "weight_decay": 0.0,
-            },
+            {"params": no_decay[False], "weight_decay": args.weight_decay},
+            {"params": no_decay[True], "weight_decay": 0.0},
         ],
         lr=args.lr,
     )
@@ -351,6 +328,7 @@ def measure(args) -> Dict[str, Any]:
     preds, infer_time = predict(model, tokenizer, dev_rows, args)
     scores = harness.squad_scores(test_data, preds)
     per_s = t["seen"] / t["seconds"]
+    subset = len(dev_rows) < len(harness.squad_rows(test_data))
     return {
         "model": MODEL,
         "n_parameters": sum(p.numel() for p in model.parameters()),
@@ -362,9 +340,7 @@ def measure(args) -> Dict[str, Any]:
         "exact_match": scores["exact_match"],
         "f1": scores["f1"],
         "dev_questions": len(dev_rows),
-        "dev_subset_file": harness.relative(args.subset_file)
-        if len(dev_rows) < len(harness.squad_rows(test_data))
-        else None,
+        "dev_subset_file": harness.relative(args.subset_file) if subset else None,
         "eval_only_model": args.eval_only or None,
         "train_questions": len(train_rows),
         "train_features": len(features),
@@ -411,18 +387,13 @@ def main(argv=None) -> None:
         "--train-examples", type=int, default=3000, help="training questions (0 = all)"
     )
     p.add_argument(
-        "--dev-subset",
-        type=int,
-        default=2000,
-        help="SQuAD dev questions scored (0 = all)",
+        "--dev-subset", type=int, default=2000, help="dev questions scored (0 = all)"
     )
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--eval-batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-4)
-    p.add_argument(
-        "--warmup", type=float, default=0.1, help="warm-up fraction of the steps"
-    )
+    p.add_argument("--warmup", type=float, default=0.1, help="fraction of the steps")
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--max-length", type=int, default=384)
     p.add_argument("--doc-stride", type=int, default=128)
@@ -430,36 +401,21 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default=str(harness.RESULTS / "squad_hf.json"))
     p.add_argument(
-        "--subset-file",
-        default=str(SUBSET_FILE),
-        help="where the dev subset ids are written",
+        "--subset-file", default=str(SUBSET_FILE), help="written: the dev subset ids"
     )
-    p.add_argument(
-        "--save-model",
-        default="",
-        help="folder to save the fine-tuned model (optional)",
-    )
+    p.add_argument("--save-model", default="", help="save the fine-tuned model here")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument(
-        "--eval-only",
-        default="",
-        help="skip training: evaluate the model saved in this folder (by --save-model)",
+        "--eval-only", default="", help="no training: score this --save-model folder"
     )
     p.add_argument(
-        "--merge-key",
-        default="",
-        help="store this run's result under this key of the existing --output file (e.g. full_dev)",
+        "--merge-key", default="", help="write under this key of --output (full_dev)"
     )
     p.add_argument(
-        "--max-train-seconds",
-        type=float,
-        default=0,
-        help="stop training after this long (0 = no limit); recorded as stopped_early",
+        "--max-train-seconds", type=float, default=0, help="time limit (0 = none)"
     )
     p.add_argument(
-        "--quick",
-        action="store_true",
-        help="tiny smoke run (16 questions, 20 dev) into benchmarks/runs/",
+        "--quick", action="store_true", help="smoke run into benchmarks/runs/"
     )
     args = p.parse_args(argv)
     if args.quick:
@@ -473,15 +429,9 @@ def main(argv=None) -> None:
         merged = json.loads(out.read_text(encoding="utf8")) if out.exists() else {}
         result = {**merged, args.merge_key: result}
     harness.write_json(out, result)
-    print(
-        json.dumps(
-            {
-                k: v
-                for k, v in (result.get(args.merge_key) or result).items()
-                if k in ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")
-            }
-        )
-    )
+    shown = ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")
+    result = result.get(args.merge_key) or result
+    print(json.dumps({k: v for k, v in result.items() if k in shown}))
 
 
 if __name__ == "__main__":
