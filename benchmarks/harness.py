@@ -593,6 +593,13 @@ def md_table(
     return "\n".join(lines) + "\n"
 
 
+def md_records(records: Sequence[Dict[str, Any]], align: str = "") -> str:
+    """A markdown table of dicts: one column per key, in first-seen order
+    (a record without a key gets an empty cell); ``align`` as in ``md_table``."""
+    header = list(dict.fromkeys(key for record in records for key in record))
+    return md_table(header, [[r.get(k, "") for k in header] for r in records], align)
+
+
 # -- results ------------------------------------------------------------------
 
 

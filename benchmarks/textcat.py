@@ -61,23 +61,7 @@ DATASETS = {
     "rt": {"max_steps": 800, "eval_frequency": 200},
     "imdb": {"max_steps": 250, "eval_frequency": 125},
 }
-MAIN_ROWS = [
-    "bow",
-    "reduce",
-    "param_attention",
-    "ensemble",
-    "selfattn",
-    "selfattn_tok2vec",
-    "genpool",
-]
-ABLATION_ROWS = [
-    "selfattn_p0",
-    "selfattn_p001",
-    "selfattn_p01",
-    "selfattn_r1",
-    "selfattn_r5",
-    "selfattn_r30",
-]
+QUICK_BUDGET = {"max_steps": 40, "eval_frequency": 20}  # --quick: a smoke test
 ROW_TEXT = {
     "bow": "spaCy TextCatBOW.v3 (unigram BOW)",
     "reduce": "spaCy TextCatReduce.v1 (tok2vec + GloVe)",
@@ -93,6 +77,17 @@ ROW_TEXT = {
     "selfattn_r5": "ablation: self-attentive, r=5",
     "selfattn_r30": "ablation: self-attentive, r=30",
 }
+# The ablation rows: the one setting of the ``selfattn`` encoder they change.
+ABLATIONS = {
+    "selfattn_p0": ("penalty_coef", 0.0),
+    "selfattn_p001": ("penalty_coef", 0.01),
+    "selfattn_p01": ("penalty_coef", 0.1),
+    "selfattn_r1": ("hops", 1),
+    "selfattn_r5": ("hops", 5),
+    "selfattn_r30": ("hops", 30),
+}
+ABLATION_ROWS = list(ABLATIONS)
+MAIN_ROWS = [row for row in ROW_TEXT if row not in ABLATIONS]
 # The tok2vec of spaCy's textcat defaults (width 64), with GloVe added.
 SPACY_TOK2VEC = {
     "@architectures": "spacy.Tok2Vec.v2",
@@ -168,14 +163,9 @@ def model_for(row: str, base_model: Dict[str, Any]) -> Dict[str, Any]:
             "dropout": 0.0,
             "tok2vec": encoder["tok2vec"],
         }
-    elif row.startswith("selfattn_p"):
-        encoder["penalty_coef"] = {
-            "selfattn_p0": 0.0,
-            "selfattn_p001": 0.01,
-            "selfattn_p01": 0.1,
-        }[row]
-    elif row.startswith("selfattn_r"):
-        encoder["hops"] = int(row[len("selfattn_r") :])
+    elif row in ABLATIONS:
+        key, value = ABLATIONS[row]
+        encoder[key] = value
     return model
 
 
@@ -187,14 +177,8 @@ def ensure_splits(name: str) -> Dict[str, Any]:
     """
     out = RUNS / "splits" / name
     if not (out / "manifest.json").exists():
-        cmd = [
-            sys.executable,
-            "scripts/textcat_splits.py",
-            name,
-            harness.relative(out),
-            "--mirror",
-            str(harness.data_dir()),
-        ]
+        script, mirror = "scripts/textcat_splits.py", str(harness.data_dir())
+        cmd = [sys.executable, script, name, harness.relative(out), "--mirror", mirror]
         subprocess.run(cmd, check=True, cwd=harness.REPO)
     manifest = json.loads((out / "manifest.json").read_text())
     return {
@@ -236,14 +220,8 @@ def run_one(
     config["system"]["seed"] = seed
     for split in ("train", "dev"):
         config["corpora"][split]["labels"] = splits["labels"]
-    max_steps = 40 if quick else DATASETS[dataset]["max_steps"]
-    config["training"].update(
-        {
-            "max_steps": max_steps,
-            "patience": 0,
-            "eval_frequency": 20 if quick else DATASETS[dataset]["eval_frequency"],
-        }
-    )
+    budget = QUICK_BUDGET if quick else DATASETS[dataset]
+    config["training"].update(patience=0, **budget)
     run_dir.mkdir(parents=True, exist_ok=True)
     config.to_disk(run_dir / "config.cfg")
     harness.log(f"train {dataset}/{row}")
@@ -266,16 +244,12 @@ def run_one(
         "row": row,
         "model": ROW_TEXT[row],
         **evaluate_run(run_dir, splits, quick=quick),
+        "train_wall_s": round(run["seconds"], 1),
+        "max_steps": budget["max_steps"],
+        "batch_size": 32,
+        "seed": seed,
+        "command": run["command"],
     }
-    result.update(
-        {
-            "train_wall_s": round(run["seconds"], 1),
-            "max_steps": max_steps,
-            "batch_size": 32,
-            "seed": seed,
-            "command": run["command"],
-        }
-    )
     harness.write_json(run_dir / "result.json", result)
     harness.log(
         f"done {dataset}/{row}: acc {result['test_acc']:.4f} macro-F {result['test_macro_f']:.4f}"
@@ -340,15 +314,11 @@ def train_speed(run_dir: Path, splits, *, n_batches: int) -> float:
     rows = harness.read_jsonl_gz(splits["paths"]["train"], limit=32 * (n_batches + 3))
     examples = harness.cats_examples(nlp, rows, splits["labels"])
     optimizer = nlp.resume_training()
-    times = []
-    for i in range(n_batches + 3):
-        batch = examples[32 * i : 32 * (i + 1)]
-        seconds, _ = harness.timed(
-            lambda batch=batch: nlp.update(batch, sgd=optimizer, drop=0.1)
-        )
-        if i >= 3:
-            times.append(seconds)
-    return round(32 / statistics.median(times), 1)
+    times = [
+        harness.timed(lambda b=b: nlp.update(b, sgd=optimizer, drop=0.1))[0]
+        for b in harness.chunk(examples, 32)
+    ]
+    return round(32 / statistics.median(times[3:]), 1)
 
 
 # -- report -----------------------------------------------------------------
@@ -361,7 +331,7 @@ def collect(saved: List[Dict[str, Any]] = ()) -> List[Dict[str, Any]]:
     for path in sorted(RUNS.glob("*/*/result.json")):  # not quick/*/*
         r = json.loads(path.read_text())
         results[r["dataset"], r["row"]] = r
-    order = {row: i for i, row in enumerate(MAIN_ROWS + ABLATION_ROWS)}
+    order = {row: i for i, row in enumerate(ROW_TEXT)}
     return sorted(
         results.values(), key=lambda r: (r["dataset"] != "rt", order.get(r["row"], 99))
     )
@@ -392,37 +362,25 @@ def render(payload: Dict[str, Any]) -> str:
 
 def _dataset_table(dataset: str, rows: List[Dict[str, Any]]) -> str:
     r0 = rows[0]
-    cells = [
-        [
-            r["model"],
-            harness.pct(r["test_acc"]),
-            harness.pct(r["test_macro_f"]),
-            f"{r['test_redundancy']:.2f} (r={r['hops']})"
+    records = [
+        {
+            "model": r["model"],
+            "test acc": harness.pct(r["test_acc"]),
+            "test macro F": harness.pct(r["test_macro_f"]),
+            "‖AAᵀ−I‖²/doc": f"{r['test_redundancy']:.2f} (r={r['hops']})"
             if "test_redundancy" in r
             else "",
-            f"{r['params']:,}",
-            f"{r['train_docs_per_s']:,}",
-            f"{r['infer_docs_per_s']:,}",
-            f"{r['train_wall_s'] / 60:.1f} min",
-        ]
+            "params": f"{r['params']:,}",
+            "train docs/s": f"{r['train_docs_per_s']:,}",
+            "infer docs/s": f"{r['infer_docs_per_s']:,}",
+            "train wall": f"{r['train_wall_s'] / 60:.1f} min",
+        }
         for r in rows
     ]
     return (
         f"## {dataset}: {r0['n_test']} test docs, {r0['max_steps']} steps of batch 32 "
         f"(majority class {harness.pct(r0['majority_acc'])}%)\n\n"
-        + harness.md_table(
-            [
-                "model",
-                "test acc",
-                "test macro F",
-                "‖AAᵀ−I‖²/doc",
-                "params",
-                "train docs/s",
-                "infer docs/s",
-                "train wall",
-            ],
-            cells,
-        )
+        + harness.md_records(records)
     )
 
 

@@ -27,6 +27,16 @@ def test_md_table(harness):
     assert harness.md_table(["a", "b"], []).splitlines()[1] == "| --- | ---: |"
 
 
+def test_md_records(harness):
+    # Columns in first-seen key order; a short record leaves its cells empty.
+    table = harness.md_records(
+        [{"model": "a", "acc": "failed"}, {"model": "b", "acc": 7, "n": 3}]
+    )
+    assert table == (
+        "| model | acc | n |\n| --- | ---: | ---: |\n| a | failed |  |\n| b | 7 | 3 |\n"
+    )
+
+
 def test_numbers(harness):
     assert harness.fmt(12345.678, 1) == "12,345.7"
     assert harness.fmt(None) == "—"
