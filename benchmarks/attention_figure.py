@@ -46,23 +46,16 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dataset")
     p.add_argument("rows", nargs="+")
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="the textcat.py --quick runs, into benchmarks/runs/",
-    )
+    p.add_argument("--quick", action="store_true", help="the textcat.py --quick runs")
     args = p.parse_args(argv)
-    tests = harness.read_jsonl_gz(
-        RUNS / "splits" / args.dataset / "test.jsonl.gz", limit=4
-    )
+    tests = harness.read_jsonl_gz(RUNS / "splits" / args.dataset / "test.jsonl.gz", 4)
     body = "\n".join(
         part
         for row in args.rows
         for part in figures(args.dataset, row, tests, quick=args.quick)
     )
-    out = (
-        harness.RUNS if args.quick else harness.RESULTS
-    ) / f"attention_{args.dataset}.html"
+    out_dir = harness.RUNS if args.quick else harness.RESULTS
+    out = out_dir / f"attention_{args.dataset}.html"
     out.write_text(
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"/><title>spacy-attn attention '
         f"({args.dataset})</title></head><body>\n<p>Produced by <code>{harness.command_line()}"

@@ -118,6 +118,23 @@ def name_list(known: Iterable[str]) -> Callable[[str], List[str]]:
     return parse
 
 
+def grid_parser(
+    doc: str, datasets: Iterable[str], rows: Iterable[str], *, quick: str
+) -> argparse.ArgumentParser:
+    """The options of a benchmark over datasets x rows (``accuracy.py``,
+    ``textcat.py``): ``--datasets`` (default: all), ``--rows`` (default None:
+    the script's choice), ``--quick`` (``quick``: its help), ``--force`` and
+    ``--report-only``; the description is ``doc``'s first paragraph."""
+    datasets = list(datasets)
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--datasets", type=name_list(datasets), default=",".join(datasets))
+    p.add_argument("--rows", type=name_list(rows), help="comma-separated rows")
+    p.add_argument("--quick", action="store_true", help=quick)
+    p.add_argument("--force", action="store_true", help="re-run finished runs")
+    p.add_argument("--report-only", action="store_true", help="only re-render")
+    return p
+
+
 def log(msg: str, *, file: Optional[PathLike] = None) -> None:
     """Print a timestamped progress line (and append it to ``file``)."""
     line = f"[{datetime.datetime.now():%H:%M:%S}] {msg}"
@@ -591,6 +608,13 @@ def md_table(
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def md_records(records: Sequence[Dict[str, Any]], align: str = "") -> str:
+    """A markdown table of dicts: one column per key, in first-seen order
+    (a record without a key gets an empty cell); ``align`` as in ``md_table``."""
+    header = list(dict.fromkeys(key for record in records for key in record))
+    return md_table(header, [[r.get(k, "") for k in header] for r in records], align)
 
 
 # -- results ------------------------------------------------------------------

@@ -12,17 +12,13 @@ else ``../shared/data``), split with seed 0 by the project's own
 
 Rows (``ROW_TEXT``), each the model of spaCy's own exclusive ``textcat``
 (generated from ``configs/textcat_selfattn.cfg``), trained with ``python -m
-spacy train``, one thread each: spaCy's ``TextCatBOW.v3`` (``bow``),
-``TextCatReduce.v1`` (``reduce``), ``TextCatParametricAttention.v1``
-(``param_attention``) and ``TextCatEnsemble.v2`` (``ensemble``, spaCy's
-default), the last three on a tok2vec with the GloVe vectors; the
-self-attentive classifier on fixed GloVe as in the config (``selfattn``:
-u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP) and on the spaCy rows'
-tok2vec (``selfattn_tok2vec``); generalized pooling (``genpool``: 5 heads,
-attention penalty 0.1); and, on ``rt`` (``--rows`` runs them on ``imdb``
-too), the paper's ablations: penalty 0, 0.01, 0.1 instead of 1
-(``selfattn_p0``, ``selfattn_p001``, ``selfattn_p01``) and r = 1, 5, 30 hops
-(``selfattn_r1``, ``selfattn_r5``, ``selfattn_r30``).
+spacy train``, one thread each: four spaCy architectures (``SPACY_MODELS``,
+``ensemble`` is spaCy's default), all but ``bow`` on a tok2vec with the GloVe
+vectors; the self-attentive classifier on fixed GloVe as in the config
+(``selfattn``: u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP) and on the
+spaCy rows' tok2vec; generalized pooling (5 heads, attention penalty 0.1);
+and, on ``rt`` (``--rows`` runs them on ``imdb`` too), the paper's ablations
+of the penalty and of the number of hops r (``ABLATIONS``).
 
 GloVe: the mirror's glove.6B.100d top-100k words. For each dataset every row
 has the same batch size (32), optimizer (Adam 1e-3, clip 0.5), number of
@@ -43,13 +39,11 @@ so several invocations can run side by side (one per core):
     python benchmarks/textcat.py --datasets rt --rows bow,selfattn --quick
 """
 
-import argparse
 import copy
 import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -61,23 +55,7 @@ DATASETS = {
     "rt": {"max_steps": 800, "eval_frequency": 200},
     "imdb": {"max_steps": 250, "eval_frequency": 125},
 }
-MAIN_ROWS = [
-    "bow",
-    "reduce",
-    "param_attention",
-    "ensemble",
-    "selfattn",
-    "selfattn_tok2vec",
-    "genpool",
-]
-ABLATION_ROWS = [
-    "selfattn_p0",
-    "selfattn_p001",
-    "selfattn_p01",
-    "selfattn_r1",
-    "selfattn_r5",
-    "selfattn_r30",
-]
+QUICK_BUDGET = {"max_steps": 40, "eval_frequency": 20}  # --quick: a smoke test
 ROW_TEXT = {
     "bow": "spaCy TextCatBOW.v3 (unigram BOW)",
     "reduce": "spaCy TextCatReduce.v1 (tok2vec + GloVe)",
@@ -92,6 +70,15 @@ ROW_TEXT = {
     "selfattn_r1": "ablation: self-attentive, r=1",
     "selfattn_r5": "ablation: self-attentive, r=5",
     "selfattn_r30": "ablation: self-attentive, r=30",
+}
+# The ablation rows: the one setting of the ``selfattn`` encoder they change.
+ABLATIONS = {
+    "selfattn_p0": ("penalty_coef", 0.0),
+    "selfattn_p001": ("penalty_coef", 0.01),
+    "selfattn_p01": ("penalty_coef", 0.1),
+    "selfattn_r1": ("hops", 1),
+    "selfattn_r5": ("hops", 5),
+    "selfattn_r30": ("hops", 30),
 }
 # The tok2vec of spaCy's textcat defaults (width 64), with GloVe added.
 SPACY_TOK2VEC = {
@@ -168,14 +155,9 @@ def model_for(row: str, base_model: Dict[str, Any]) -> Dict[str, Any]:
             "dropout": 0.0,
             "tok2vec": encoder["tok2vec"],
         }
-    elif row.startswith("selfattn_p"):
-        encoder["penalty_coef"] = {
-            "selfattn_p0": 0.0,
-            "selfattn_p001": 0.01,
-            "selfattn_p01": 0.1,
-        }[row]
-    elif row.startswith("selfattn_r"):
-        encoder["hops"] = int(row[len("selfattn_r") :])
+    elif row in ABLATIONS:
+        key, value = ABLATIONS[row]
+        encoder[key] = value
     return model
 
 
@@ -187,14 +169,8 @@ def ensure_splits(name: str) -> Dict[str, Any]:
     """
     out = RUNS / "splits" / name
     if not (out / "manifest.json").exists():
-        cmd = [
-            sys.executable,
-            "scripts/textcat_splits.py",
-            name,
-            harness.relative(out),
-            "--mirror",
-            str(harness.data_dir()),
-        ]
+        script, mirror = "scripts/textcat_splits.py", str(harness.data_dir())
+        cmd = [sys.executable, script, name, harness.relative(out), "--mirror", mirror]
         subprocess.run(cmd, check=True, cwd=harness.REPO)
     manifest = json.loads((out / "manifest.json").read_text())
     return {
@@ -230,32 +206,20 @@ def run_one(
     if (run_dir / "result.json").exists() and not force:
         return harness.log(f"skip {dataset}/{row} (done)")
     config = Config().from_disk(BASE_CONFIG, interpolate=False)
-    config["components"]["textcat"]["model"] = model_for(
-        row, config["components"]["textcat"]["model"]
-    )
+    textcat = config["components"]["textcat"]
+    textcat["model"] = model_for(row, textcat["model"])
     config["system"]["seed"] = seed
     for split in ("train", "dev"):
         config["corpora"][split]["labels"] = splits["labels"]
-    max_steps = 40 if quick else DATASETS[dataset]["max_steps"]
-    config["training"].update(
-        {
-            "max_steps": max_steps,
-            "patience": 0,
-            "eval_frequency": 20 if quick else DATASETS[dataset]["eval_frequency"],
-        }
-    )
+    budget = QUICK_BUDGET if quick else DATASETS[dataset]
+    config["training"].update(patience=0, **budget)
     run_dir.mkdir(parents=True, exist_ok=True)
     config.to_disk(run_dir / "config.cfg")
     harness.log(f"train {dataset}/{row}")
+    overrides = {f"paths.{s}": splits["paths"][s] for s in ("train", "dev")}
+    overrides["paths.vectors"] = vectors
     run = harness.spacy_train(
-        run_dir / "config.cfg",
-        run_dir / "model",
-        threads=1,
-        overrides={
-            "paths.train": splits["paths"]["train"],
-            "paths.dev": splits["paths"]["dev"],
-            "paths.vectors": vectors,
-        },
+        run_dir / "config.cfg", run_dir / "model", threads=1, overrides=overrides
     )
     if run["returncode"]:
         raise SystemExit(
@@ -266,20 +230,15 @@ def run_one(
         "row": row,
         "model": ROW_TEXT[row],
         **evaluate_run(run_dir, splits, quick=quick),
+        "train_wall_s": round(run["seconds"], 1),
+        "max_steps": budget["max_steps"],
+        "batch_size": 32,
+        "seed": seed,
+        "command": run["command"],
     }
-    result.update(
-        {
-            "train_wall_s": round(run["seconds"], 1),
-            "max_steps": max_steps,
-            "batch_size": 32,
-            "seed": seed,
-            "command": run["command"],
-        }
-    )
     harness.write_json(run_dir / "result.json", result)
-    harness.log(
-        f"done {dataset}/{row}: acc {result['test_acc']:.4f} macro-F {result['test_macro_f']:.4f}"
-    )
+    acc, macro_f = result["test_acc"], result["test_macro_f"]
+    harness.log(f"done {dataset}/{row}: acc {acc:.4f} macro-F {macro_f:.4f}")
 
 
 def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
@@ -293,9 +252,7 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
     nlp = spacy.load(run_dir / "model" / "model-best")
     test = harness.read_jsonl_gz(splits["paths"]["test"], limit=200 if quick else 0)
     texts, golds = [r["text"] for r in test], [str(r["label"]) for r in test]
-    start = time.time()
-    docs = list(nlp.pipe(texts, batch_size=256))
-    infer_s = time.time() - start
+    infer_s, docs = harness.timed(lambda: list(nlp.pipe(texts, batch_size=256)))
     labels = sorted(set(golds))
     scores = harness.accuracy_macro_f(
         golds, [max(d.cats, key=d.cats.get) for d in docs], labels
@@ -340,15 +297,11 @@ def train_speed(run_dir: Path, splits, *, n_batches: int) -> float:
     rows = harness.read_jsonl_gz(splits["paths"]["train"], limit=32 * (n_batches + 3))
     examples = harness.cats_examples(nlp, rows, splits["labels"])
     optimizer = nlp.resume_training()
-    times = []
-    for i in range(n_batches + 3):
-        batch = examples[32 * i : 32 * (i + 1)]
-        seconds, _ = harness.timed(
-            lambda batch=batch: nlp.update(batch, sgd=optimizer, drop=0.1)
-        )
-        if i >= 3:
-            times.append(seconds)
-    return round(32 / statistics.median(times), 1)
+    times = [
+        harness.timed(lambda b=b: nlp.update(b, sgd=optimizer, drop=0.1))[0]
+        for b in harness.chunk(examples, 32)
+    ]
+    return round(32 / statistics.median(times[3:]), 1)
 
 
 # -- report -----------------------------------------------------------------
@@ -361,7 +314,7 @@ def collect(saved: List[Dict[str, Any]] = ()) -> List[Dict[str, Any]]:
     for path in sorted(RUNS.glob("*/*/result.json")):  # not quick/*/*
         r = json.loads(path.read_text())
         results[r["dataset"], r["row"]] = r
-    order = {row: i for i, row in enumerate(MAIN_ROWS + ABLATION_ROWS)}
+    order = {row: i for i, row in enumerate(ROW_TEXT)}
     return sorted(
         results.values(), key=lambda r: (r["dataset"] != "rt", order.get(r["row"], 99))
     )
@@ -392,37 +345,25 @@ def render(payload: Dict[str, Any]) -> str:
 
 def _dataset_table(dataset: str, rows: List[Dict[str, Any]]) -> str:
     r0 = rows[0]
-    cells = [
-        [
-            r["model"],
-            harness.pct(r["test_acc"]),
-            harness.pct(r["test_macro_f"]),
-            f"{r['test_redundancy']:.2f} (r={r['hops']})"
+    records = [
+        {
+            "model": r["model"],
+            "test acc": harness.pct(r["test_acc"]),
+            "test macro F": harness.pct(r["test_macro_f"]),
+            "‖AAᵀ−I‖²/doc": f"{r['test_redundancy']:.2f} (r={r['hops']})"
             if "test_redundancy" in r
             else "",
-            f"{r['params']:,}",
-            f"{r['train_docs_per_s']:,}",
-            f"{r['infer_docs_per_s']:,}",
-            f"{r['train_wall_s'] / 60:.1f} min",
-        ]
+            "params": f"{r['params']:,}",
+            "train docs/s": f"{r['train_docs_per_s']:,}",
+            "infer docs/s": f"{r['infer_docs_per_s']:,}",
+            "train wall": f"{r['train_wall_s'] / 60:.1f} min",
+        }
         for r in rows
     ]
     return (
         f"## {dataset}: {r0['n_test']} test docs, {r0['max_steps']} steps of batch 32 "
         f"(majority class {harness.pct(r0['majority_acc'])}%)\n\n"
-        + harness.md_table(
-            [
-                "model",
-                "test acc",
-                "test macro F",
-                "‖AAᵀ−I‖²/doc",
-                "params",
-                "train docs/s",
-                "infer docs/s",
-                "train wall",
-            ],
-            cells,
-        )
+        + harness.md_records(records)
     )
 
 
@@ -431,39 +372,23 @@ def write_report(payload: Dict[str, Any]) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", type=harness.name_list(DATASETS), default="rt,imdb")
-    p.add_argument(
-        "--rows",
-        type=harness.name_list(ROW_TEXT),
-        default=None,
-        help="comma-separated rows (default: all for the dataset)",
+    quick = "40 steps, 200 test docs (smoke test)"
+    args = harness.grid_parser(__doc__, DATASETS, ROW_TEXT, quick=quick).parse_args(
+        argv
     )
-    p.add_argument(
-        "--quick", action="store_true", help="40 steps, 200 test docs (smoke test)"
-    )
-    p.add_argument("--force", action="store_true")
-    p.add_argument(
-        "--report-only",
-        action="store_true",
-        help="rebuild the tables from textcat.json and the finished runs",
-    )
-    args = p.parse_args(argv)
     if args.report_only:
         saved = json.loads((harness.RESULTS / "textcat.json").read_text())
         results = collect(saved["results"])
-        env = (
-            saved["environment"]
-            if results == saved["results"]
-            else harness.environment(1)
-        )
+        same = results == saved["results"]
+        env = saved["environment"] if same else harness.environment(1)
         return write_report({"environment": env, "results": results})
     vectors = harness.spacy_vectors()
     env = harness.environment(1)
     for dataset in args.datasets:
         splits = ensure_splits(dataset)
-        rows = args.rows or MAIN_ROWS + (ABLATION_ROWS if dataset == "rt" else [])
-        for row in rows:
+        # The ablations run on rt only, unless --rows names them.
+        rows = [r for r in ROW_TEXT if dataset == "rt" or r not in ABLATIONS]
+        for row in args.rows or rows:
             run_one(
                 dataset,
                 row,

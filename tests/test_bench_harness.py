@@ -27,6 +27,16 @@ def test_md_table(harness):
     assert harness.md_table(["a", "b"], []).splitlines()[1] == "| --- | ---: |"
 
 
+def test_md_records(harness):
+    # Columns in first-seen key order; a short record leaves its cells empty.
+    table = harness.md_records(
+        [{"model": "a", "acc": "failed"}, {"model": "b", "acc": 7, "n": 3}]
+    )
+    assert table == (
+        "| model | acc | n |\n| --- | ---: | ---: |\n| a | failed |  |\n| b | 7 | 3 |\n"
+    )
+
+
 def test_numbers(harness):
     assert harness.fmt(12345.678, 1) == "12,345.7"
     assert harness.fmt(None) == "—"
@@ -109,3 +119,14 @@ def test_mean_sd(harness):
     )
     assert harness.mean_sd([0.4]) == {"mean": 0.4, "sd": None, "n": 1}
     assert harness.mean_sd([]) == {"mean": None, "sd": None, "n": 0}
+
+
+def test_grid_parser(harness):
+    p = harness.grid_parser("Title.\n\nMore.", ["a", "b"], ["x", "y"], quick="smoke")
+    args = p.parse_args(["--rows", "y", "--quick"])
+    assert (args.datasets, args.rows, args.quick) == (["a", "b"], ["y"], True)
+    assert not args.force and not args.report_only
+    assert p.parse_args([]).rows is None
+    assert p.description == "Title."
+    with pytest.raises(SystemExit):
+        p.parse_args(["--rows", "z"])
