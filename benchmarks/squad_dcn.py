@@ -34,7 +34,6 @@ import datetime
 import json
 import os
 import random
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -166,12 +165,11 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
         rows = [r for r in rows if r["id"] in subset]
     rows = rows[: args.test_limit or None]
     harness.log(f"{row}: answering {len(rows)} SQuAD dev questions")
-    start = time.perf_counter()
     pairs = [(r["question"], r["context"]) for r in rows]
-    answers = list(
-        spacy_attn.answer_questions(nlp, pairs, top_k=1, batch_size=args.batch_size)
+    qa = spacy_attn.answer_questions
+    infer, answers = harness.timed(
+        lambda: list(qa(nlp, pairs, top_k=1, batch_size=args.batch_size))
     )
-    infer = time.perf_counter() - start
     preds = {r["id"]: (a[0]["text"] if a else "") for r, a in zip(rows, answers)}
     result = {
         "model_path": harness.relative(model_path),
@@ -232,7 +230,8 @@ def collect_rows(runs: Path) -> Dict[str, Any]:
 # -- render ---------------------------------------------------------------------
 
 
-def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> List[str]:
+def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> Dict[str, Any]:
+    """One DCN row of the results table (``md_records``: column -> cell)."""
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
     steps, stopped = t.get("steps") or 0, t.get("stopped_by_time_budget")
     sub, best = e.get("subset"), t.get("best_dev_step")
@@ -243,22 +242,24 @@ def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> List[str]:
         if stopped
         else f"{steps} (best at {best})"
     )
-    return [
-        ROWS[row]["label"],
-        f(e["exact_match"]),
-        f(e["f1"]),
-        f"{e['test_questions']:,}",
-        f"{f(sub['exact_match'])} / {f(sub['f1'])}" if sub else "n/a",
-        f"{'>= ' if stopped else ''}{steps * t.get('batch_size', 32):,}",
-        steps_cell,
-        f"{t['train_wall_seconds'] / 60:.1f} min",
-        f(e["train_examples_per_s"]),
-        f(e["inference_questions_per_s"]),
-        f"{e['parameters']['trainable_total']:,}",
-    ]
+    return {
+        "model": ROWS[row]["label"],
+        "SQuAD dev EM": f(e["exact_match"]),
+        "SQuAD dev F1": f(e["f1"]),
+        "questions scored": f"{e['test_questions']:,}",
+        "EM / F1 on HF subset": f"{f(sub['exact_match'])} / {f(sub['f1'])}"
+        if sub
+        else "n/a",
+        "train questions seen": f"{'>= ' if stopped else ''}{steps * t.get('batch_size', 32):,}",
+        "steps": steps_cell,
+        "train wall": f"{t['train_wall_seconds'] / 60:.1f} min",
+        "train ex/s": f(e["train_examples_per_s"]),
+        "inference q/s": f(e["inference_questions_per_s"]),
+        "trainable params": f"{e['parameters']['trainable_total']:,}",
+    }
 
 
-def hf_row(hf: Dict[str, Any]) -> List[str]:
+def hf_row(hf: Dict[str, Any]) -> Dict[str, Any]:
     """squad_hf.py scores its training run on the subset; an eval-only pass
     of the same saved model over all of dev is merged under "full_dev"."""
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
@@ -266,19 +267,19 @@ def hf_row(hf: Dict[str, Any]) -> List[str]:
     main, sub = (hf, "(= left)")
     if full.get("dev_questions"):
         main, sub = full, f"{f(hf['exact_match'])} / {f(hf['f1'])}"
-    return [
-        f"HF baseline: {hf['model']}",
-        f(main["exact_match"]),
-        f(main["f1"]),
-        f"{main['dev_questions']:,}",
-        sub,
-        f"{hf['train_questions']:,}",
-        hf["steps"],
-        f"{hf['train_seconds'] / 60:.1f} min",
-        f(hf["train_questions_per_s"]),
-        f(hf["inference_questions_per_s"]),
-        f"{hf['n_parameters']:,}",
-    ]
+    return {
+        "model": f"HF baseline: {hf['model']}",
+        "SQuAD dev EM": f(main["exact_match"]),
+        "SQuAD dev F1": f(main["f1"]),
+        "questions scored": f"{main['dev_questions']:,}",
+        "EM / F1 on HF subset": sub,
+        "train questions seen": f"{hf['train_questions']:,}",
+        "steps": hf["steps"],
+        "train wall": f"{hf['train_seconds'] / 60:.1f} min",
+        "train ex/s": f(hf["train_questions_per_s"]),
+        "inference q/s": f(hf["inference_questions_per_s"]),
+        "trainable params": f"{hf['n_parameters']:,}",
+    }
 
 
 def render(results: Dict[str, Any]) -> str:
@@ -308,28 +309,18 @@ def render(results: Dict[str, Any]) -> str:
         "GloVe 840B on a GPU; ours see far less (and out-of-domain) training data, smaller "
         "sizes and a bounded CPU budget.\n\n"
     )
-    md += harness.md_table(
-        [
-            "model",
-            "SQuAD dev EM",
-            "SQuAD dev F1",
-            "questions scored",
-            "EM / F1 on HF subset",
-            "train questions seen",
-            "steps",
-            "train wall",
-            "train ex/s",
-            "inference q/s",
-            "trainable params",
-        ],
+    paper = {
+        "model": "DCN paper (Xiong et al. 2017), full SQuAD train, GPU",
+        "SQuAD dev EM": PAPER["exact_match"],
+        "SQuAD dev F1": PAPER["f1"],
+        "questions scored": "10,570",
+        "train questions seen": "87,599 x epochs",
+        "trainable params": "~",
+    }
+    md += harness.md_records(
         [table_row(row, r["train"], r["eval"]) for row, r in rows.items()]
         + ([hf_row(hf)] if hf else [])
-        + [
-            ["DCN paper (Xiong et al. 2017), full SQuAD train, GPU"]
-            + [PAPER["exact_match"], PAPER["f1"], "10,570", "", "87,599 x epochs"]
-            + [""] * 4
-            + ["~"]
-        ],
+        + [paper]
     )
     md += (
         "\nColumns: EM / F1 of `model-best` (best dev F1 during training) on SQuAD v1.1 dev, "
@@ -393,59 +384,32 @@ def main(argv: Optional[List[str]] = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    p.add_argument("--rows", type=harness.name_list(ROWS), default="glove")
     p.add_argument(
-        "--rows",
-        type=harness.name_list(ROWS),
-        default="glove",
-        help="comma-separated: glove, transformer",
-    )
-    p.add_argument(
-        "--splits",
-        default="corpus/squad",
-        help="output dir of scripts/squad_splits.py (--docbin)",
+        "--splits", default="corpus/squad", help="squad_splits.py --docbin out"
     )
     p.add_argument("--steps-glove", type=int, default=1500)
     p.add_argument("--steps-transformer", type=int, default=400)
     p.add_argument("--eval-frequency", type=int, default=250)
     p.add_argument("--transformer-batch-size", type=int, default=16)
-    p.add_argument(
-        "--dev-limit", type=int, default=1000, help="dev questions for model-best"
-    )
-    p.add_argument(
-        "--test-limit", type=int, default=0, help="SQuAD dev questions (0 = all)"
-    )
+    p.add_argument("--dev-limit", type=int, default=1000, help="for model-best")
+    p.add_argument("--test-limit", type=int, default=0, help="0 = all SQuAD dev")
     p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size")
     p.add_argument("--speed-batches", type=int, default=10)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument(
-        "--max-train-minutes",
-        type=float,
-        default=35.0,
-        help="stop spacy train after this wall time and use its model-best (0 = no limit)",
-    )
-    p.add_argument(
-        "--subset-only", action="store_true", help="score only the HF baseline's subset"
-    )
+    p.add_argument("--max-train-minutes", type=float, default=35.0, help="0 = no limit")
+    p.add_argument("--subset-only", action="store_true", help="only the HF subset")
     p.add_argument("--force", action="store_true", help="retrain finished rows")
-    p.add_argument(
-        "--report-only", action="store_true", help="rewrite the report from squad.json"
-    )
-    p.add_argument(
-        "--quick", action="store_true", help="smoke run into benchmarks/runs/"
-    )
+    p.add_argument("--report-only", action="store_true", help="from squad.json")
+    p.add_argument("--quick", action="store_true", help="smoke run (benchmarks/runs/)")
     args = p.parse_args(argv)
     args.runs, out_dir = harness.RUNS / "squad", harness.RESULTS
     args.subset_file = harness.RESULTS / "squad_dev_subset.json"
     if args.quick:
         args.runs, out_dir = harness.RUNS / "squad_quick", harness.RUNS
         args.steps_glove = args.steps_transformer = args.eval_frequency = 2
-        vars(args).update(
-            force=True,
-            dev_limit=10,
-            test_limit=20,
-            speed_batches=1,
-            transformer_batch_size=4,
-        )
+        args.force, args.dev_limit, args.test_limit = True, 10, 20
+        args.speed_batches, args.transformer_batch_size = 1, 4
     os.environ.update({**harness.thread_env(args.threads), **OFFLINE})
     previous = out_dir / "squad.json"
     if args.report_only:  # keeps the recorded "reading" (a person's)

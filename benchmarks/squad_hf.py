@@ -380,15 +380,9 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument(
-        "--splits", default="corpus/squad", help="output dir of scripts/squad_splits.py"
-    )
-    p.add_argument(
-        "--train-examples", type=int, default=3000, help="training questions (0 = all)"
-    )
-    p.add_argument(
-        "--dev-subset", type=int, default=2000, help="dev questions scored (0 = all)"
-    )
+    p.add_argument("--splits", default="corpus/squad", help="squad_splits.py output")
+    p.add_argument("--train-examples", type=int, default=3000, help="0 = all")
+    p.add_argument("--dev-subset", type=int, default=2000, help="0 = all")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--eval-batch-size", type=int, default=32)
@@ -400,23 +394,13 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default=str(harness.RESULTS / "squad_hf.json"))
-    p.add_argument(
-        "--subset-file", default=str(SUBSET_FILE), help="written: the dev subset ids"
-    )
+    p.add_argument("--subset-file", default=str(SUBSET_FILE), help="dev ids, written")
     p.add_argument("--save-model", default="", help="save the fine-tuned model here")
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument(
-        "--eval-only", default="", help="no training: score this --save-model folder"
-    )
-    p.add_argument(
-        "--merge-key", default="", help="write under this key of --output (full_dev)"
-    )
-    p.add_argument(
-        "--max-train-seconds", type=float, default=0, help="time limit (0 = none)"
-    )
-    p.add_argument(
-        "--quick", action="store_true", help="smoke run into benchmarks/runs/"
-    )
+    p.add_argument("--eval-only", default="", help="score this saved model only")
+    p.add_argument("--merge-key", default="", help="write under this key of --output")
+    p.add_argument("--max-train-seconds", type=float, default=0, help="0 = no limit")
+    p.add_argument("--quick", action="store_true", help="smoke run (benchmarks/runs/)")
     args = p.parse_args(argv)
     if args.quick:
         args.train_examples, args.dev_subset, args.log_every = 16, 20, 1

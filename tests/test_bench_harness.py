@@ -80,12 +80,12 @@ def test_relative_paths(harness):
         )
     cmd = harness.command_line(
         [
-            str(harness.REPO / "benchmarks" / "accuracy.py"),
-            "--runs",
-            str(harness.REPO / "r"),
+            str(harness.REPO / "benchmarks" / "squad_dcn.py"),
+            "--splits",
+            str(harness.REPO / "corpus" / "squad"),
         ]
     )
-    assert cmd == "python benchmarks/accuracy.py --runs r"
+    assert cmd == "python benchmarks/squad_dcn.py --splits corpus/squad"
 
 
 def test_accuracy_macro_f(harness):
