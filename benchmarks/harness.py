@@ -1156,20 +1156,19 @@ def infer_table(infer: Dict[str, Any], unit: str, digits: int = 0) -> str:
     )
 
 
+QUICK_HELP = "a smoke run into benchmarks/runs/ (not a measurement)"
+
+
 def speed_parser(
     doc: str, *, batch_sizes: List[int], infer_batch_size: int, repeats: int
 ):
     """The options every speed script has; the script adds its own."""
-    import argparse
-
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--gpu-id", type=int, default=-1)
     p.add_argument("--batch-sizes", type=int, nargs="+", default=batch_sizes)
     p.add_argument("--infer-batch-size", type=int, default=infer_batch_size)
     p.add_argument("--repeats", type=int, default=repeats)
-    p.add_argument(
-        "--quick", action="store_true", help="tiny smoke run into benchmarks/runs/"
-    )
+    p.add_argument("--quick", action="store_true", help=QUICK_HELP)
     return p
 
 
@@ -1217,6 +1216,19 @@ def profile(
         for (file, line, name), (cc, nc, tt, ct, _) in stats.stats.items()
     ]
     return sorted(rows, key=lambda r: -r[f"tottime_us_per_{per}"])[:top]
+
+
+def squad_parser(doc: str) -> argparse.ArgumentParser:
+    """The options both SQuAD scripts (``squad_dcn.py``, ``squad_hf.py``) have:
+    ``--splits`` (the output of ``scripts/squad_splits.py``), ``--threads``,
+    ``--quick``; the script adds its own. ``--help`` shows all of ``doc``."""
+    p = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--splits", default="corpus/squad", help="squad_splits.py output")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--quick", action="store_true", help=QUICK_HELP)
+    return p
 
 
 def minilm_dir() -> Path:

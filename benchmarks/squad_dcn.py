@@ -29,7 +29,6 @@ reused unless ``--force``; ``--quick`` is a smoke run of a few steps into
     python benchmarks/squad_dcn.py --rows glove,transformer
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -381,13 +380,8 @@ def write_report(results: Dict[str, Any], runs: Path, out_dir: Path) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = harness.squad_parser(__doc__)
     p.add_argument("--rows", type=harness.name_list(ROWS), default="glove")
-    p.add_argument(
-        "--splits", default="corpus/squad", help="squad_splits.py --docbin out"
-    )
     p.add_argument("--steps-glove", type=int, default=1500)
     p.add_argument("--steps-transformer", type=int, default=400)
     p.add_argument("--eval-frequency", type=int, default=250)
@@ -396,12 +390,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--test-limit", type=int, default=0, help="0 = all SQuAD dev")
     p.add_argument("--batch-size", type=int, default=64, help="nlp.pipe batch size")
     p.add_argument("--speed-batches", type=int, default=10)
-    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--max-train-minutes", type=float, default=35.0, help="0 = no limit")
     p.add_argument("--subset-only", action="store_true", help="only the HF subset")
     p.add_argument("--force", action="store_true", help="retrain finished rows")
     p.add_argument("--report-only", action="store_true", help="from squad.json")
-    p.add_argument("--quick", action="store_true", help="smoke run (benchmarks/runs/)")
     args = p.parse_args(argv)
     args.runs, out_dir = harness.RUNS / "squad", harness.RESULTS
     args.subset_file = harness.RESULTS / "squad_dev_subset.json"

@@ -29,7 +29,6 @@ Results: ``benchmarks/results/squad_hf.json`` (EM/F1 0-100, throughput, the
 config and the command); ``--quick`` is a smoke run into ``benchmarks/runs/``.
 """
 
-import argparse
 import collections
 import json
 import math
@@ -286,10 +285,10 @@ def train(model, tokenizer, features, args) -> Dict[str, Any]:
             step += 1
             seen += len(batch["input_ids"])
             losses.append(loss.item())
-            if step % args.log_every == 0 or step == total_steps:
+            if step % 10 == 0 or step == total_steps:
                 el = time.perf_counter() - t0
                 harness.log(
-                    f"step {step}/{total_steps} loss {numpy.mean(losses[-args.log_every :]):.3f} "
+                    f"step {step}/{total_steps} loss {numpy.mean(losses[-10:]):.3f} "
                     f"{seen / el:.2f} features/s elapsed {el:.0f}s"
                 )
     return {
@@ -370,19 +369,16 @@ def measure(args) -> Dict[str, Any]:
         "config": {
             k: harness.relative(v) if isinstance(v, str) and os.path.isabs(v) else v
             for k, v in vars(args).items()
-            if k not in ("output", "log_every")
+            if k != "output"
         },
         "command": harness.command_line(),
     }
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--splits", default="corpus/squad", help="squad_splits.py output")
+    p = harness.squad_parser(__doc__)
     p.add_argument("--train-examples", type=int, default=3000, help="0 = all")
-    p.add_argument("--dev-subset", type=int, default=2000, help="0 = all")
+    p.add_argument("--dev-subset", type=int, default=2000, help="questions (0 = all)")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--eval-batch-size", type=int, default=32)
@@ -392,18 +388,15 @@ def main(argv=None) -> None:
     p.add_argument("--max-length", type=int, default=384)
     p.add_argument("--doc-stride", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default=str(harness.RESULTS / "squad_hf.json"))
     p.add_argument("--subset-file", default=str(SUBSET_FILE), help="dev ids, written")
     p.add_argument("--save-model", default="", help="save the fine-tuned model here")
-    p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--eval-only", default="", help="score this saved model only")
     p.add_argument("--merge-key", default="", help="write under this key of --output")
     p.add_argument("--max-train-seconds", type=float, default=0, help="0 = no limit")
-    p.add_argument("--quick", action="store_true", help="smoke run (benchmarks/runs/)")
     args = p.parse_args(argv)
     if args.quick:
-        args.train_examples, args.dev_subset, args.log_every = 16, 20, 1
+        args.train_examples, args.dev_subset = 16, 20
         args.output = str(harness.RUNS / "squad_hf_quick.json")
         args.subset_file = str(harness.RUNS / "squad_dev_subset_quick.json")
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))

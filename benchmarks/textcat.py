@@ -372,31 +372,22 @@ def write_report(payload: Dict[str, Any]) -> None:
 
 
 def main(argv=None) -> int:
-    quick = "40 steps, 200 test docs (smoke test)"
-    args = harness.grid_parser(__doc__, DATASETS, ROW_TEXT, quick=quick).parse_args(
-        argv
-    )
+    p = harness.grid_parser(__doc__, DATASETS, ROW_TEXT, quick="40 steps, 200 docs")
+    args = p.parse_args(argv)
     if args.report_only:
         saved = json.loads((harness.RESULTS / "textcat.json").read_text())
         results = collect(saved["results"])
         same = results == saved["results"]
         env = saved["environment"] if same else harness.environment(1)
         return write_report({"environment": env, "results": results})
-    vectors = harness.spacy_vectors()
     env = harness.environment(1)
+    opts = dict(vectors=harness.spacy_vectors(), quick=args.quick, force=args.force)
     for dataset in args.datasets:
         splits = ensure_splits(dataset)
         # The ablations run on rt only, unless --rows names them.
         rows = [r for r in ROW_TEXT if dataset == "rt" or r not in ABLATIONS]
         for row in args.rows or rows:
-            run_one(
-                dataset,
-                row,
-                splits=splits,
-                vectors=vectors,
-                quick=args.quick,
-                force=args.force,
-            )
+            run_one(dataset, row, splits=splits, **opts)
             if not args.quick:
                 write_report({"environment": env, "results": collect()})
     return 0
