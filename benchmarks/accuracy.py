@@ -418,8 +418,18 @@ def run_one(
 
 def render(payload: Dict[str, Any]) -> str:
     """``accuracy.md`` from the results payload (``accuracy.json``)."""
-    md = _intro(payload) + _results_table(payload) + "\n## Splits and budgets\n\n"
-    return md + _splits_table(payload) + _models(payload) + REFERENCE
+    records = [
+        {
+            "dataset": DATASETS[d]["title"],
+            "model": payload["rows"][r]["model"],
+            **_result_cells(payload["results"].get(f"{d}/{r}")),
+        }
+        for d in payload["datasets"]
+        for r in payload["rows"]
+    ]
+    md = _intro(payload) + harness.md_records(records, align="llrrrrrrr")
+    md += "\n## Splits and budgets\n\n" + _splits_table(payload)
+    return md + _models(payload) + REFERENCE
 
 
 def _intro(payload: Dict[str, Any]) -> str:
@@ -465,19 +475,6 @@ def _result_cells(res: Optional[Dict[str, Any]]) -> Dict[str, str]:
         "vector OOV": "n/a" if oov is None else f"{100 * oov:.1f}%",
         "time": harness.minutes(seconds),
     }
-
-
-def _results_table(payload: Dict[str, Any]) -> str:
-    records = [
-        {
-            "dataset": DATASETS[d]["title"],
-            "model": payload["rows"][r]["model"],
-            **_result_cells(payload["results"].get(f"{d}/{r}")),
-        }
-        for d in payload["datasets"]
-        for r in payload["rows"]
-    ]
-    return harness.md_records(records, align="llrrrrrrr")
 
 
 def _splits_table(payload: Dict[str, Any]) -> str:
@@ -535,9 +532,7 @@ REFERENCE = (
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    quick = (
-        "smoke test: tiny budgets and truncated splits, under benchmarks/runs/quick/"
-    )
+    quick = "smoke test: tiny budgets, truncated splits, in benchmarks/runs/quick/"
     args = harness.grid_parser(__doc__, DATASETS, ROWS, quick=quick).parse_args(argv)
     args.rows = args.rows or list(ROWS)
     args.runs = harness.RUNS / "quick" if args.quick else harness.RUNS

@@ -41,9 +41,8 @@ def read_rows(name: str, n: int):
 
 
 def build_nlp(rows):
-    model = harness.project_config("textcat_selfattn.cfg")["components"]["textcat"][
-        "model"
-    ]
+    config = harness.project_config("textcat_selfattn.cfg")
+    model = config["components"]["textcat"]["model"]
     nlp = harness.vectors_nlp()
     nlp.add_pipe("textcat", config={"model": model})
     examples = harness.cats_examples(nlp, rows, ("pos", "neg"))

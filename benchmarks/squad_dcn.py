@@ -298,15 +298,12 @@ def render(results: Dict[str, Any]) -> str:
         f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
         f"{env['threads']} thread per run, "
         f"CPU only; commit {env.get('git_commit', env.get('commit'))}.\n\n"
-        "**Protocol.** The official SQuAD v1.1 train set is not available on these "
-        "machines. All rows are trained on SQuADShifts new_wiki + reddit + nyt_bigbench "
-        "(~24.9k questions after holding out ~10% by article, `scripts/squad_splits.py`, "
-        "seed 0), select their checkpoint on a sample of that held-out dev slice, and are "
-        "tested on the official SQuAD v1.1 dev set with the official metric (EM / F1, "
-        "0-100). **Not comparable to the paper**: DCN reports SQuAD dev EM 65.4 / F1 75.6 "
-        "(single model), trained on the full 87.6k-question SQuAD train set with 300-d "
-        "GloVe 840B on a GPU; ours see far less (and out-of-domain) training data, smaller "
-        "sizes and a bounded CPU budget.\n\n"
+        '**Protocol** (README, "SQuAD data and scoring"): trained on SQuADShifts, '
+        "checkpoint chosen on a sample of its held-out dev slice, tested on the official "
+        "SQuAD v1.1 dev set (EM / F1, 0-100). **Not comparable to the paper**: DCN reports "
+        "EM 65.4 / F1 75.6 (single model) from the full 87.6k-question SQuAD train set, "
+        "300-d GloVe 840B and a GPU; ours see far less (and out-of-domain) training data, "
+        "smaller sizes and a bounded CPU budget.\n\n"
     )
     paper = {
         "model": "DCN paper (Xiong et al. 2017), full SQuAD train, GPU",
@@ -341,8 +338,7 @@ def render(results: Dict[str, Any]) -> str:
         "+ the transformer, if any); the fixed GloVe table (100k x 100) is not counted.\n"
         + (f"\n{results['reading']}\n" if results.get("reading") else "")
         + "\nTraining commands (spaCy's own loop, 1 thread, Adam, fixed step and time "
-        "budget, no early stopping; batches of 32 questions for GloVe, 16 for the "
-        "transformer):\n"
+        "budget, no early stopping):\n"
     )
     for row, r in rows.items():
         t = r["train"]
