@@ -142,19 +142,11 @@ def model_for(row: str, base_model: Dict[str, Any]) -> Dict[str, Any]:
     if row == "selfattn_tok2vec":
         encoder["tok2vec"] = copy.deepcopy(SPACY_TOK2VEC)
     elif row == "genpool":
-        model["encoder"] = {
-            "@architectures": "spacy-attn.GeneralizedPooling.v1",
-            "hidden_width": 150,
-            "attention_width": 100,
-            "heads": 5,
-            "param_penalty": 0.0,
-            "attention_penalty": 0.1,
-            "output_penalty": 0.0,
-            "penalty_margin": 1.0,
-            "depth": 1,
-            "dropout": 0.0,
-            "tok2vec": encoder["tok2vec"],
-        }
+        # The encoder of configs/textcat_generalized.cfg (5 heads, attention
+        # penalty 0.1) on this config's tok2vec.
+        config = harness.project_config("textcat_generalized.cfg")
+        genpool = config["components"]["textcat"]["model"]["encoder"]
+        model["encoder"] = {**genpool, "tok2vec": encoder["tok2vec"]}
     elif row in ABLATIONS:
         key, value = ABLATIONS[row]
         encoder[key] = value
