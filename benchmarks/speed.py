@@ -220,17 +220,16 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             "\n## Where the time goes (cProfile, one training epoch at batch "
             f"{p['batch_size']})\n\n"
         )
-        md += harness.md_table(
-            ["function", "calls", "own µs/pair", "cumulative µs/pair"],
+        md += harness.md_records(
             [
-                [
-                    r["function"],
-                    r["calls"],
-                    f(r["tottime_us_per_pair"], 2),
-                    f(r["cumtime_us_per_pair"], 2),
-                ]
+                {
+                    "function": r["function"],
+                    "calls": r["calls"],
+                    "own µs/pair": f(r["tottime_us_per_pair"], 2),
+                    "cumulative µs/pair": f(r["cumtime_us_per_pair"], 2),
+                }
                 for r in p["top"]
-            ],
+            ]
         )
     return md
 

@@ -234,6 +234,8 @@ def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> Dict[str, Any]:
     f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
     steps, stopped = t.get("steps") or 0, t.get("stopped_by_time_budget")
     sub, best = e.get("subset"), t.get("best_dev_step")
+    sub_cell = f"{f(sub['exact_match'])} / {f(sub['f1'])}" if sub else "n/a"
+    seen = f"{'>= ' if stopped else ''}{steps * t.get('batch_size', 32):,}"
     # A run stopped by the time budget ran some steps past its last logged
     # evaluation; only the logged count is known.
     steps_cell = (
@@ -246,10 +248,8 @@ def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> Dict[str, Any]:
         "SQuAD dev EM": f(e["exact_match"]),
         "SQuAD dev F1": f(e["f1"]),
         "questions scored": f"{e['test_questions']:,}",
-        "EM / F1 on HF subset": f"{f(sub['exact_match'])} / {f(sub['f1'])}"
-        if sub
-        else "n/a",
-        "train questions seen": f"{'>= ' if stopped else ''}{steps * t.get('batch_size', 32):,}",
+        "EM / F1 on HF subset": sub_cell,
+        "train questions seen": seen,
         "steps": steps_cell,
         "train wall": f"{t['train_wall_seconds'] / 60:.1f} min",
         "train ex/s": f(e["train_examples_per_s"]),
@@ -368,10 +368,8 @@ def write_report(results: Dict[str, Any], runs: Path, out_dir: Path) -> None:
     rows recorded in ``results`` whose run folder is gone stay as recorded)
     and the HF baseline of ``benchmarks/results/squad_hf.json``."""
     results["rows"] = {**results.get("rows", {}), **collect_rows(runs)}
-    hf_path = harness.RESULTS / "squad_hf.json"
-    results["hf_baseline"] = (
-        json.loads(hf_path.read_text()) if hf_path.exists() else None
-    )
+    hf = harness.RESULTS / "squad_hf.json"
+    results["hf_baseline"] = json.loads(hf.read_text()) if hf.exists() else None
     harness.write_results("squad", results, render(results), out_dir=out_dir)
 
 

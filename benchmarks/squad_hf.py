@@ -336,8 +336,7 @@ def measure(args) -> Dict[str, Any]:
             "(SQuADShifts new_wiki+reddit+nyt, see "
             "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
         ),
-        "exact_match": scores["exact_match"],
-        "f1": scores["f1"],
+        **scores,  # exact_match, f1
         "dev_questions": len(dev_rows),
         "dev_subset_file": harness.relative(args.subset_file) if subset else None,
         "eval_only_model": args.eval_only or None,
