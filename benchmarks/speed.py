@@ -128,27 +128,20 @@ def measure(args, device) -> Dict[str, Any]:
             nlp, bare, train, args, **OPTIMIZER, device=device, unit="pairs"
         ),
     }
-    pairs = [(r["premise"], r["hypothesis"]) for r in rows[: args.infer_pairs]]
+    n = args.infer_pairs
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows[:n]]
+    make_docs = lambda: spacy_attn.make_pairs(nlp, pairs)  # noqa: E731
     out["infer"] = harness.compare_inference(
-        nlp,
-        bare,
-        examples[: args.infer_pairs],
-        lambda: spacy_attn.make_pairs(nlp, pairs),
-        args,
-        device=device,
-        unit="pairs",
+        nlp, bare, examples[:n], make_docs, args, device=device, unit="pairs"
     )
     out["doc_copy_us"] = doc_copy_costs(nlp, train, args.repeats)
     if args.profile:
         batches = harness.chunk(train, args.profile_batch_size)
         sgd = harness.thinc_adam(**OPTIMIZER)
+        epoch = lambda: [nlp.update(b, sgd=sgd) for b in batches]  # noqa: E731
         out["profile"] = {
             "batch_size": args.profile_batch_size,
-            "top": harness.profile(
-                lambda: [nlp.update(b, sgd=sgd) for b in batches],
-                args.pairs,
-                per="pair",
-            ),
+            "top": harness.profile(epoch, args.pairs, per="pair"),
         }
     return out
 

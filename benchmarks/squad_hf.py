@@ -327,6 +327,10 @@ def measure(args) -> Dict[str, Any]:
     preds, infer_time = predict(model, tokenizer, dev_rows, args)
     scores = harness.squad_scores(test_data, preds)
     per_s = t["seen"] / t["seconds"]
+    # Questions/s = features/s scaled by questions per feature (long contexts
+    # give several windows).
+    q_per_s = per_s * len(train_rows) / len(features) if features else None
+    loss = float(numpy.mean(t["losses"][-10:])) if t["losses"] else None
     subset = len(dev_rows) < len(harness.squad_rows(test_data))
     return {
         "model": MODEL,
@@ -347,14 +351,8 @@ def measure(args) -> Dict[str, Any]:
         "stopped_early": t["steps"] < t["planned_steps"],
         "train_seconds": round(t["seconds"], 1),
         "train_features_per_s": round(per_s, 3) if features else None,
-        # Questions/s = features/s scaled by questions per feature (long
-        # contexts give several windows).
-        "train_questions_per_s": round(per_s * len(train_rows) / len(features), 3)
-        if features
-        else None,
-        "final_loss_mean_last_10": float(numpy.mean(t["losses"][-10:]))
-        if t["losses"]
-        else None,
+        "train_questions_per_s": round(q_per_s, 3) if features else None,
+        "final_loss_mean_last_10": loss,
         "inference_seconds": round(infer_time, 1),
         "inference_questions_per_s": round(len(dev_rows) / infer_time, 3),
         "wall_seconds": round(time.perf_counter() - t_start, 1),
