@@ -502,19 +502,16 @@ def _splits_table(payload: Dict[str, Any]) -> str:
 
 def _models(payload: Dict[str, Any]) -> str:
     rows = payload["rows"].items()
+    notes = "".join(f"* **{i['model']}** (`{r}`): {i['note']}.\n" for r, i in rows)
     return (
         "\n## Models\n\n"
-        + "".join(
-            f"* **{info['model']}** (`{r}`): {info['note']}.\n" for r, info in rows
-        )
-        + (
-            "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout "
-            "0.2, config generated from `configs/glove_adam.cfg` (see "
-            "`benchmarks/runs/<dataset>/<row>/config.cfg`). The textcat row keeps its default "
-            "model but uses the same training settings, and its dev scorer is set to "
-            "`spacy-attn.pair_classifier_scorer.v1` so that `model-best` is chosen by dev "
-            "accuracy as for the DA rows.\n"
-        )
+        + notes
+        + "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout "
+        "0.2, config generated from `configs/glove_adam.cfg` (see "
+        "`benchmarks/runs/<dataset>/<row>/config.cfg`). The textcat row keeps its default "
+        "model but uses the same training settings, and its dev scorer is set to "
+        "`spacy-attn.pair_classifier_scorer.v1` so that `model-best` is chosen by dev "
+        "accuracy as for the DA rows.\n"
     )
 
 

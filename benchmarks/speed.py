@@ -182,9 +182,8 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     f, inf, copy = harness.fmt, res["infer"], res["doc_copy_us"]
-    md = harness.header(
-        "Speed: `attn_pair_classifier` vs a bare PyTorch loop", meta
-    ) + (
+    md = harness.header("Speed: `attn_pair_classifier` vs a bare PyTorch loop", meta)
+    md += (
         f"Paper setting (DA, hidden {HIDDEN}, GloVe 6B 100d fixed + {OOV_BUCKETS} OOV buckets); "
         f"{res['pairs']:,} SNLI dev pairs per epoch, {harness.speed_intro(meta['repeats'], 'pair')}"
         "\n\n## Training\n\n"

@@ -109,10 +109,10 @@ def measure_dataset(
     out: Dict[str, Any] = {
         "train_docs": n_train,
         "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train,
+        "train": harness.compare_training(
+            nlp, bare, train, args, **OPTIMIZER, device=device, unit="docs", log=name
+        ),
     }
-    out["train"] = harness.compare_training(
-        nlp, bare, train, args, **OPTIMIZER, device=device, unit="docs", log=name
-    )
     # The penalty of the last training batch, read after timing (a sync).
     layer = nlp.get_pipe("textcat").model.get_ref("self_attention")
     out["last_penalty"] = {
@@ -134,9 +134,8 @@ def measure(args, device) -> Dict[str, Any]:
 
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
-    md = harness.header(
-        "Speed: self-attentive `textcat` vs a bare PyTorch loop", meta
-    ) + (
+    md = harness.header("Speed: self-attentive `textcat` vs a bare PyTorch loop", meta)
+    md += (
         "Model of `configs/textcat_selfattn.cfg` (GloVe 6B 100d fixed + 100 OOV buckets, "
         "BiLSTM u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP); "
         f"{harness.speed_intro(meta['repeats'], 'doc')}"
@@ -161,10 +160,8 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     )
     for name, r in res.items():
         i = r["infer"]
-        md += (
-            f"\n## Inference: {name} ({i['docs']:,} docs, batch {i['batch_size']})\n\n"
-        )
-        md += harness.infer_table(i, "docs")
+        head = f"{name} ({i['docs']:,} docs, batch {i['batch_size']})"
+        md += f"\n## Inference: {head}\n\n" + harness.infer_table(i, "docs")
     return md
 
 

@@ -246,9 +246,8 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
     texts, golds = [r["text"] for r in test], [str(r["label"]) for r in test]
     infer_s, docs = harness.timed(lambda: list(nlp.pipe(texts, batch_size=256)))
     labels = sorted(set(golds))
-    scores = harness.accuracy_macro_f(
-        golds, [max(d.cats, key=d.cats.get) for d in docs], labels
-    )
+    preds = [max(d.cats, key=d.cats.get) for d in docs]
+    scores = harness.accuracy_macro_f(golds, preds, labels)
     result = {
         "n_test": len(test),
         "test_acc": scores["acc"],
