@@ -829,9 +829,14 @@ def torch_vectors(vectors, n_oov: int, *, normalize: bool, device):
             nn.init.normal_(
                 self.oov.weight, 0.0, table.shape[1] ** -0.5 if normalize else 1.0
             )
+            if not n_oov:
+                # As FrozenVectors with 0 buckets: unknown words are a fixed 0.
+                nn.init.zeros_(self.oov.weight)
+                self.oov.weight.requires_grad_(False)
 
         def ids(self, keys) -> List[int]:
-            return [self.key2row.get(int(k), self.n + int(k) % n_oov) for k in keys]
+            bucket = (lambda k: k % n_oov) if n_oov else (lambda k: 0)
+            return [self.key2row.get(int(k), self.n + bucket(int(k))) for k in keys]
 
         def pad(self, id_lists):
             L = max(max((len(x) for x in id_lists), default=0), 1)

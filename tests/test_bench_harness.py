@@ -130,3 +130,25 @@ def test_grid_parser(harness):
     assert p.description == "Title."
     with pytest.raises(SystemExit):
         p.parse_args(["--rows", "z"])
+
+
+@pytest.mark.parametrize("n_oov", [0, 3])
+def test_torch_vectors_oov(harness, n_oov):
+    import numpy
+    import torch
+    from spacy.vectors import Vectors
+
+    vectors = Vectors(data=numpy.ones((2, 4), dtype="float32"), keys=[10, 11])
+    lookup = harness.torch_vectors(vectors, n_oov, normalize=False, device="cpu")
+    ids = lookup.ids([10, 12345, 11])
+    X = lookup(*lookup.pad([ids]))
+    assert X.shape == (1, 3, 4)
+    assert torch.equal(X[0, 0], torch.ones(4))
+    trainable = [p for p in lookup.parameters() if p.requires_grad]
+    if n_oov:
+        assert ids[1] == 2 + 12345 % n_oov
+        assert len(trainable) == 1
+    else:
+        # No buckets: an unknown word is a fixed zero vector (as FrozenVectors).
+        assert torch.equal(X[0, 1], torch.zeros(4))
+        assert trainable == []
