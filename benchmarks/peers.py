@@ -57,7 +57,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import accuracy  # noqa: E402  (benchmarks/accuracy.py: pair splits and configs)
 import harness
@@ -821,9 +821,13 @@ def part_textcat(args) -> None:
     vectors = harness.spacy_vectors()
     # The learning curve (--train-fraction < 1) lives in its own dataset
     # folder, so the full-data table never mixes with it.
-    dataset = (
-        "rt" if args.train_fraction >= 1 else f"rt_f{round(100 * args.train_fraction)}"
+    dataset = "rt" + (
+        f"_f{round(100 * args.train_fraction)}" if args.train_fraction < 1 else ""
     )
+    budget = None
+    if args.tc_steps:  # the budget question: the same data, more steps
+        dataset += f"_s{args.tc_steps}"
+        budget = {"max_steps": args.tc_steps, "eval_frequency": args.tc_steps // 4}
     for seed in args.seeds:
         splits = fraction_splits(
             textcat.ensure_splits("rt"), args.train_fraction, seed, root
@@ -842,6 +846,7 @@ def part_textcat(args) -> None:
                     force=True,
                     seed=seed,
                     run_dir=run_dir,
+                    budget=budget,
                 )
                 result = json.loads((run_dir / "result.json").read_text())
                 result["train_command"] = result.pop(
@@ -855,6 +860,7 @@ def part_textcat(args) -> None:
                 "command": harness.command_line(),
                 "dataset": dataset,
                 "train_fraction": args.train_fraction,
+                "max_steps": (budget or textcat.DATASETS["rt"])["max_steps"],
                 "train_docs": len(harness.read_jsonl_gz(splits["paths"]["train"])),
                 "row": row,
                 "seed": seed,
@@ -993,6 +999,9 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
                 continue
             agg = aggregate(runs, tc_metrics)
             agg["train_docs"] = runs[0].get("train_docs") or _rt_train_docs()
+            agg["max_steps"] = runs[0].get(
+                "max_steps", textcat.DATASETS["rt"]["max_steps"]
+            )
             if dataset == "rt":
                 tc[row] = agg
             curve.setdefault(dataset, {})[row] = agg
@@ -1313,17 +1322,20 @@ def _render_textcat(tc: Dict[str, Any]) -> str:
 
 
 def _render_curve(curve: Dict[str, Dict[str, Any]]) -> str:
-    """Test accuracy by training-set size (``--train-fraction``): what more
-    data does to the self-attentive row's gap to BOW."""
+    """Test accuracy by training-set size (``--train-fraction``) and step
+    budget (``--tc-steps``): what more data or more training does to the
+    self-attentive row's gap to BOW."""
     if not curve:
         return ""
-    datasets = sorted(
-        curve, key=lambda d: min(v["train_docs"] for v in curve[d].values())
-    )
+
+    def size(d: str) -> Tuple[int, int]:
+        v = next(iter(curve[d].values()))
+        return v["max_steps"], v["train_docs"]
+
+    datasets = sorted(curve, key=size)
     rows = [r for r in TC_ROWS if any(r in curve[d] for d in datasets)]
     head = ["model"] + [
-        f"{max(v['train_docs'] for v in curve[d].values()):,} train docs"
-        for d in datasets
+        f"{size(d)[1]:,} train docs, {size(d)[0]:,} steps" for d in datasets
     ]
     cells = [
         [textcat.ROW_TEXT[r].replace("ablation: ", "")]
@@ -1342,13 +1354,15 @@ def _render_curve(curve: Dict[str, Dict[str, Any]]) -> str:
                 ]
             )
     return (
-        "\n### Learning curve: test accuracy by training-set size\n\n"
+        "\n### Learning curve and budget: test accuracy by training-set size "
+        "and steps\n\n"
         + harness.md_table(head, cells)
         + "\nEach smaller training set is a seeded random subset of the RT train "
         "split (`--train-fraction`; the seed is the run's, so every row of one seed "
-        "sees the same subset); dev, test and the step budget (800 steps of batch "
-        "32) are those of the full-data table. The step budget is the same at every "
-        "size, so the smaller sets are seen for more epochs.\n\n"
+        "sees the same subset); more steps (`--tc-steps`, dev every quarter of "
+        "them) train on the full split. Dev, test, batch size (32) and configs are "
+        "those of the full-data table; at a fixed step budget the smaller sets are "
+        "seen for more epochs.\n\n"
     )
 
 
@@ -1405,6 +1419,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=1.0,
         help="textcat: train on a seeded random share of the RT train split "
         "(the learning curve; 1 = all)",
+    )
+    p.add_argument(
+        "--tc-steps",
+        type=int,
+        default=0,
+        help="textcat: training steps instead of textcat.py's (the budget question)",
     )
     p.add_argument("--threads", type=int, default=1, help="CPU threads per run")
     p.add_argument(

@@ -184,10 +184,13 @@ def run_one(
     force: bool,
     seed: int = 0,
     run_dir: Optional[Path] = None,
+    budget: Optional[Dict[str, int]] = None,
 ) -> None:
     """Train one (dataset, row) with ``spacy train`` and write its ``result.json``.
 
     seed (int): ``system.seed`` of the run (0: the config's, as before).
+    budget (Optional[Dict[str, int]]): ``max_steps`` and ``eval_frequency``
+        instead of the dataset's (``DATASETS``).
     run_dir (Optional[Path]): Where the run lives (default:
         ``benchmarks/runs/textcat[/quick]/<dataset>/<row>``; other seeds must
         live elsewhere: ``collect`` reads every run in the default places).
@@ -203,7 +206,7 @@ def run_one(
     config["system"]["seed"] = seed
     for split in ("train", "dev"):
         config["corpora"][split]["labels"] = splits["labels"]
-    budget = QUICK_BUDGET if quick else DATASETS[dataset]
+    budget = QUICK_BUDGET if quick else (budget or DATASETS[dataset])
     config["training"].update(patience=0, **budget)
     run_dir.mkdir(parents=True, exist_ok=True)
     config.to_disk(run_dir / "config.cfg")

@@ -79,16 +79,26 @@ def test_summarize_keeps_the_curve_out_of_the_full_table(peers):
         for row, acc in (("bow", base), ("selfattn_p001", base - 0.05))
         for s in range(3)
     ]
-    out = peers.summarize({"similarity": [], "pairs": [], "textcat": runs})
+    more_steps = [
+        {**_run("rt_s2400", row, s, 0.7, 800), "max_steps": 2400}
+        for row in ("bow", "selfattn_p001")
+        for s in range(3)
+    ]
+    out = peers.summarize({"similarity": [], "pairs": [], "textcat": runs + more_steps})
     assert set(out["textcat"]) == {"bow", "selfattn_p001"}
     assert out["textcat"]["bow"]["acc"]["n"] == 3
     assert out["textcat"]["bow"]["acc"]["mean"] == pytest.approx(0.81)
-    assert set(out["textcat_curve"]) == {"rt", "rt_f25"}
+    assert set(out["textcat_curve"]) == {"rt", "rt_f25", "rt_s2400"}
     assert out["textcat_curve"]["rt_f25"]["bow"]["acc"]["mean"] == pytest.approx(0.61)
     md = peers._render_curve(out["textcat_curve"])
     # Smallest training set first; the gap row per size.
-    assert md.index("200 train docs") < md.index("800 train docs")
+    assert (
+        md.index("200 train docs, 800 steps")
+        < md.index("800 train docs, 800 steps")
+        < md.index("800 train docs, 2,400 steps")
+    )
     assert md.count("-5.0 points") == 2
+    assert md.count("+0.0 points") == 1
     # Without a subset run there is no curve.
     full_only = [r for r in runs if r["dataset"] == "rt"]
     out = peers.summarize({"similarity": [], "pairs": [], "textcat": full_only})
