@@ -620,17 +620,26 @@ def md_records(records: Sequence[Dict[str, Any]], align: str = "") -> str:
 # -- results ------------------------------------------------------------------
 
 
-def header(title: str, meta: Dict[str, Any]) -> str:
-    """The top of every results file: title, command, commit, device."""
+def header(title: str, meta: Dict[str, Any], *, measured: bool = True) -> str:
+    """The top of every results file: title, command, commit, device.
+
+    measured (bool): False for a file collected from earlier runs' checkpoints
+        (the numbers were measured by those runs, not by this invocation).
+    """
     m = meta["machine"]
+    where = (
+        "Every number below was measured in that run."
+        if measured
+        else "This invocation collected the numbers below from the runs' own "
+        "checkpoints; each run was measured by one of the commands above."
+    )
     return (
         f"# {title}\n\n"
         f"Reproduce (from the repository root):\n\n```\n{meta['command']}\n```\n\n"
         f"Generated {meta['date']} at commit `{meta['commit']}` on **{m['device']}** "
         f"(torch {m['torch']}, {m['torch_threads']} torch threads, spaCy {m['spacy']}, "
         f"Thinc {m['thinc']}, Python {m['python']}; load average at start "
-        f"{' '.join(f'{x:.2f}' for x in m['load_average'])}). Every number below "
-        f"was measured in that run.\n\n"
+        f"{' '.join(f'{x:.2f}' for x in m['load_average'])}). {where}\n\n"
     )
 
 

@@ -1075,7 +1075,9 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         else ""
     )
     md = [
-        harness.header("The peers side by side (issue 11, Part B)", meta),
+        harness.header(
+            "The peers side by side (issue 11, Part B)", meta, measured=False
+        ),
         quick,
         "Every number below was measured by `benchmarks/peers.py` in the runs listed "
         "in `peers.json` "

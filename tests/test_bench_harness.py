@@ -152,3 +152,26 @@ def test_torch_vectors_oov(harness, n_oov):
         # No buckets: an unknown word is a fixed zero vector (as FrozenVectors).
         assert torch.equal(X[0, 1], torch.zeros(4))
         assert trainable == []
+
+
+def test_header_says_who_measured(harness):
+    machine = {
+        "device": "CPU",
+        "torch": "2",
+        "torch_threads": 1,
+        "spacy": "3",
+        "thinc": "8",
+        "python": "3.11",
+        "load_average": [1.0, 0.5, 0.25],
+    }
+    meta = {
+        "command": "python x.py",
+        "date": "today",
+        "commit": "abc",
+        "machine": machine,
+    }
+    assert "measured in that run" in harness.header("T", meta)
+    collected = harness.header("T", meta, measured=False)
+    assert "measured in that run" not in collected
+    assert "runs' own checkpoints" in collected
+    assert "load average at start 1.00 0.50 0.25" in collected
