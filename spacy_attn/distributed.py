@@ -120,19 +120,18 @@ from typing import (
 from spacy.language import Language
 
 from .predict import (
-    InputRow,
     PredictError,
     Predictor,
     PredictStats,
     RowReader,
     Task,
     _Batch,
-    _check_resume,
+    _check_paths,
     _jobs,
     _progress_bar,
+    _resume_rows,
     _Sinks,
     _write_batch,
-    finished_lines,
     resolve_columns,
 )
 
@@ -700,75 +699,6 @@ def _model_for_workers(
 
 
 # -- adapters for spacy_attn.predict (kept out of that module) -------------------
-
-
-def _check_paths(
-    output_path: Path, rejects: Optional[Path], *, resume: bool, overwrite: bool
-) -> None:
-    """The option checks of ``predict_file`` on OUTPUT and REJECTS."""
-    if output_path.name.endswith(".gz"):
-        raise PredictError(
-            f"{output_path}: write plain jsonl (it is appended to on --resume); "
-            "compress it afterwards."
-        )
-    if rejects is not None and rejects.resolve() == output_path.resolve():
-        raise PredictError("--rejects must be another file than OUTPUT.")
-    for path in (output_path, rejects):
-        if (
-            path is not None
-            and not resume
-            and not overwrite
-            and path.exists()
-            and path.stat().st_size
-        ):
-            raise PredictError(
-                f"{path} exists: pass --resume to continue that run or --overwrite to replace it."
-            )
-
-
-def _resume_rows(
-    reader: RowReader,
-    columns: Any,
-    output_path: Path,
-    rejects: Optional[Path],
-    batch_size: int,
-    *,
-    resume: bool,
-) -> Tuple[Iterable[InputRow], int, int]:
-    """The input rows of this run, as ``predict_file`` picks them: all rows,
-    or on ``resume`` the rows from the start of the batch holding the first
-    unfinished row (that batch is predicted whole again, so its numbers are
-    those of an uninterrupted run).
-
-    RETURNS (Tuple[Iterable[InputRow], int, int]): The rows, the rows already
-        finished (skipped) and the finished rows at the start of ``rows``
-        (predicted, not written).
-    """
-    if not resume:
-        return reader.rows(), 0, 0
-    n_out, last_output = finished_lines(output_path)
-    n_rej, last_reject = finished_lines(rejects) if rejects is not None else (0, None)
-    skip = n_out + n_rej
-    if not skip:
-        return reader.rows(), 0, 0
-    batch_start = skip - skip % batch_size
-    rest = reader.rows(skip=batch_start)
-    # One row more than the replay, so the skipping happens now.
-    head = list(itertools.islice(rest, skip - batch_start + 1))
-    replay = head[: skip - batch_start]
-    last = replay[-1] if replay else reader.last_skipped
-    _check_resume(
-        last,
-        reader.n_skipped + len(replay),
-        skip,
-        columns,
-        reader.path,
-        output_path,
-        rejects,
-        last_output,
-        last_reject,
-    )
-    return itertools.chain(head, rest), skip, len(replay)
 
 
 # -- command line ----------------------------------------------------------------

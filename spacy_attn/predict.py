@@ -796,24 +796,7 @@ def predict_file(
             "--gpu-id with --n-process > 1 is not supported: one process drives the GPU "
             "(a forked worker cannot use CUDA); raise --batch-size instead."
         )
-    if output_path.name.endswith(".gz"):
-        raise PredictError(
-            f"{output_path}: write plain jsonl (it is appended to on --resume); "
-            "compress it afterwards."
-        )
-    if rejects is not None and rejects.resolve() == output_path.resolve():
-        raise PredictError("--rejects must be another file than OUTPUT.")
-    for path in (output_path, rejects):
-        if (
-            path is not None
-            and not resume
-            and not overwrite
-            and path.exists()
-            and path.stat().st_size
-        ):
-            raise PredictError(
-                f"{path} exists: pass --resume to continue that run or --overwrite to replace it."
-            )
+    _check_paths(output_path, rejects, resume=resume, overwrite=overwrite)
     reader = RowReader(input_path, input_format=input_format)
 
     if isinstance(model, Language):
@@ -844,38 +827,9 @@ def predict_file(
         )
 
     # Resume: the finished rows of both files are a prefix of the input.
-    skip, n_done = 0, 0
-    rows: Iterable[InputRow] = reader.rows()
-    if resume:
-        n_out, last_output = finished_lines(output_path)
-        n_rej, last_reject = (
-            finished_lines(rejects) if rejects is not None else (0, None)
-        )
-        skip = n_out + n_rej
-        if skip:
-            # Restart at the beginning of the batch holding the first
-            # unfinished row and predict that whole batch again (writing only
-            # its unfinished rows): every batch then holds the same rows as
-            # in an uninterrupted run, and so gives the same numbers (padding
-            # and kernel choice depend on the batch).
-            batch_start = skip - skip % batch_size
-            rest = reader.rows(skip=batch_start)
-            # One row more than the replay, so the skipping happens now.
-            head = list(itertools.islice(rest, skip - batch_start + 1))
-            replay = head[: skip - batch_start]
-            last = replay[-1] if replay else reader.last_skipped
-            _check_resume(
-                last,
-                reader.n_skipped + len(replay),
-                skip,
-                columns,
-                reader.path,
-                output_path,
-                rejects,
-                last_output,
-                last_reject,
-            )
-            rows, n_done = itertools.chain(head, rest), len(replay)
+    rows, skip, n_done = _resume_rows(
+        reader, columns, output_path, rejects, batch_size, resume=resume
+    )
     stats = PredictStats(
         skipped=skip,
         component=predictor.component,
@@ -919,6 +873,79 @@ def predict_file(
         _PREDICTOR = None
         torch.set_num_threads(saved_threads)
     return stats
+
+
+def _check_paths(
+    output_path: Path, rejects: Optional[Path], *, resume: bool, overwrite: bool
+) -> None:
+    """The option checks of ``predict_file`` on OUTPUT and REJECTS."""
+    if output_path.name.endswith(".gz"):
+        raise PredictError(
+            f"{output_path}: write plain jsonl (it is appended to on --resume); "
+            "compress it afterwards."
+        )
+    if rejects is not None and rejects.resolve() == output_path.resolve():
+        raise PredictError("--rejects must be another file than OUTPUT.")
+    for path in (output_path, rejects):
+        if (
+            path is not None
+            and not resume
+            and not overwrite
+            and path.exists()
+            and path.stat().st_size
+        ):
+            raise PredictError(
+                f"{path} exists: pass --resume to continue that run or --overwrite to replace it."
+            )
+
+
+def _resume_rows(
+    reader: RowReader,
+    columns: Any,
+    output_path: Path,
+    rejects: Optional[Path],
+    batch_size: int,
+    *,
+    resume: bool,
+) -> Tuple[Iterable[InputRow], int, int]:
+    """The input rows of this run, as ``predict_file`` picks them: all rows,
+    or on ``resume`` the rows from the start of the batch holding the first
+    unfinished row (that batch is predicted whole again, so its numbers are
+    those of an uninterrupted run).
+
+    RETURNS (Tuple[Iterable[InputRow], int, int]): The rows, the rows already
+        finished (skipped) and the finished rows at the start of ``rows``
+        (predicted, not written).
+    """
+    if not resume:
+        return reader.rows(), 0, 0
+    n_out, last_output = finished_lines(output_path)
+    n_rej, last_reject = finished_lines(rejects) if rejects is not None else (0, None)
+    skip = n_out + n_rej
+    if not skip:
+        return reader.rows(), 0, 0
+    # Restart at the beginning of the batch holding the first unfinished row
+    # and predict that whole batch again (writing only its unfinished rows):
+    # every batch then holds the same rows as in an uninterrupted run, and so
+    # gives the same numbers (padding and kernel choice depend on the batch).
+    batch_start = skip - skip % batch_size
+    rest = reader.rows(skip=batch_start)
+    # One row more than the replay, so the skipping happens now.
+    head = list(itertools.islice(rest, skip - batch_start + 1))
+    replay = head[: skip - batch_start]
+    last = replay[-1] if replay else reader.last_skipped
+    _check_resume(
+        last,
+        reader.n_skipped + len(replay),
+        skip,
+        columns,
+        reader.path,
+        output_path,
+        rejects,
+        last_output,
+        last_reject,
+    )
+    return itertools.chain(head, rest), skip, len(replay)
 
 
 def _check_resume(
