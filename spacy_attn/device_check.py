@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy
 
+from .layers.defaults import small_tok2vec_config
 from .mirror import mirror_dir
 
 COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
@@ -70,23 +71,7 @@ def _tok2vec(backbone: str, width: int = 32) -> Dict[str, Any]:
             "pooling": {"@layers": "reduce_mean.v1"},
             "upstream": "*",
         }
-    return {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": width,
-            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
-            "rows": [500, 100, 200, 200],
-            "include_static_vectors": False,
-        },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": width,
-            "depth": 1,
-            "window_size": 1,
-            "maxout_pieces": 2,
-        },
-    }
+    return small_tok2vec_config(width)
 
 
 def _model(component: str, backbone: str) -> Dict[str, Any]:

@@ -13,6 +13,7 @@ import numpy
 from spacy.training import Example
 
 import spacy_attn
+from spacy_attn.layers.defaults import small_tok2vec_config
 from spacy_attn.mirror import MIRROR_ENV, mirror_dir
 from spacy_attn.squad import SquadQuestion
 
@@ -159,23 +160,7 @@ def add_random_vectors(nlp, texts, width=16, seed=0):
 
 def tok2vec_config(width: int = 32):
     """A small trainable tok2vec (hash embeddings + CNN) for tests."""
-    return {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": {
-            "@architectures": "spacy.MultiHashEmbed.v2",
-            "width": width,
-            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
-            "rows": [500, 100, 200, 200],
-            "include_static_vectors": False,
-        },
-        "encode": {
-            "@architectures": "spacy.MaxoutWindowEncoder.v2",
-            "width": width,
-            "depth": 1,
-            "window_size": 1,
-            "maxout_pieces": 2,
-        },
-    }
+    return small_tok2vec_config(width)
 
 
 def pair_config(

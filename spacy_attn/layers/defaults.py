@@ -11,7 +11,7 @@ when their ``tok2vec`` (or ``encoder``) argument is left out. See the README,
 "Defaults".
 """
 
-from typing import List
+from typing import Any, Dict, List
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -55,3 +55,30 @@ def build_default_tok2vec() -> Model[List[Doc], List[Floats2d]]:
     """
     config = Config().from_str(default_tok2vec_config("tok2vec"))
     return registry.resolve(config)["tok2vec"]
+
+
+def small_tok2vec_config(width: int = 32) -> Dict[str, Any]:
+    """A tiny trainable tok2vec (hash embeddings + CNN, one layer) as a config
+    dict: the quick checks' backbone (``spacy_attn.device_check`` and the
+    tests), far smaller than the default so that a few steps train it.
+
+    width (int): Embedding and encoder width.
+    RETURNS (Dict[str, Any]): A ``spacy.Tok2Vec.v2`` config block.
+    """
+    return {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": width,
+            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+            "rows": [500, 100, 200, 200],
+            "include_static_vectors": False,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": width,
+            "depth": 1,
+            "window_size": 1,
+            "maxout_pieces": 2,
+        },
+    }
