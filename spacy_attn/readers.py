@@ -34,6 +34,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
+    Any,
     Callable,
     Dict,
     Iterable,
@@ -120,6 +121,24 @@ def _text_lines(path: Path) -> Iterator[str]:
             f"(e.g. truncated by an interrupted download or copy) or in another "
             f"format ({type(err).__name__}: {err})."
         ) from err
+
+
+def _jsonl_records(path: Path) -> Iterator[Tuple[int, Any]]:
+    """The parsed records of a JSON-lines file (optionally ``.gz``) with
+    their 1-based line numbers; blank lines are skipped.
+
+    RAISES (CorpusFormatError): For a line that is not JSON, naming file and
+        line (and, through ``_text_lines``, for a damaged file).
+    """
+    for line_no, line in enumerate(_text_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as err:
+            raise CorpusFormatError(
+                f"{path}:{line_no}: invalid JSON ({err})."
+            ) from None
 
 
 def _is_docbin_name(path: Path) -> bool:
@@ -255,15 +274,7 @@ def iter_pair_rows(
         raise FileNotFoundError(f"Pair corpus not found: {path}")
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "jsonl":
-        for line_no, line in enumerate(_text_lines(path), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise CorpusFormatError(
-                    f"{path}:{line_no}: invalid JSON ({err.msg})."
-                ) from None
+        for line_no, record in _jsonl_records(path):
             if not isinstance(record, dict):
                 raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
             yield (
@@ -538,15 +549,7 @@ class TextCatCorpus:
         # A reader without a path yields nothing and never reads rows.
         assert self.path is not None
         rows = []
-        for line_no, line in enumerate(_text_lines(self.path), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise CorpusFormatError(
-                    f"{self.path}:{line_no}: invalid JSON ({err})"
-                ) from None
+        for line_no, record in _jsonl_records(self.path):
             if self.text_key not in record or self.label_key not in record:
                 raise CorpusFormatError(
                     f"{self.path}:{line_no}: expected keys {self.text_key!r} and "
