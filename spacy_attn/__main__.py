@@ -24,6 +24,7 @@ import spacy
 from spacy.tokens import DocBin
 
 from .pairs import DEFAULT_SPAN_KEY, make_pair
+from .predict import PredictError, add_row_arguments, predict_file, text_columns
 from .readers import PairCorpus, cats_for, read_pair_rows
 
 
@@ -116,11 +117,7 @@ def benchmark_speed(args: argparse.Namespace) -> None:
 
 
 def predict(args: argparse.Namespace) -> None:
-    from .predict import PredictError, predict_file
 
-    text_cols = (
-        [c.strip() for c in args.text_cols.split(",")] if args.text_cols else None
-    )
     try:
         stats = predict_file(
             args.model,
@@ -129,7 +126,7 @@ def predict(args: argparse.Namespace) -> None:
             n_process=args.n_process,
             batch_size=args.batch_size,
             gpu_id=args.gpu_id,
-            text_cols=text_cols,
+            text_cols=text_columns(args.text_cols),
             id_col=args.id_col,
             rejects_path=args.rejects,
             resume=args.resume,
@@ -229,42 +226,13 @@ def main(argv=None) -> None:
         "--batch-size", type=int, default=64, help="rows per batch (and per flush)"
     )
     p.add_argument("--gpu-id", type=int, default=-1)
-    p.add_argument(
-        "--text-cols",
-        default=None,
-        help="comma-separated text columns, e.g. premise,hypothesis (default: detected)",
-    )
-    p.add_argument(
-        "--id-col",
-        default=None,
-        help="id column (default: 'id' if present, else the line number)",
-    )
-    p.add_argument(
-        "--rejects",
-        default=None,
-        help="write bad rows here (jsonl: line, raw, reason) instead of stopping at the first",
-    )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue an interrupted run: skip the rows already in OUTPUT (+ REJECTS)",
-    )
-    p.add_argument(
-        "--overwrite", action="store_true", help="replace an existing OUTPUT / REJECTS"
-    )
-    p.add_argument("--format", default="auto", choices=["auto", "jsonl", "csv", "tsv"])
-    p.add_argument(
-        "--component",
-        default=None,
-        help="the spacy-attn component, if the pipeline has several",
-    )
+    add_row_arguments(p)
     p.add_argument(
         "--threads",
         type=int,
         default=None,
         help="torch threads of this process with --n-process 1 (default: torch's)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=predict)
 
     args = parser.parse_args(argv)

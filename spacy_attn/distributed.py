@@ -132,7 +132,9 @@ from .predict import (
     _resume_rows,
     _Sinks,
     _write_batch,
+    add_row_arguments,
     resolve_columns,
+    text_columns,
 )
 
 try:  # the "distributed" extra
@@ -698,9 +700,6 @@ def _model_for_workers(
     return str(path.resolve()) if path.exists() else str(model)
 
 
-# -- adapters for spacy_attn.predict (kept out of that module) -------------------
-
-
 # -- command line ----------------------------------------------------------------
 
 
@@ -751,14 +750,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument(
         "--resources", default=None, help="resources every batch needs, e.g. GPU=1"
     )
-    p.add_argument("--text-cols", default=None)
-    p.add_argument("--id-col", default=None)
-    p.add_argument("--rejects", default=None)
-    p.add_argument("--resume", action="store_true")
-    p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--format", default="auto", choices=["auto", "jsonl", "csv", "tsv"])
-    p.add_argument("--component", default=None)
-    p.add_argument("--no-progress", action="store_true")
+    add_row_arguments(p)
     p.add_argument(
         "--startup-timeout",
         type=float,
@@ -785,9 +777,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             gpu_id=args.gpu_id,
             threads=args.threads or None,
             resources=resources,
-            text_cols=[c.strip() for c in args.text_cols.split(",")]
-            if args.text_cols
-            else None,
+            text_cols=text_columns(args.text_cols),
             id_col=args.id_col,
             rejects_path=args.rejects,
             resume=args.resume,

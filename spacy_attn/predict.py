@@ -41,6 +41,7 @@ the workers get the texts of a batch and return finished output lines; see
 there why this is faster than ``nlp.pipe(n_process=N)``.
 """
 
+import argparse
 import codecs
 import csv
 import gzip
@@ -875,6 +876,49 @@ def predict_file(
     return stats
 
 
+def add_row_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options on INPUT rows and OUTPUT files that every batch-prediction
+    command line shares (``python -m spacy_attn predict`` and
+    ``python -m spacy_attn.distributed``)."""
+    parser.add_argument(
+        "--text-cols",
+        default=None,
+        help="comma-separated text columns, e.g. premise,hypothesis (default: detected)",
+    )
+    parser.add_argument(
+        "--id-col",
+        default=None,
+        help="id column (default: 'id' if present, else the line number)",
+    )
+    parser.add_argument(
+        "--rejects",
+        default=None,
+        help="write bad rows here (jsonl: line, raw, reason) instead of stopping at the first",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run: skip the rows already in OUTPUT (+ REJECTS)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing OUTPUT / REJECTS"
+    )
+    parser.add_argument(
+        "--format", default="auto", choices=["auto", "jsonl", "csv", "tsv"]
+    )
+    parser.add_argument(
+        "--component",
+        default=None,
+        help="the spacy-attn component, if the pipeline has several",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def text_columns(value: Optional[str]) -> Optional[List[str]]:
+    """``--text-cols a,b`` as a list of column names (None: detect them)."""
+    return [c.strip() for c in value.split(",")] if value else None
+
+
 def _check_paths(
     output_path: Path, rejects: Optional[Path], *, resume: bool, overwrite: bool
 ) -> None:
@@ -1094,6 +1138,8 @@ __all__ = [
     "Columns",
     "predict_file",
     "resolve_columns",
+    "add_row_arguments",
+    "text_columns",
     "find_component",
     "count_rows",
     "finished_lines",
