@@ -24,9 +24,9 @@ from spacy_attn.layers.coattention import (
     make_windows,
     window_starts,
 )
-from spacy_attn.squad import SquadQuestion, make_qa_doc
+from spacy_attn.squad import make_qa_doc
 
-from .util import REPO, squad_dev, tok2vec_config
+from .util import REPO, squad_pairs, tok2vec_config
 
 QA_CONFIGS = ["squad_glove.cfg", "squadshifts_glove.cfg", "squad_transformer.cfg"]
 
@@ -61,22 +61,7 @@ def qa_config(
 @pytest.fixture(scope="session")
 def squad_questions():
     """16 real SQuAD v1.1 dev questions, two from each of 8 paragraphs."""
-    data = squad_dev()
-    out = []
-    for para in data["data"][0]["paragraphs"][:8]:
-        for qa in para["qas"][:2]:
-            answers = [(a["text"], a["answer_start"]) for a in qa["answers"]]
-            out.append(
-                SquadQuestion(
-                    qa["id"],
-                    qa["question"],
-                    para["context"],
-                    answers,
-                    "Super_Bowl_50",
-                    0,
-                )
-            )
-    return out
+    return squad_pairs(8)
 
 
 def qa_examples(nlp, questions, **kw):
