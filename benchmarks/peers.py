@@ -49,6 +49,7 @@ speeds are labelled with it.
 
 import argparse
 import copy
+import functools
 import json
 import math
 import os
@@ -169,7 +170,10 @@ def _run_checkpoint(
         f"RUN {harness.relative(path.parent)} (load {stamp['load_at_start'][0]})"
     )
     start = time.perf_counter()
-    result = {**stamp, **fn(), "run_seconds": None}
+    # The stamp is what this invocation asked for: it wins over a key of the
+    # same name in the measured result (textcat.run_one reports "rt" as the
+    # dataset of a learning-curve subset).
+    result = {**fn(), **stamp, "run_seconds": None}
     result["run_seconds"] = round(time.perf_counter() - start, 1)
     harness.write_json(path, result)
     return result
@@ -832,6 +836,7 @@ def part_textcat(args) -> None:
         splits = fraction_splits(
             textcat.ensure_splits("rt"), args.train_fraction, seed, root
         )
+        train_docs = len(harness.read_jsonl_gz(splits["paths"]["train"]))
         for row in args.rows:
             run_dir = root / dataset / row / f"seed{seed}"
 
@@ -852,7 +857,6 @@ def part_textcat(args) -> None:
                 result["train_command"] = result.pop(
                     "command"
                 )  # ours is the invocation's
-                result["dataset"] = dataset  # "rt", or rt_f25... on a subset
                 return result
 
             stamp = {
@@ -861,7 +865,7 @@ def part_textcat(args) -> None:
                 "dataset": dataset,
                 "train_fraction": args.train_fraction,
                 "max_steps": (budget or textcat.DATASETS["rt"])["max_steps"],
-                "train_docs": len(harness.read_jsonl_gz(splits["paths"]["train"])),
+                "train_docs": train_docs,
                 "row": row,
                 "seed": seed,
             }
@@ -1014,6 +1018,7 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=None)
 def _rt_train_docs() -> int:
     """Size of the full RT train split (runs made before ``--train-fraction``
     existed do not record it)."""
