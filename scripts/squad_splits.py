@@ -1,43 +1,46 @@
-"""SQuAD splits for this workplace: train on SQuADShifts, select on a
-held-out slice of it, test on the official SQuAD 1.1 dev set.
+"""SQuAD splits: the paper's protocol (train on SQuAD v1.1 train, select on
+held-out train articles, test on the official dev set), with the SQuADShifts
+sets as out-of-domain tests.
 
     python scripts/squad_splits.py corpus/squad --assets assets --mirror ../shared/data [--docbin]
 
-Why: the SQuAD 1.1 training set (87,599 questions) is not available here
-(see the data mirror's README), so models are trained on the three
-SQuADShifts sets that are (Miller et al. 2020; SQuAD-style questions written
-by crowd workers on new Wikipedia articles, New York Times articles and
-Reddit posts) and tested on the official SQuAD 1.1 dev set, scored with the
-official metric. Published SQuAD numbers come from training on SQuAD train,
-so scores here are NOT comparable to them; they compare models trained under
-the same protocol.
+Protocol ``squad`` (the default; Xiong et al. 2017 and every SQuAD 1.1 paper):
 
-Protocol (deterministic for a given --seed):
+* train / dev: SQuAD v1.1 train. Its articles are shuffled with
+  ``random.Random(f"{seed}:squad_train")`` and the first
+  ``ceil(dev_fraction * n_articles)`` (default 5%: 23 of 442 articles) become
+  dev, used only to select the checkpoint; no article is on both sides.
+* test: the official SQuAD v1.1 dev file, unchanged (10,570 questions),
+  scored with the official metric.
+* out-of-domain tests: the SQuADShifts sets whole (``test_new_wiki``,
+  ``test_nyt``, ``test_reddit``; Miller et al. 2020).
 
-* train / dev: for each set (new_wiki, reddit, nyt), the units are shuffled
-  with ``random.Random(f"{seed}:{set}")`` and the first
-  ``ceil(dev_fraction * n_units)`` become dev (default 10%). A unit is an
-  article, so no article's paragraphs are in both train and dev. reddit.json
-  holds a single pseudo-article ("reddit") of 2,035 posts, so for a set with
-  fewer than --min-articles articles (default 10) the unit is the paragraph
-  (one Reddit post) instead. The dev questions of each set are kept whole.
-* test: the official SQuAD 1.1 dev file, unchanged (10,570 questions).
+Protocol ``shifts`` (``--protocol shifts``; how the project trained before the
+SQuAD train set was here, kept to reproduce those results): train / dev are the
+three SQuADShifts sets held out by article (by paragraph for a set with fewer
+than --min-articles articles, i.e. reddit's one pseudo-article), test is the
+official dev file. Scores under it are NOT comparable with published ones.
 
 Sources, in order of preference: official files under --assets
-(``assets/squad/dev-v1.1.json``, ``assets/squad_shifts/{set}_v1.0.json``,
-fetched by ``spacy project assets``), else the mirror folder (--mirror or
-$SPACY_ATTN_MIRROR), verified against its SHA256SUMS by
-``spacy_attn.mirror.Mirror``. The mirror's NYT file is BIG-bench's
-modified copy (``nyt_bigbench.json.gz``: 9 questions dropped, answer
-punctuation stripped, 10 offsets off by one; the reader relocates those).
+(``assets/squad/{train,dev}-v1.1.json``,
+``assets/squad_shifts/{set}_v1.0.json``, fetched by ``spacy project assets``
+and checked against their published sha256), else the mirror folder
+(--mirror or $SPACY_ATTN_MIRROR), verified against its SHA256SUMS by
+``spacy_attn.mirror.Mirror``. The mirror's train file is a REBUILD
+(``squad/train-v1.1.rebuilt.json.gz``: official texts and order, synthetic
+question ids, ``answer_start`` inferred as the answer's first occurrence); the
+manifest's ``train_source`` says which file was used ("official" or
+"rebuilt"), and so must every number quoted from it. The mirror's NYT file is
+BIG-bench's modified copy (``nyt_bigbench.json.gz``; the reader relocates its
+shifted offsets).
 
 Outputs in OUTPUT_DIR: ``train.json``, ``dev.json``, ``test.json`` (SQuAD
-layout, version "1.1"; every article keeps its ``split`` key naming its
-SQuADShifts set), ``manifest.json`` (seed, fraction, source files and
-sha256, per-set counts, the held-out unit ids) and, with --docbin,
-``{train,dev,test}.spacy`` (QA pair docs with gold answers, as
-``spacy-attn.SquadCorpus.v1`` reads them) plus the alignment counts in the
-manifest.
+layout; ``test.json`` is the official bytes), the ``test_{set}.json``
+out-of-domain files (protocol ``squad``), ``manifest.json`` (protocol, seed,
+fraction, source files and sha256, counts, the held-out unit ids) and, with
+--docbin, a ``.spacy`` DocBin beside every JSON file (QA pair docs with gold
+answers, as ``spacy-attn.SquadCorpus.v1`` reads them) plus the alignment
+counts in the manifest.
 """
 
 import argparse
@@ -55,20 +58,23 @@ from spacy_attn.squad import load_squad_json
 
 SETS = ("new_wiki", "reddit", "nyt")
 MIRROR_FILES = {
+    "squad_train": "squad/train-v1.1.rebuilt.json.gz",
     "new_wiki": "squad_shifts/new_wiki.json.gz",
     "reddit": "squad_shifts/reddit.json.gz",
     "nyt": "squad_shifts/nyt_bigbench.json.gz",
     "squad_dev": "squad/dev-v1.1.json.gz",
 }
 ASSET_FILES = {
+    "squad_train": "squad/train-v1.1.json",
     "new_wiki": "squad_shifts/new_wiki_v1.0.json",
     "reddit": "squad_shifts/reddit_v1.0.json",
     "nyt": "squad_shifts/nyt_v1.0.json",
     "squad_dev": "squad/dev-v1.1.json",
 }
 # sha256 of the official uncompressed files (Hugging Face squad / squadshifts
-# loaders' download checksums; see the data mirror's README).
+# loaders' download checksums; see the data mirror's README and project.yml).
 OFFICIAL_SHA256 = {
+    "train-v1.1.json": "3527663986b8295af4f7fcdff1ba1ff3f72d07d61a20f487cb238a6ef92fd955",
     "new_wiki_v1.0.json": "1d50a0ca4cdab88d038b52ea8a2d0510af6038d7f41a0a256b9659237769d0ee",
     "reddit_v1.0.json": "b4ac346dbf1816fdec80fdcf91d06a4b754fa51e47960fa8614a94f37ea42a4b",
     "nyt_v1.0.json": "fd55ae252cc735a695fab4473d4cd605b154183ac3b3eb63068f53cfc86f36d6",
@@ -171,21 +177,19 @@ def write_json(data: Dict[str, Any], path: Path) -> None:
         json.dump(data, f, ensure_ascii=False)
 
 
-def make_splits(
-    output_dir: Path,
-    *,
+def _shifts_train_dev(
     assets: Path,
     mirror: Mirror,
-    dev_fraction: float = 0.1,
-    seed: int = 0,
-    min_articles: int = 10,
-    docbin: bool = False,
-    lang: str = "en",
-) -> Dict[str, Any]:
-    """Write the splits and the manifest; RETURNS (Dict[str, Any]): the manifest."""
-    if not 0.0 < dev_fraction < 1.0:
-        raise ValueError(f"dev_fraction must be in (0, 1), got {dev_fraction}.")
-    sources, train, dev, sets = {}, [], [], {}
+    *,
+    dev_fraction: float,
+    seed: int,
+    min_articles: int,
+    sources: Dict[str, Any],
+) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], Dict[str, Any]]:
+    """Protocol ``shifts``: the three SQuADShifts sets, each held out by unit."""
+    train: List[Dict[str, Any]] = []
+    dev: List[Dict[str, Any]] = []
+    sets = {}
     for name in SETS:
         path = find_source(name, assets, mirror)
         sources[name] = {"path": str(path), "sha256": sha256(path)}
@@ -199,6 +203,80 @@ def make_splits(
         train.extend(tr)
         dev.extend(dv)
         sets[name] = info
+    return train, dev, {"sets": sets}
+
+
+def _squad_train_dev(
+    assets: Path,
+    mirror: Mirror,
+    *,
+    dev_fraction: float,
+    seed: int,
+    sources: Dict[str, Any],
+) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], Dict[str, Any]]:
+    """Protocol ``squad``: SQuAD v1.1 train, held out by article."""
+    path = find_source("squad_train", assets, mirror)
+    official = path.name == Path(ASSET_FILES["squad_train"]).name
+    sources["squad_train"] = {"path": str(path), "sha256": sha256(path)}
+    articles = load_squad_json(path)["data"]
+    order = list(range(len(articles)))
+    random.Random(f"{seed}:squad_train").shuffle(order)
+    held = set(order[: math.ceil(dev_fraction * len(order))])
+    train = [a for i, a in enumerate(articles) if i not in held]
+    dev = [a for i, a in enumerate(articles) if i in held]
+    info = {
+        "train_source": "official" if official else "rebuilt",
+        "dev_unit_ids": sorted(articles[i]["title"] for i in held),
+    }
+    return train, dev, info
+
+
+PROTOCOLS = {
+    "squad": "train/dev: SQuAD v1.1 train held out by article; test: official SQuAD "
+    "1.1 dev; out-of-domain tests: SQuADShifts new_wiki, nyt, reddit",
+    "shifts": "train/dev: SQuADShifts new_wiki + reddit + nyt, held out by article "
+    "(by paragraph for sets with < min_articles articles); test: official SQuAD 1.1 dev",
+}
+
+
+def make_splits(
+    output_dir: Path,
+    *,
+    assets: Path,
+    mirror: Mirror,
+    protocol: str = "squad",
+    dev_fraction: float = 0.05,
+    seed: int = 0,
+    min_articles: int = 10,
+    docbin: bool = False,
+    lang: str = "en",
+) -> Dict[str, Any]:
+    """Write the splits and the manifest.
+
+    protocol (str): "squad" (train on SQuAD v1.1 train) or "shifts" (train on
+        the SQuADShifts sets); see the module docstring.
+    RETURNS (Dict[str, Any]): The manifest.
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(
+            f"protocol must be one of {sorted(PROTOCOLS)}, got {protocol!r}."
+        )
+    if not 0.0 < dev_fraction < 1.0:
+        raise ValueError(f"dev_fraction must be in (0, 1), got {dev_fraction}.")
+    sources: Dict[str, Any] = {}
+    if protocol == "squad":
+        train, dev, info = _squad_train_dev(
+            assets, mirror, dev_fraction=dev_fraction, seed=seed, sources=sources
+        )
+    else:
+        train, dev, info = _shifts_train_dev(
+            assets,
+            mirror,
+            dev_fraction=dev_fraction,
+            seed=seed,
+            min_articles=min_articles,
+            sources=sources,
+        )
     test_path = find_source("squad_dev", assets, mirror)
     sources["squad_dev"] = {"path": str(test_path), "sha256": sha256(test_path)}
     test = load_squad_json(test_path)
@@ -215,24 +293,29 @@ def make_splits(
             shutil.copyfileobj(src, dst)
     else:
         shutil.copyfile(test_path, output_dir / "test.json")
+    splits = {"train": train, "dev": dev, "test": test["data"]}
+    if protocol == "squad":
+        # Out-of-domain tests: every SQuADShifts set whole.
+        for name in SETS:
+            path = find_source(name, assets, mirror)
+            sources[name] = {"path": str(path), "sha256": sha256(path)}
+            data = load_squad_json(path)
+            write_json(
+                {"version": "1.1", "data": data["data"]},
+                output_dir / f"test_{name}.json",
+            )
+            splits[f"test_{name}"] = data["data"]
     manifest: Dict[str, Any] = {
-        "protocol": "train/dev: SQuADShifts new_wiki + reddit + nyt, held out by article "
-        "(by paragraph for sets with < min_articles articles); test: official SQuAD 1.1 dev",
+        "protocol": protocol,
+        "description": PROTOCOLS[protocol],
         "seed": seed,
         "dev_fraction": dev_fraction,
-        "min_articles": min_articles,
+        **({"min_articles": min_articles} if protocol == "shifts" else {}),
         "sources": sources,
-        "sets": sets,
-        "counts": {
-            "train": _counts(train),
-            "dev": _counts(dev),
-            "test": _counts(test["data"]),
-        },
-        "files": {s: f"{s}.json" for s in ("train", "dev", "test")},
-        "sha256": {
-            f"{s}.json": sha256(output_dir / f"{s}.json")
-            for s in ("train", "dev", "test")
-        },
+        **info,
+        "counts": {s: _counts(arts) for s, arts in splits.items()},
+        "files": {s: f"{s}.json" for s in splits},
+        "sha256": {f"{s}.json": sha256(output_dir / f"{s}.json") for s in splits},
     }
     if docbin:
         import spacy
@@ -241,7 +324,7 @@ def make_splits(
 
         nlp = spacy.blank(lang)
         manifest["alignment"] = {}
-        for split in ("train", "dev", "test"):
+        for split in splits:
             examples, stats = read_squad(output_dir / f"{split}.json", nlp)
             write_squad_docbin(examples, output_dir / f"{split}.spacy")
             manifest["alignment"][split] = {
@@ -265,7 +348,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         default=None,
         help="mirror folder ('' = none); $SPACY_ATTN_MIRROR wins",
     )
-    p.add_argument("--dev-fraction", type=float, default=0.1)
+    p.add_argument("--protocol", choices=sorted(PROTOCOLS), default="squad")
+    p.add_argument(
+        "--dev-fraction",
+        type=float,
+        default=None,
+        help="held-out share (default 0.05 for squad, 0.1 for shifts)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--min-articles", type=int, default=10)
     p.add_argument(
@@ -279,7 +368,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             Path(args.output_dir),
             assets=Path(args.assets),
             mirror=mirror,
-            dev_fraction=args.dev_fraction,
+            protocol=args.protocol,
+            dev_fraction=args.dev_fraction
+            or (0.05 if args.protocol == "squad" else 0.1),
             seed=args.seed,
             min_articles=args.min_articles,
             docbin=args.docbin,
@@ -289,16 +380,27 @@ def main(argv: Optional[List[str]] = None) -> None:
         print(f"✘ squad splits: {err}", file=sys.stderr)
         sys.exit(1)
     c = manifest["counts"]
-    print(
-        f"✔ SQuAD splits -> {args.output_dir}: train {c['train']['questions']} questions "
-        f"({c['train']['articles']} articles), dev {c['dev']['questions']}, test "
-        f"{c['test']['questions']} (seed {args.seed}, dev fraction {args.dev_fraction})"
+    source = (
+        f", train file: {manifest['train_source']}"
+        if "train_source" in manifest
+        else ""
     )
-    for name, info in manifest["sets"].items():
+    print(
+        f"✔ SQuAD splits ({args.protocol}{source}) -> {args.output_dir}: "
+        f"train {c['train']['questions']} questions ({c['train']['articles']} articles), "
+        f"dev {c['dev']['questions']} ({c['dev']['articles']} articles), "
+        f"test {c['test']['questions']} (seed {args.seed}, dev fraction {manifest['dev_fraction']})"
+    )
+    for name, info in manifest.get("sets", {}).items():
         print(
             f"  {name}: {info['dev_units']}/{info['units']} {info['unit']}s held out; "
             f"train {info['train']['questions']} / dev {info['dev']['questions']} questions"
         )
+    for name in SETS:
+        if f"test_{name}" in c:
+            print(
+                f"  out-of-domain test_{name}: {c[f'test_{name}']['questions']} questions"
+            )
 
 
 if __name__ == "__main__":

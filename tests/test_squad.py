@@ -384,6 +384,8 @@ def _write_mirror(root, sets):
         "squad_shifts/nyt_bigbench.json.gz": sets["nyt"],
         "squad/dev-v1.1.json.gz": sets["dev"],
     }
+    if "train" in sets:
+        files["squad/train-v1.1.rebuilt.json.gz"] = sets["train"]
     lines = []
     for rel, articles in files.items():
         path = root / rel
@@ -432,6 +434,8 @@ def test_squad_splits_script(tmp_path, nlp):
         out,
         assets=tmp_path / "no_assets",
         mirror=splits.Mirror(str(mirror)),
+        protocol="shifts",
+        dev_fraction=0.1,
         seed=3,
         docbin=True,
     )
@@ -463,6 +467,8 @@ def test_squad_splits_script(tmp_path, nlp):
         tmp_path / "again",
         assets=tmp_path / "no_assets",
         mirror=splits.Mirror(str(mirror)),
+        protocol="shifts",
+        dev_fraction=0.1,
         seed=3,
     )
     assert again["sets"] == m["sets"]
@@ -470,6 +476,8 @@ def test_squad_splits_script(tmp_path, nlp):
         tmp_path / "other",
         assets=tmp_path / "no_assets",
         mirror=splits.Mirror(str(mirror)),
+        protocol="shifts",
+        dev_fraction=0.1,
         seed=4,
     )
     assert other["sets"]["nyt"]["dev_unit_ids"] != m["sets"]["nyt"]["dev_unit_ids"]
@@ -481,4 +489,117 @@ def test_squad_splits_script(tmp_path, nlp):
             tmp_path / "bad",
             assets=tmp_path / "no_assets",
             mirror=splits.Mirror(str(mirror)),
+            protocol="shifts",
         )
+
+
+def _load_splits_script():
+    import importlib.util
+
+    from .util import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "squad_splits", REPO / "scripts" / "squad_splits.py"
+    )
+    splits = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(splits)
+    return splits
+
+
+def test_squad_splits_paper_protocol(tmp_path, nlp):
+    """Protocol "squad": SQuAD train held out by article, the official dev
+    file as test, the SQuADShifts sets whole as out-of-domain tests; the
+    manifest says the train file is the mirror's rebuild."""
+    splits = _load_splits_script()
+    mirror = tmp_path / "mirror"
+    _write_mirror(
+        mirror,
+        {
+            "train": _articles("t", 40, 2),
+            "new_wiki": _articles("w", 3, 2),
+            "reddit": _articles("r", 1, 4),
+            "nyt": _articles("n", 2, 1),
+            "dev": _articles("d", 2, 3),
+        },
+    )
+    out = tmp_path / "out"
+    m = splits.make_splits(
+        out, assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=1
+    )
+    assert m["protocol"] == "squad" and m["train_source"] == "rebuilt"
+    assert m["counts"]["dev"]["articles"] == 2  # ceil(5% of 40)
+    assert m["counts"]["train"]["articles"] == 38
+    train = json.loads((out / "train.json").read_text())["data"]
+    dev = json.loads((out / "dev.json").read_text())["data"]
+    assert sorted(a["title"] for a in dev) == m["dev_unit_ids"]
+    assert not {a["title"] for a in train} & {a["title"] for a in dev}
+    assert m["counts"]["test"]["questions"] == 6
+    assert m["counts"]["test_new_wiki"]["questions"] == 6
+    assert m["counts"]["test_reddit"]["questions"] == 4
+    assert m["counts"]["test_nyt"]["questions"] == 2
+    assert (out / "test_nyt.json").exists()
+    # The same seed holds out the same articles; another seed others.
+    again = splits.make_splits(
+        tmp_path / "again",
+        assets=tmp_path / "no_assets",
+        mirror=splits.Mirror(str(mirror)),
+        seed=1,
+    )
+    assert again["dev_unit_ids"] == m["dev_unit_ids"]
+    # An official train file under assets wins, and must carry its published
+    # sha256: a different file is refused.
+    assets = tmp_path / "assets"
+    (assets / "squad").mkdir(parents=True)
+    (assets / "squad" / "train-v1.1.json").write_text('{"data": []}')
+    with pytest.raises(splits.DataError, match="Checksum mismatch"):
+        splits.make_splits(
+            tmp_path / "x", assets=assets, mirror=splits.Mirror(str(mirror))
+        )
+
+
+def test_evaluate_squad_and_baseline(monkeypatch):
+    """The official metric over answers from a pipeline, beside the trivial
+    baseline; ``limit`` scores only the first questions."""
+    from spacy_attn.squad.evaluate import baseline_predictions, evaluate_squad
+
+    ctx = "In 2016 the Denver Broncos won the Super Bowl."
+    data = {
+        "data": [
+            article(
+                "a",
+                (
+                    ctx,
+                    [
+                        qa("q1", "Who?", ("Denver Broncos", 12)),
+                        qa("q2", "Who?", ("Denver Broncos", 12)),
+                    ],
+                ),
+            )
+        ]
+    }
+    base = baseline_predictions(data)
+    assert base == {"q1": "In 2016 the", "q2": "In 2016 the"}
+
+    class Fixed:
+        """Stands in for a pipeline: answer_questions is patched below."""
+
+    import spacy_attn.squad.evaluate as ev
+
+    def fake_answers(_nlp, pairs, **_kwargs):
+        for _ in pairs:
+            yield [
+                {
+                    "text": "Denver Broncos",
+                    "score": 1.0,
+                    "start_char": 12,
+                    "end_char": 26,
+                }
+            ]
+
+    monkeypatch.setattr(ev, "answer_questions", fake_answers)
+    res = evaluate_squad(Fixed(), data)
+    one = evaluate_squad(Fixed(), data, limit=1)
+    assert res["exact_match"] == 100.0 and res["f1"] == 100.0
+    assert res["questions"] == 2 and set(res["predictions"]) == {"q1", "q2"}
+    assert res["baseline"] == {"exact_match": 0.0, "f1": 0.0}
+    assert one["questions"] == 1 and one["exact_match"] == 100.0
