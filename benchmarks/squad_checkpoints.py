@@ -24,7 +24,7 @@ from spacy.language import Language
 
 @registry.loggers("spacy-attn-bench.CheckpointLogger.v1")
 def checkpoint_logger(
-    directory: str, component: str = "attn_span_qa", progress_bar: bool = False
+    directory: str, component: str = "attn_span_qa", progress_bar: Optional[str] = None
 ) -> Callable[
     [Language, IO, IO],
     Tuple[Callable[[Optional[Dict[str, Any]]], None], Callable[[], None]],

@@ -15,6 +15,7 @@ import json
 import random
 import sys
 import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -207,8 +208,22 @@ def main(argv=None) -> None:
         for name, rows in (("train", train), ("dev", dev), ("test", test))
     }
     labels = sorted({r.label for r in train})
+    # Per-split label counts: the majority-class baseline the trained model is
+    # checked against (scripts/check_metrics.py).
+    label_counts = {
+        name: dict(sorted(Counter(r.label for r in rows).items()))
+        for name, rows in (("train", train), ("dev", dev), ("test", test))
+    }
     (out / "stats.json").write_text(
-        json.dumps({"task": args.task, "counts": counts, "labels": labels}, indent=2)
+        json.dumps(
+            {
+                "task": args.task,
+                "counts": counts,
+                "labels": labels,
+                "label_counts": label_counts,
+            },
+            indent=2,
+        )
     )
     print(f"✔ {args.task}: {counts} -> {out} (labels {labels})")
 
