@@ -16,7 +16,7 @@ the checkpoints.
 import json
 import time
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Optional, Tuple
+from typing import IO, Any, Callable, Dict, Optional, Tuple, Union
 
 from spacy import registry
 from spacy.language import Language
@@ -24,7 +24,9 @@ from spacy.language import Language
 
 @registry.loggers("spacy-attn-bench.CheckpointLogger.v1")
 def checkpoint_logger(
-    directory: str, component: str = "attn_span_qa", progress_bar: Optional[str] = None
+    directory: str,
+    component: str = "attn_span_qa",
+    progress_bar: Union[bool, str, None] = None,
 ) -> Callable[
     [Language, IO, IO],
     Tuple[Callable[[Optional[Dict[str, Any]]], None], Callable[[], None]],

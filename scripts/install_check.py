@@ -1,5 +1,6 @@
 """Install a packaged pipeline into a fresh virtual environment (no checkout
-of this repo on its path), load it by package name and classify a new pair.
+of this repo on its path), load it by package name and classify a new pair
+(or, for a QA pipeline, answer a question).
 
     python scripts/install_check.py packages/<pipeline>.whl packages/spacy_attn-*.whl \
         --package en_attn_pair_sick --venv .venv-install-check
@@ -25,11 +26,20 @@ import json, sys, spacy
 name = sys.argv[1]
 nlp = spacy.load(name)
 import spacy_attn
-doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.",
-                               "A person is making music."))
 assert spacy_attn.__file__.find("site-packages") >= 0, spacy_attn.__file__
-print(json.dumps({"package": name, "pipeline": nlp.pipe_names, "cats": doc.cats,
-                  "spacy_attn": spacy_attn.__file__, "requirements": nlp.meta.get("requirements")}))
+result = {"package": name, "pipeline": nlp.pipe_names, "spacy_attn": spacy_attn.__file__,
+          "requirements": nlp.meta.get("requirements")}
+if "attn_span_qa" in nlp.pipe_names:
+    context = ("The Denver Broncos defeated the Carolina Panthers 24-10 in Super Bowl 50, "
+               "played on February 7, 2016, at Levi's Stadium in Santa Clara, California.")
+    question = "Which team won Super Bowl 50?"
+    answers = next(spacy_attn.answer_questions(nlp, [(question, context)], top_k=3))
+    result.update(question=question, answers=answers)
+else:
+    doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.",
+                                   "A person is making music."))
+    result["cats"] = doc.cats
+print(json.dumps(result))
 """
 
 
@@ -70,7 +80,10 @@ def main(argv=None) -> None:
         print(out.stdout, out.stderr, file=sys.stderr)
         sys.exit(out.returncode)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    print("✔ installed and loaded", result["package"], "->", result["cats"])
+    found = result.get("cats") or [
+        (a["text"], round(a["score"], 3)) for a in result.get("answers", [])
+    ]
+    print("✔ installed and loaded", result["package"], "->", found)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2))

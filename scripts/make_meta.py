@@ -3,6 +3,13 @@ accuracy) for `spacy package --meta-path`.
 
     python scripts/make_meta.py metrics/sick.json corpus/sick/stats.json packages/meta.json \
         --name attn_pair_sick --version 0.1.0
+    python scripts/make_meta.py metrics/squad.json corpus/squad/manifest.json \
+        packages/qa/meta.json --name attn_qa_glove --version 0.1.0 --budget "..."
+
+A pair classifier's metrics come from ``spacy evaluate`` with the
+``stats.json`` of ``scripts/prepare.py``; a QA pipeline's (recognised by the
+``sets`` key) from ``scripts/squad_eval.py`` with the ``manifest.json`` of
+``scripts/squad_splits.py``.
 """
 
 import argparse
@@ -19,9 +26,13 @@ def main(argv=None) -> None:
     p.add_argument("--version", required=True)
     p.add_argument("--task", default="sick")
     p.add_argument("--vectors", default="GloVe 6B 100d")
+    p.add_argument("--budget", default="", help="how long it was trained (QA)")
     args = p.parse_args(argv)
     metrics = json.loads(Path(args.metrics).read_text())
     stats = json.loads(Path(args.stats).read_text())
+    if "sets" in metrics:
+        write(qa_meta(args, metrics, stats), args.output)
+        return
     acc = metrics["pair_acc"]
     counts = stats["counts"]
     meta = {
@@ -48,9 +59,66 @@ def main(argv=None) -> None:
             f"{counts['test']} held-out pairs."
         ),
     }
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(json.dumps(meta, indent=2))
-    print(f"✔ wrote {args.output}: accuracy {acc:.4f}")
+    write(meta, args.output)
+
+
+def qa_meta(args, metrics, manifest):
+    """The meta of a span-QA pipeline: data (which SQuAD train file), the
+    official dev EM / F1 and out-of-domain scores, the training budget."""
+    sets = metrics["sets"]
+    test = sets["test"]
+    source = manifest.get("train_source", "unknown")
+    n_train = manifest["counts"]["train"]["questions"]
+    ood = ", ".join(
+        f"{name[5:]} EM {r['exact_match']:.1f} / F1 {r['f1']:.1f}"
+        for name, r in sets.items()
+        if name.startswith("test_")
+    )
+    return {
+        "name": args.name,
+        "version": args.version,
+        "description": (
+            "Span question answering (Dynamic Coattention Network, Xiong et al. 2017) "
+            f"trained with spacy-attn on SQuAD v1.1 train ({source} file, {n_train:,} "
+            f"questions; checkpoint selected on held-out train articles), {args.vectors} "
+            f"vectors. Official SQuAD v1.1 dev ({test['questions']:,} questions): EM "
+            f"{test['exact_match']:.1f} / F1 {test['f1']:.1f}"
+            + (f"; SQuADShifts {ood}" if ood else "")
+            + (f". Trained {args.budget}" if args.budget else "")
+            + ". Use spacy_attn.answer_questions(nlp, [(question, context)])."
+        ),
+        "sources": [
+            {
+                "name": f"SQuAD v1.1 train ({source})",
+                "url": "https://rajpurkar.github.io/SQuAD-explorer/",
+            },
+            {"name": args.vectors, "url": "https://nlp.stanford.edu/projects/glove/"},
+        ],
+        "performance": {
+            "squad_dev_exact_match": test["exact_match"],
+            "squad_dev_f1": test["f1"],
+            **{
+                f"{name}_f1": r["f1"]
+                for name, r in sets.items()
+                if name.startswith("test_")
+            },
+        },
+        "notes": (
+            "Scores from scripts/squad_eval.py: answers from the raw strings "
+            "(tokenization included), official evaluate-v1.1 metric. "
+            f"Training budget: {args.budget or 'see the training log'}."
+        ),
+    }
+
+
+def write(meta, output):
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(json.dumps(meta, indent=2))
+    perf = meta["performance"]
+    print(
+        f"✔ wrote {output}: "
+        + ", ".join(f"{k} {v}" for k, v in perf.items() if isinstance(v, float))
+    )
 
 
 if __name__ == "__main__":
