@@ -31,8 +31,9 @@ def checkpoint_logger(
     [Language, IO, IO],
     Tuple[Callable[[Optional[Dict[str, Any]]], None], Callable[[], None]],
 ]:
+    # The configs say progress_bar = false (ConsoleLogger.v1); v3 takes None.
     console = registry.get("loggers", "spacy.ConsoleLogger.v3")(
-        progress_bar=progress_bar
+        progress_bar=progress_bar or None
     )
 
     def setup(nlp: Language, stdout: IO, stderr: IO):
