@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The peers side by side (issue 11, Part B): our components next to what a
+"""The peers side by side: our components next to what a
 user would pick instead, on the same data and budget, CPU only, real data
 from the mirror (``$SPACY_ATTN_MIRROR``, else ``../shared/data``).
 
@@ -9,7 +9,7 @@ skipped unless ``--force``, and ``benchmarks/results/peers.{json,md}`` are
 rebuilt from every finished checkpoint after each run, so a partial run is
 kept and several invocations can run side by side (one per core):
 
-* ``similarity`` (B2): SICK relatedness. Spearman rho between the gold
+* ``similarity``: SICK relatedness. Spearman rho between the gold
   ``relatedness`` (1-5) of the SICK test pairs and the cosine of the two
   sentences' embeddings: all-MiniLM-L6-v2 mean-pooled over the attention
   mask (the sentence-transformers recipe, no fine-tuning; the
@@ -21,7 +21,7 @@ kept and several invocations can run side by side (one per core):
   ``spacy-attn.SiameseSelfAttention.v2``, each sentence encoded on its own,
   features [u; v; u*v; |u-v|]), then each test sentence embedded on its own
   by that encoder (``SIAMESE``: the choice and its sizes).
-* ``pairs`` (B1): SICK (entailment, 3-way; official train / trial / test)
+* ``pairs``: SICK (entailment, 3-way; official train / trial / test)
   and MRPC (GLUE train / GLUE dev ids / official test), the split files of
   ``benchmarks/accuracy.py``. Rows: the Hugging Face cross-encoder
   (``AutoModelForSequenceClassification`` on all-MiniLM-L6-v2, both texts as
@@ -31,7 +31,7 @@ kept and several invocations can run side by side (one per core):
   (the last three: ``benchmarks/accuracy.py``'s configs). Every row: the same
   training pairs, batch 32, the same number of epochs (``--epochs``), a dev
   evaluation after each epoch whose best checkpoint is scored on test.
-* ``textcat`` (B3): Rotten Tomatoes, the rows of ``benchmarks/textcat.py``
+* ``textcat``: Rotten Tomatoes, the rows of ``benchmarks/textcat.py``
   (same splits, budget and configs) with the self-attentive classifier at
   the penalty coefficients ``benchmarks/results/textcat.md`` found best, next
   to spaCy's BOW and Ensemble, with several seeds.
@@ -203,7 +203,7 @@ def steps_per_epoch(n_train: int) -> int:
     return math.ceil(n_train / BATCH)
 
 
-# -- B2: similarity -----------------------------------------------------------------
+# -- similarity ---------------------------------------------------------------------
 
 
 def sick_sentences(split: str, quick: bool):
@@ -548,7 +548,7 @@ def part_similarity(args) -> None:
             write_report(args.quick)
 
 
-# -- B1: pair classification -------------------------------------------------------
+# -- pair classification -----------------------------------------------------------
 
 
 def hf_cross_encoder(
@@ -796,7 +796,7 @@ def part_pairs(args) -> None:
                 write_report(args.quick)
 
 
-# -- B3: text classification with seeds ---------------------------------------------
+# -- text classification with seeds -------------------------------------------------
 
 
 def fraction_splits(
@@ -1080,9 +1080,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         else ""
     )
     md = [
-        harness.header(
-            "The peers side by side (issue 11, Part B)", meta, measured=False
-        ),
+        harness.header("The peers side by side", meta, measured=False),
         quick,
         "Every number below was measured by `benchmarks/peers.py` in the runs listed "
         "in `peers.json` "
@@ -1105,7 +1103,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
 
 
 def _render_similarity(sim: Dict[str, Any]) -> str:
-    out = ["## B2. Sentence similarity: SICK relatedness\n\n"]
+    out = ["## Sentence similarity: SICK relatedness\n\n"]
     if not sim:
         return out[0] + "Not run.\n\n"
     out.append(
@@ -1155,7 +1153,7 @@ def _render_similarity(sim: Dict[str, Any]) -> str:
         "cosine. The relatedness "
         "scores are never trained on: a relatedness regression would fit the target "
         "directly, the entailment "
-        "task is the siamese pair task the issue offers.\n"
+        "task is the siamese pair task the component trains on.\n"
     )
     if "minilm_ft" in sim:
         out.append(
@@ -1194,7 +1192,7 @@ def _render_similarity(sim: Dict[str, Any]) -> str:
 
 
 def _render_pairs(pairs: Dict[str, Any]) -> str:
-    out = ["## B1. Pair classification\n\n"]
+    out = ["## Pair classification\n\n"]
     if not pairs:
         return out[0] + "Not run.\n\n"
     titles = {
@@ -1279,7 +1277,7 @@ def _render_pairs(pairs: Dict[str, Any]) -> str:
 
 
 def _render_textcat(tc: Dict[str, Any]) -> str:
-    out = ["## B3. Rotten Tomatoes: self-attentive rows vs spaCy BOW and Ensemble\n\n"]
+    out = ["## Rotten Tomatoes: self-attentive rows vs spaCy BOW and Ensemble\n\n"]
     if not tc:
         return out[0] + "Not run.\n\n"
     cells = [

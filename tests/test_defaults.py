@@ -1,4 +1,4 @@
-"""One source of defaults: the README's "Defaults" table is what the code
+"""One source of defaults: the "Defaults" table of docs/configs.md is what the code
 does, and every registered architecture builds and trains from its name
 alone (``{"@architectures": ...}`` and nothing else)."""
 
@@ -43,8 +43,8 @@ def _value(text: str):
 
 def readme_defaults():
     """(architecture, setting, architecture default, factory, factory
-    default) rows of the README's Defaults table."""
-    text = (REPO / "README.md").read_text(encoding="utf8")
+    default) rows of the Defaults table in docs/configs.md."""
+    text = (REPO / "docs" / "configs.md").read_text(encoding="utf8")
     section = text.split("\n## Defaults\n", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
@@ -203,7 +203,7 @@ def _params(model):
 
 
 def test_self_attentive_textcat_alone_in_textcat():
-    """Issue 12.1: the one-liner builds (paper settings, default encoder and
+    """The one-liner builds (paper settings, default encoder and
     tok2vec) and trains."""
     nlp = spacy.blank("en")
     nlp.add_pipe(

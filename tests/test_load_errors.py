@@ -1,5 +1,5 @@
 """A damaged or incompatible saved component fails with an error that names
-the component and the file (issue 12.4), for all three components and both
+the component and the file, for all three components and both
 load paths (from_disk via spacy.load, from_bytes)."""
 
 import re

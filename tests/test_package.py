@@ -1,4 +1,4 @@
-"""The package's import side effects and public API (issue 15.4): importing
+"""The package's import side effects and public API: importing
 registers everything and installs the fork-safety hook, but sets no Doc
 extensions; the doc embedder installs its extensions itself."""
 

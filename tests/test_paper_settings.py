@@ -1,4 +1,4 @@
-"""The papers' training settings (issue 11): the Adagrad optimizer, the v2
+"""The papers' training settings: the Adagrad optimizer, the v2
 architectures' fixes (intra-attention distance bias, siamese W1 penalty,
 separate encoding of siamese segments), the DA's N(0, 0.01^2) init and
 fine-tuned word vectors."""

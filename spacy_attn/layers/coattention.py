@@ -5,8 +5,8 @@ Defaults: the architecture defaults to the paper's settings (Xiong et al.
 0.3); ``attn_span_qa``'s factory config is a small CPU setting (hidden width
 96, pool size 4, dropout 0.2). Left out, ``tok2vec`` is a new small trainable
 ``spacy.Tok2Vec.v2`` that needs no vectors (``spacy_attn.layers.defaults``;
-the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
-README, "Defaults".
+the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See
+docs/configs.md, "Defaults".
 """
 
 from typing import Callable, List, NamedTuple, Optional, Tuple, cast

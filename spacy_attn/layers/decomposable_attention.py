@@ -4,8 +4,8 @@ Defaults: the architecture defaults to the paper's settings (Parikh et al.
 2016: hidden width 200, dropout 0.2); ``attn_pair_classifier``'s factory
 config uses the same values. Left out, ``tok2vec`` is a new small trainable
 ``spacy.Tok2Vec.v2`` that needs no vectors (``spacy_attn.layers.defaults``;
-the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See the
-README, "Defaults".
+the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See
+docs/configs.md, "Defaults".
 """
 
 from typing import Callable, List, Optional, Tuple, cast

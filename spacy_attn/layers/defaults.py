@@ -7,7 +7,7 @@ every factory from ``nlp.add_pipe``, the default is instead a small trainable
 ``spacy.Tok2Vec.v2`` (hash embeddings + CNN, width 96) that needs no vectors.
 This module is its one definition: the factories' default configs embed
 ``default_tok2vec_config`` and the builders call ``build_default_tok2vec``
-when their ``tok2vec`` (or ``encoder``) argument is left out. See the README,
+when their ``tok2vec`` (or ``encoder``) argument is left out. See docs/configs.md,
 "Defaults".
 """
 

@@ -28,7 +28,7 @@ u = 300, d_a = 350 for Lin et al.); the factory configs of the components
 small trainable ``spacy.Tok2Vec.v2`` (no vectors needed; see
 ``spacy_attn.layers.defaults``) and ``encoder`` a new
 ``spacy-attn.StructuredSelfAttention.v1`` with its defaults, so every
-architecture builds from its name alone. See the README, "Defaults".
+architecture builds from its name alone. See docs/configs.md, "Defaults".
 """
 
 from typing import List, Optional, Tuple, cast

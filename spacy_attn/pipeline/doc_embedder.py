@@ -5,7 +5,7 @@ text classifier on top of it.
 Defaults: the factory's default model is the small CPU setting (r = 8 hops,
 u = 128, d_a = 128, a 256-wide classifier on the small default tok2vec); the
 architectures themselves default to the paper's settings (r = 30, u = 300,
-d_a = 350). See the README, "Defaults".
+d_a = 350). See docs/configs.md, "Defaults".
 """
 
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, cast

@@ -3,7 +3,7 @@
 Defaults: the factory's default model is ``spacy-attn.DecomposableAttention.v1``
 with the paper's settings (hidden width 200, dropout 0.2), the same values
 the architecture defaults to, on the small default tok2vec (see
-``spacy_attn.layers.defaults`` and the README, "Defaults").
+``spacy_attn.layers.defaults`` and docs/configs.md, "Defaults").
 """
 
 from typing import Callable, Iterable, List, Optional

@@ -7,7 +7,7 @@ context, to ``doc.spans["answers"]``.
 Defaults: the factory's default model is the small CPU setting of
 ``spacy-attn.DynamicCoattention.v1`` (hidden width 96, maxout pool size 4,
 dropout 0.2, on the small default tok2vec); the architecture itself defaults
-to the paper's settings (200, 16, 0.3). See the README, "Defaults".
+to the paper's settings (200, 16, 0.3). See docs/configs.md, "Defaults".
 """
 
 import warnings
