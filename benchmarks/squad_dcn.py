@@ -302,7 +302,7 @@ def render(results: Dict[str, Any]) -> str:
         f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
         f"{env['threads']} thread per run, "
         f"CPU only; commit {env.get('git_commit', env.get('commit'))}.\n\n"
-        '**Protocol** (README, "SQuAD data and scoring"): trained on SQuADShifts, '
+        '**Protocol** (docs/span_qa.md): trained on SQuADShifts, '
         "checkpoint chosen on a sample of its held-out dev slice, tested on the official "
         "SQuAD v1.1 dev set (EM / F1, 0-100). **Not comparable to the paper**: DCN reports "
         "EM 65.4 / F1 75.6 (single model) from the full 87.6k-question SQuAD train set, "
