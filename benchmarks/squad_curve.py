@@ -11,7 +11,8 @@ published reference rows -> ``benchmarks/results/squad.{json,md}``.
         --paths.vectors training/vectors
     python benchmarks/squad_hf.py --splits corpus/squad --train-examples 0 \\
         --max-train-seconds 2400 --dev-subset 2000    # the peer, same questions
-    python benchmarks/squad_curve.py --run RUN [--final]
+    python scripts/squad_eval.py RUN/model-best corpus/squad --ood --output metrics/squad.json
+    python benchmarks/squad_curve.py --run RUN [--final metrics/squad.json]
 
 Each checkpoint (``RUN/checkpoints/step-N.bin``, written at every evaluation
 of the training run) is loaded into the run's pipeline and scored with the
@@ -19,8 +20,9 @@ official metric on the seeded subset of the official dev questions the peer
 is scored on (``--subset-file``; all 10,570 with ``--curve-limit 0``), through
 ``spacy_attn.answer_questions`` (tokenization included). Scores are cached in
 the results JSON, so the script can be rerun while training goes on.
-``--final`` also scores ``RUN/model-best`` (selected on the held-out train
-articles) on the full official dev set and the SQuADShifts sets.
+``--final metrics/squad.json`` adds the scores of ``RUN/model-best``
+(selected on the held-out train articles) on the full official dev set and
+the SQuADShifts sets, as ``scripts/squad_eval.py --ood`` measured them.
 """
 
 import argparse
@@ -225,7 +227,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--curve-limit", type=int, default=-1, help="0 = full dev")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--final", action="store_true", help="also score model-best")
+    p.add_argument(
+        "--final", default="", help="scripts/squad_eval.py output for model-best"
+    )
     p.add_argument("--notes", default="", help="a paragraph appended to the report")
     args = p.parse_args(argv)
     import os
@@ -249,28 +253,14 @@ def main(argv: Optional[List[str]] = None) -> None:
         curve_data = harness.squad_subset(test, ids)
     res["curve"] = score_checkpoints(run, curve_data, res.get("curve", {}), args)
     if args.final:
-        import spacy
-
-        from spacy_attn.squad.evaluate import evaluate_squad
-
-        nlp = spacy.load(run / "model-best")
+        # The workflow's test step (scripts/squad_eval.py --ood) scored
+        # model-best on the full official dev set and the SQuADShifts sets.
+        metrics = json.loads(Path(args.final).read_text())
         log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
-        sets = {}
-        for name in ("test", "test_new_wiki", "test_nyt", "test_reddit"):
-            r = evaluate_squad(
-                nlp,
-                load_squad_json(splits / f"{name}.json"),
-                batch_size=args.batch_size,
-            )
-            r.pop("predictions")
-            sets[name] = r
-            harness.log(
-                f"model-best {name}: EM {r['exact_match']:.2f} F1 {r['f1']:.2f}"
-            )
         res["final"] = {
-            "model": harness.relative(run / "model-best"),
+            "model": metrics["model"],
             "train_minutes": log[-1]["seconds"] / 60,
-            "sets": sets,
+            "sets": metrics["sets"],
         }
     if Path(args.peer).exists():
         peer = json.loads(Path(args.peer).read_text())

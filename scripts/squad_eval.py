@@ -33,6 +33,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--output", default="metrics/squad.json")
     p.add_argument("--ood", action="store_true", help="also the SQuADShifts sets")
     p.add_argument("--limit", type=int, default=0, help="first N questions (0 = all)")
+    p.add_argument(
+        "--ood-limit",
+        type=int,
+        default=0,
+        help="first N questions of each SQuADShifts set (0 = all)",
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--gpu-id", type=int, default=-1)
     p.add_argument(
@@ -72,8 +78,9 @@ def main(argv: Optional[List[str]] = None) -> None:
                 file=sys.stderr,
             )
             sys.exit(1)
+        limit = args.ood_limit if name != "test" and args.ood_limit else args.limit
         res = evaluate_squad(
-            nlp, load_squad_json(path), batch_size=args.batch_size, limit=args.limit
+            nlp, load_squad_json(path), batch_size=args.batch_size, limit=limit
         )
         predictions[name] = res.pop("predictions")
         results["sets"][name] = res
