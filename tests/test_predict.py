@@ -8,15 +8,15 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import numpy
 import pytest
 import spacy
 
 import spacy_attn
+from spacy_attn.batch import PredictError, finished_lines, predict_file
 from spacy_attn.parallel import WorkerPool
-from spacy_attn.predict import PredictError, finished_lines, predict_file
 
 from .test_multiprocess import build_pipeline, run_with_timeout
 from .util import rt_texts, snli_pairs, squad_pairs
@@ -526,6 +526,10 @@ def double(x: int) -> int:
     return 2 * x
 
 
+def make_doubler() -> Callable[[int], int]:
+    return double
+
+
 @pytest.mark.parametrize("n_process", [1, 2])
 def test_worker_pool_is_ordered_and_lazy(n_process):
     """Results in order, and the input is consumed only a few jobs ahead of
@@ -537,7 +541,7 @@ def test_worker_pool_is_ordered_and_lazy(n_process):
             next(pulled)
             yield i, i
 
-    with WorkerPool(n_process, max_pending=3) as pool:
-        results = list(itertools.islice(pool.imap(double, jobs()), 50))
+    with WorkerPool(n_process, make_worker=make_doubler, max_pending=3) as pool:
+        results = list(itertools.islice(pool.imap(jobs()), 50))
         assert results == [(i, 2 * i) for i in range(50)]
         assert next(pulled) <= 50 + 3
