@@ -252,6 +252,18 @@ def predict_cli(
             show_default=False,
         ),
     ] = None,
+    max_chars: Annotated[
+        Optional[int],
+        Opt(
+            "--max-chars",
+            help=(
+                "Longest text (characters) a row may hold; a longer one is a bad "
+                "row (default: per component: pair 5,000 per text, doc 20,000, "
+                "QA question 2,000 and context 1,000,000)"
+            ),
+            show_default=False,
+        ),
+    ] = None,
     no_progress: Annotated[
         bool, Opt("--no-progress", help="No progress bar on stderr")
     ] = False,
@@ -337,6 +349,7 @@ def predict_cli(
             overwrite=overwrite,
             input_format=input_format,
             component=component,
+            max_chars=max_chars,
             progress=not no_progress,
             scheduler=scheduler,
             n_workers=n_workers,

@@ -9,6 +9,7 @@ test_multiprocess.py)."""
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Dict, List
@@ -24,6 +25,7 @@ pytest.importorskip(
 )
 
 from spacy_attn.batch import predict_file  # noqa: E402
+from spacy_attn.batch.output import run_record_path  # noqa: E402
 
 from .test_multiprocess import build_pipeline, run_with_timeout  # noqa: E402
 from .util import snli_pairs  # noqa: E402
@@ -171,6 +173,10 @@ def test_dask_output_equals_predict_file_and_resumes(job, tmp_path):
     )
     reject_lines = job["expected.rejects.jsonl"].read_bytes().split(b"\n")
     Path(resumed["rejects"]).write_bytes(reject_lines[0] + b"\n")
+    # The record that run left (the run's identity; local and Dask agree).
+    shutil.copy(
+        run_record_path(job["expected.jsonl"]), run_record_path(Path(resumed["output"]))
+    )
     results = run_cluster(
         job,
         tmp_path,

@@ -273,6 +273,8 @@ def _warm_up(name: str) -> Dict[str, Any]:
     return {
         "component": predictor.component,
         "kind": predictor.kind,
+        "model_hash": predictor.model_hash(),
+        "max_length": predictor.nlp.max_length,
         "pid": os.getpid(),
         "threads": torch.get_num_threads(),
         "seconds": time.perf_counter() - start,
@@ -393,9 +395,17 @@ class DaskEngine(Engine):
                 for w in _eligible_workers(self._client, self.resources).values()
             )
             self.max_in_flight = max(2, 2 * n_threads)
+        hashes = {i["model_hash"] for i in info}
+        if len(hashes) > 1:
+            raise PredictError(
+                f"The workers loaded {len(hashes)} different models: "
+                "give every worker the same pipeline."
+            )
         return EngineInfo(
             info[0]["component"],
             info[0]["kind"],
+            model_hash=info[0]["model_hash"],
+            max_length=info[0]["max_length"],
             workers=len(info),
             details={
                 "scheduler": self._client.scheduler_info(n_workers=0)["address"],

@@ -13,7 +13,16 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from .engines import Engine, InProcessEngine, LocalPoolEngine, Model
 from .errors import PredictError
-from .output import OutputFiles, PredictStats, check_paths, resume_rows
+from .output import (
+    OUTPUT_FORMAT,
+    OutputFiles,
+    PredictStats,
+    check_paths,
+    check_run_record,
+    resume_rows,
+    write_run_record,
+)
+from .predictor import row_error_reason, text_limits
 from .rows import Columns, InputRow, RowReader, Task, count_rows, resolve_columns
 
 ENGINES = ("local", "dask")
@@ -27,6 +36,8 @@ class Batch:
 
     rows: List[Optional[Tuple[InputRow, str]]] = field(default_factory=list)
     done: int = 0
+    # Every row of the batch, for the rejects of rows the pipeline fails on.
+    inputs: List[InputRow] = field(default_factory=list)
 
 
 def make_batches(
@@ -58,6 +69,7 @@ def make_batches(
             # whole batch, as an uninterrupted run would.
             yield Batch(rows=[(row, extracted)]), []
             return
+        batch.inputs.append(row)
         if isinstance(extracted, str):
             batch.rows.append((row, extracted))
         else:
@@ -90,11 +102,16 @@ def write_batch(
             continue  # written by the run being resumed
         if item is None:
             assert line is not None
-            sinks.write_row(line)
-            stats.written += 1
-            stats.rows += 1
-            continue
-        row, reason = item
+            failure = row_error_reason(line)
+            if failure is None:
+                sinks.write_row(line)
+                stats.written += 1
+                stats.rows += 1
+                continue
+            # The pipeline failed on this row alone: a bad row too.
+            row, reason = batch.inputs[index], failure
+        else:
+            row, reason = item
         if sinks.rejects is None:
             sinks.flush()
             raise PredictError(
@@ -195,6 +212,7 @@ def predict_file(
     overwrite: bool = False,
     input_format: str = "auto",
     component: Optional[str] = None,
+    max_chars: Optional[int] = None,
     progress: bool = True,
     start_method: Optional[str] = None,
     scheduler: Any = None,
@@ -234,6 +252,9 @@ def predict_file(
     overwrite (bool): Replace an existing OUTPUT / REJECTS.
     input_format (str): "auto", "jsonl", "csv" or "tsv".
     component (Optional[str]): The spacy-attn component, if several.
+    max_chars (Optional[int]): The longest text (characters) a row may
+        hold; a longer one makes its row a bad row (rejected, or the run
+        stops). None: the component's limits (``predictor.MAX_CHARS``).
     progress (bool): Show a progress bar with rate and ETA on stderr.
     start_method (Optional[str]): Multiprocessing start method of local
         workers; None: the platform's default.
@@ -255,6 +276,8 @@ def predict_file(
     rejects = Path(rejects_path) if rejects_path is not None else None
     if batch_size < 1:
         raise PredictError(f"--batch-size must be >= 1, got {batch_size}.")
+    if max_chars is not None and max_chars < 1:
+        raise PredictError(f"--max-chars must be >= 1, got {max_chars}.")
     runner = make_engine(
         engine,
         n_process=n_process,
@@ -291,7 +314,22 @@ def predict_file(
                 where=str(input_path),
                 header=reader.header is not None,
             )
+        limits = text_limits(info.kind, max_length=info.max_length, limit=max_chars)
+        if columns is not None:
+            columns.max_chars = limits
         stats.columns = columns
+        # What defines this run: written beside OUTPUT, or checked on resume.
+        record: Dict[str, Any] = {
+            "model": info.model_hash,
+            "component": info.component,
+            "text_cols": list(columns.texts) if columns else None,
+            "id_col": columns.id if columns else None,
+            "input_format": reader.format,
+            "rejects": rejects is not None,
+            "max_chars": list(limits),
+            "output_format": OUTPUT_FORMAT,
+        }
+        record = check_run_record(record, reader, output_path, rejects, resume=resume)
         # Resume: the finished rows of both files are a prefix of the input.
         rows, stats.skipped, n_done = resume_rows(
             reader, columns, output_path, rejects, batch_size, resume=resume
@@ -307,6 +345,13 @@ def predict_file(
         )
         for batch, lines in runner.run(batches):
             write_batch(batch, lines, sinks, stats, input_path)
+            # The input consumed so far, for a resume to check (after the
+            # flush: the record never covers rows that are not written).
+            record["input_prefix"] = {
+                "rows": stats.skipped + stats.rows,
+                "sha256": batch.inputs[-1].prefix_sha256,
+            }
+            write_run_record(output_path, record)
             if bar is not None:
                 bar.update(len(batch.rows))
         failed = False

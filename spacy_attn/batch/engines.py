@@ -31,14 +31,34 @@ class EngineInfo:
 
     component (str): The spacy-attn component that predicts.
     kind (str): Its task: "pair", "doc" or "qa".
+    model_hash (str): The identity of the model (``Predictor.model_hash``).
+    max_length (int): The pipeline's ``nlp.max_length``.
     workers (int): Processes that predict.
     details (Dict[str, Any]): Engine-specific facts (a scheduler's address).
     """
 
     component: str
     kind: str
+    model_hash: str
+    max_length: int
     workers: int = 1
     details: Dict[str, Any] = field(default_factory=dict)
+
+
+def describe(predictor: Predictor, *, workers: int = 1) -> EngineInfo:
+    """The ``EngineInfo`` of a loaded predictor.
+
+    predictor (Predictor): The predictor.
+    workers (int): Processes that predict with it.
+    RETURNS (EngineInfo): Its component, task, model identity and limits.
+    """
+    return EngineInfo(
+        predictor.component,
+        predictor.kind,
+        model_hash=predictor.model_hash(),
+        max_length=predictor.nlp.max_length,
+        workers=workers,
+    )
 
 
 class Engine:
@@ -101,7 +121,7 @@ class InProcessEngine(Engine):
         if self.threads is not None:
             self._saved_threads = torch.get_num_threads()
             torch.set_num_threads(self.threads)
-        return EngineInfo(self._predictor.component, self._predictor.kind)
+        return describe(self._predictor)
 
     def run(
         self, jobs: Iterable[Tuple[K, List[Task]]]
@@ -175,12 +195,9 @@ class LocalPoolEngine(Engine):
         )
         start = time.perf_counter()
         self._pool.__enter__()
-        return EngineInfo(
-            predictor.component,
-            predictor.kind,
-            workers=self.n_process,
-            details={"pool_start_seconds": time.perf_counter() - start},
-        )
+        info = describe(predictor, workers=self.n_process)
+        info.details["pool_start_seconds"] = time.perf_counter() - start
+        return info
 
     def run(
         self, jobs: Iterable[Tuple[K, List[Task]]]
@@ -199,5 +216,6 @@ __all__ = [
     "EngineInfo",
     "InProcessEngine",
     "LocalPoolEngine",
+    "describe",
     "worker_predictor",
 ]

@@ -5,12 +5,13 @@ they always hold a prefix of the input's rows, and the checks that let
 
 import itertools
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Dict, Iterable, Optional, Tuple
+from typing import IO, Any, BinaryIO, Dict, Iterable, List, Optional, Tuple
 
 from .errors import PredictError
-from .rows import Columns, InputRow, RowReader
+from .rows import Columns, InputRow, RowReader, prefix_sha256
 
 
 def finished_lines(path: Optional[Path]) -> Tuple[int, Optional[str]]:
@@ -257,8 +258,129 @@ def _json_field(line: str, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
+# -- the run record ---------------------------------------------------------------
+
+# What a run's output lines are: changes when they would change for the same
+# model and input.
+OUTPUT_FORMAT = "spacy-attn-predict/1"
+# What defines a run, and how a refusal names each item when it differs.
+# Batch size, engine, process count and threads are not part of it: they may
+# change between an interrupted run and its resume.
+RUN_ITEMS: Dict[str, str] = {
+    "model": "the model (its config or weights)",
+    "component": "the component",
+    "text_cols": "the text columns (--text-cols)",
+    "id_col": "the id column (--id-col)",
+    "input_format": "the input format (--format)",
+    "rejects": "--rejects (given or not)",
+    "input_prefix": "the input (its rows that run had finished)",
+    "max_chars": "the text limits (--max-chars)",
+    "output_format": "the output format (another spacy-attn version)",
+}
+
+
+def run_record_path(output_path: Path) -> Path:
+    """Where the run record of an output lives: ``OUTPUT.run.json``.
+
+    output_path (Path): The output file.
+    RETURNS (Path): The record's path.
+    """
+    return output_path.with_name(output_path.name + ".run.json")
+
+
+def write_run_record(output_path: Path, record: Dict[str, Any]) -> None:
+    """Write (replace) the run record beside the output, atomically: a kill
+    leaves the old record or the new one.
+
+    output_path (Path): The output file.
+    record (Dict[str, Any]): The record.
+    """
+    path = run_record_path(output_path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+    os.replace(tmp, path)
+
+
+def check_run_record(
+    record: Dict[str, Any],
+    reader: RowReader,
+    output_path: Path,
+    rejects: Optional[Path] = None,
+    *,
+    resume: bool,
+) -> Dict[str, Any]:
+    """Write the record of this run beside its output, or on ``resume``
+    check that the output was made by the same run: the same ``RUN_ITEMS``
+    and the same input, as far as that run consumed it (the sha256 of its
+    first rows, ``input_prefix``, which the driver updates after every
+    batch; the rows after it may change, e.g. a bad row fixed).
+
+    record (Dict[str, Any]): This run's items (``RUN_ITEMS``).
+    reader (RowReader): The input (read again up to the recorded prefix).
+    output_path (Path): The output file.
+    rejects (Optional[Path]): The rejects file, if any.
+    resume (bool): The run continues an earlier one.
+    RETURNS (Dict[str, Any]): The record to go on with (the saved one on
+        resume, with its input prefix).
+    RAISES (PredictError): On resume, if the output has finished rows and no
+        record, or a record that differs; the message names what changed.
+    """
+    path = run_record_path(output_path)
+    finished = any(
+        p is not None and p.exists() and p.stat().st_size
+        for p in (output_path, rejects)
+    )
+    if resume and finished:
+        if not path.exists():
+            raise PredictError(
+                f"--resume: {output_path} has no run record ({path.name}), so it cannot "
+                f"be checked to come from this model, input and options. Start over "
+                f"with --overwrite."
+            )
+        try:
+            saved = json.loads(path.read_text(encoding="utf8"))
+        except ValueError:
+            raise PredictError(
+                f"--resume: the run record {path} is damaged (invalid JSON). Start over "
+                f"with --overwrite."
+            ) from None
+        changed = [
+            key
+            for key in RUN_ITEMS
+            if key != "input_prefix" and saved.get(key) != record.get(key)
+        ]
+        prefix = saved.get("input_prefix") or {}
+        if not changed and prefix.get("rows"):
+            again = RowReader(reader.path, input_format=reader.format)
+            if prefix_sha256(again, prefix["rows"]) != prefix.get("sha256"):
+                changed.append("input_prefix")
+        if changed:
+            raise PredictError(
+                f"--resume: {output_path} was made by another run: "
+                f"{_list(RUN_ITEMS[key] for key in changed)} "
+                f"{'differs' if len(changed) == 1 else 'differ'} from this run. "
+                f"Resume with that run's model, input and options, or start over "
+                f"with --overwrite."
+            )
+        return dict(record, input_prefix=prefix)
+    # A new run (or a resume with nothing finished): this run's record.
+    record = dict(record, input_prefix={"rows": 0, "sha256": ""})
+    write_run_record(output_path, record)
+    return record
+
+
+def _list(items: Iterable[str]) -> str:
+    words: List[str] = list(items)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 __all__ = [
+    "OUTPUT_FORMAT",
+    "RUN_ITEMS",
     "OutputFiles",
+    "check_run_record",
+    "write_run_record",
+    "run_record_path",
     "PredictStats",
     "finished_lines",
     "check_paths",

@@ -9,6 +9,7 @@ the driver decides between stopping and rejecting.
 import codecs
 import csv
 import gzip
+import hashlib
 import io
 import json
 from dataclasses import dataclass
@@ -41,12 +42,16 @@ class InputRow:
     raw (str): The row as read, undecodable bytes as ``\\x..`` escapes.
     record (Optional[Dict[str, Any]]): Column -> value, if it parsed.
     error (Optional[str]): Why it did not parse.
+    prefix_sha256 (str): The sha256 of the input up to the end of this row
+        (its lines as read, a csv header included): the identity of the
+        input that a resumed run has consumed.
     """
 
     line: int
     raw: str
     record: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
+    prefix_sha256: str = ""
 
 
 def detect_input_format(path: Path) -> str:
@@ -146,8 +151,10 @@ class RowReader:
             yield from self._delimited_rows(skip, "," if self.format == "csv" else "\t")
 
     def _jsonl_rows(self, skip: int) -> Iterator[InputRow]:
+        digest = hashlib.sha256()
         with _open_binary(self.path) as f:
             for line_no, data in enumerate(f, start=1):
+                digest.update(data)
                 if line_no == 1 and data.startswith(codecs.BOM_UTF8):
                     data = data[len(codecs.BOM_UTF8) :]
                 if not data.strip():
@@ -155,9 +162,11 @@ class RowReader:
                 if self.n_skipped < skip:
                     self.n_skipped += 1
                     if self.n_skipped == skip:
-                        self.last_skipped = self._parse_jsonl(line_no, data)
+                        self.last_skipped = _stamp(
+                            self._parse_jsonl(line_no, data), digest
+                        )
                     continue
-                yield self._parse_jsonl(line_no, data)
+                yield _stamp(self._parse_jsonl(line_no, data), digest)
 
     @staticmethod
     def _parse_jsonl(line_no: int, data: bytes) -> InputRow:
@@ -192,12 +201,14 @@ class RowReader:
             binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
         )
         consumed: List[str] = []
+        digest = hashlib.sha256()
 
         def lines() -> Iterator[str]:
             # The lines the csv reader takes for the current record: its raw
             # text and its line numbers (a quoted field may span lines).
             for line in text:
                 consumed.append(line)
+                digest.update(line.encode("utf-8", "surrogateescape"))
                 yield line
 
         with text:
@@ -231,11 +242,11 @@ class RowReader:
                 if self.n_skipped < skip:
                     self.n_skipped += 1
                     if self.n_skipped == skip:
-                        self.last_skipped = self._parse_fields(
-                            line_no, raw, fields, error
+                        self.last_skipped = _stamp(
+                            self._parse_fields(line_no, raw, fields, error), digest
                         )
                     continue
-                yield self._parse_fields(line_no, raw, fields, error)
+                yield _stamp(self._parse_fields(line_no, raw, fields, error), digest)
 
     def _parse_fields(
         self, line_no: int, raw: str, fields: Optional[List[str]], error: Optional[str]
@@ -256,6 +267,25 @@ class RowReader:
         if any(_has_undecodable(value) for value in fields):
             return InputRow(line_no, raw, error="invalid UTF-8")
         return InputRow(line_no, raw, record=dict(zip(self.header, fields)))
+
+
+def _stamp(row: InputRow, digest: "hashlib._Hash") -> InputRow:
+    row.prefix_sha256 = digest.copy().hexdigest()
+    return row
+
+
+def prefix_sha256(reader: "RowReader", n_rows: int) -> Optional[str]:
+    """The sha256 of the input up to the end of its ``n_rows``-th row (one
+    pass over that part; jsonl rows are not parsed for it).
+
+    reader (RowReader): The input.
+    n_rows (int): Rows (> 0).
+    RETURNS (Optional[str]): The digest, None if the input has fewer rows.
+    """
+    for _ in reader.rows(skip=n_rows):
+        break
+    row = reader.last_skipped
+    return row.prefix_sha256 if row is not None and reader.n_skipped == n_rows else None
 
 
 def count_rows(path: Union[str, Path], *, header: bool = False) -> int:
@@ -286,10 +316,13 @@ class Columns:
 
     texts (Tuple[str, ...]): The text columns, in the task's order.
     id (Optional[str]): The id column; None: the line number is the id.
+    max_chars (Optional[Tuple[int, ...]]): The longest text allowed in each
+        text column (characters); a longer one makes its row a bad row.
     """
 
     texts: Tuple[str, ...]
     id: Optional[str] = None
+    max_chars: Optional[Tuple[int, ...]] = None
 
     def extract(self, row: InputRow) -> Union[Task, str]:
         """The task of a parsed row, or the reason it has none.
@@ -300,7 +333,7 @@ class Columns:
         """
         record = row.record
         assert record is not None, "extract() takes parsed rows"
-        texts = []
+        texts: List[str] = []
         for column in self.texts:
             if column not in record:
                 return f"missing column {column!r} (found {sorted(record)})"
@@ -309,6 +342,13 @@ class Columns:
                 return (
                     f"column {column!r} must be a string, got {_describe_value(value)}"
                 )
+            if self.max_chars is not None:
+                limit = self.max_chars[len(texts)]
+                if len(value) > limit:
+                    return (
+                        f"column {column!r} has {len(value):,} characters, over the "
+                        f"limit of {limit:,} (--max-chars)"
+                    )
             texts.append(value)
         if self.id is None:
             return row.line, tuple(texts)
@@ -397,5 +437,6 @@ __all__ = [
     "Columns",
     "detect_input_format",
     "count_rows",
+    "prefix_sha256",
     "resolve_columns",
 ]
