@@ -173,6 +173,9 @@ def _serve(
     then run it on jobs ``(seq, payload)`` until the ``None`` sentinel,
     sending back ``(seq, ok, result or error)``; ``seq`` -1 reports start-up."""
     die_with_parent(parent_pid)
+    # Ctrl-C reaches the whole process group: the parent handles it (and
+    # stops the workers); a worker would only print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         fn = make_worker(*worker_args)
     except BaseException as err:  # noqa: BLE001 - reported to the parent

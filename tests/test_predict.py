@@ -5,6 +5,7 @@ import csv
 import gzip
 import itertools
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ import spacy
 import spacy_attn
 from spacy_attn.batch import PredictError, finished_lines, predict_file
 from spacy_attn.batch.output import run_record_path
-from spacy_attn.parallel import WorkerPool
+from spacy_attn.parallel import WorkerDied, WorkerPool
 
 from .test_multiprocess import build_pipeline, run_with_timeout
 from .util import rt_texts, snli_pairs, squad_pairs
@@ -549,3 +550,19 @@ def test_worker_pool_is_ordered_and_lazy(n_process):
         results = list(itertools.islice(pool.imap(jobs()), 50))
         assert results == [(i, 2 * i) for i in range(50)]
         assert next(pulled) <= 50 + 3
+
+
+def exit_on_negative() -> Callable[[int], int]:
+    def run(x: int) -> int:
+        if x < 0:
+            os._exit(3)  # a worker killed mid-job (as by the OOM killer)
+        return x
+
+    return run
+
+
+def test_worker_pool_reports_a_dead_worker():
+    jobs = [(i, i) for i in range(5)] + [(5, -1)] + [(i, i) for i in range(6, 20)]
+    with pytest.raises(WorkerDied, match="exit code 3"):
+        with WorkerPool(2, make_worker=exit_on_negative, max_pending=4) as pool:
+            list(pool.imap(jobs))

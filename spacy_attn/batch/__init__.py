@@ -33,7 +33,12 @@ Guarantees, the same for every engine:
   of the input (``--batch-size`` rows, bad ones included), and a resumed run
   predicts the interrupted batch whole again, writing only its unfinished
   rows, so the result is byte-identical to an uninterrupted run with the
-  same options.
+  same options. ``OUTPUT.run.json`` records what defines the run (model,
+  component, columns, options, the input rows consumed); a resume that is
+  not the same run is refused, naming what changed.
+* Bounds: a text longer than its component's bound (``MAX_CHARS``,
+  ``--max-chars``) is a bad row, and so is a row the pipeline raises on, so
+  one row can neither exhaust memory nor stop a run with ``--rejects``.
 
 The package, in the order of the data:
 

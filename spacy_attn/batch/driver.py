@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..parallel import WorkerDied
 from .engines import Engine, InProcessEngine, LocalPoolEngine, Model
 from .errors import PredictError
 from .output import (
@@ -144,6 +145,20 @@ def progress_bar(input_path: Path, skip: int, *, header: bool, enabled: bool) ->
         smoothing=0.05,
         dynamic_ncols=True,
     )
+
+
+def _stop_on_dead_workers(
+    results: Iterator[Tuple[Batch, List[str]]], stats: PredictStats
+) -> Iterator[Tuple[Batch, List[str]]]:
+    """The engine's results; a local worker that died (the OOM killer, a
+    crash) ends the run with one line saying how to go on."""
+    try:
+        yield from results
+    except WorkerDied as err:
+        raise PredictError(
+            f"{err} The first {stats.skipped + stats.rows} rows are in the output; "
+            f"rerun with --resume (with a lower --batch-size if it ran out of memory)."
+        ) from err
 
 
 def make_engine(
@@ -343,7 +358,7 @@ def predict_file(
         batches = make_batches(
             rows, columns, batch_size, keep_going=rejects is not None, n_done=n_done
         )
-        for batch, lines in runner.run(batches):
+        for batch, lines in _stop_on_dead_workers(runner.run(batches), stats):
             write_batch(batch, lines, sinks, stats, input_path)
             # The input consumed so far, for a resume to check (after the
             # flush: the record never covers rows that are not written).
