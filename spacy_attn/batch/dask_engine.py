@@ -130,8 +130,9 @@ KEY_PREFIX = "spacy-attn-predict-"
 
 def _require_dask() -> None:
     if distributed is None:
-        raise ImportError(
-            "The Dask engine needs Dask distributed: pip install 'spacy-attn[distributed]' "
+        # A PredictError: the commands show it as one line.
+        raise PredictError(
+            "--engine dask needs Dask distributed: pip install 'spacy-attn[distributed]' "
             "(or 'dask[distributed]')."
         )
 
@@ -379,9 +380,15 @@ class DaskEngine(Engine):
             self._client = Client(self._cluster, set_as_default=False)
             self._owns_client = True
         elif isinstance(self.scheduler, str):
-            self._client = Client(
-                self.scheduler, timeout=self.startup_timeout, set_as_default=False
-            )
+            try:
+                self._client = Client(
+                    self.scheduler, timeout=self.startup_timeout, set_as_default=False
+                )
+            except OSError as err:  # unreachable, refused, timed out
+                raise PredictError(
+                    f"--scheduler {self.scheduler}: cannot connect ({err}). Start the "
+                    "scheduler, or leave --scheduler out for a local cluster."
+                ) from err
             self._owns_client = True
         else:
             self._client = self.scheduler
