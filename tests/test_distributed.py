@@ -34,7 +34,9 @@ BATCH = 8  # 200 rows -> 25 batches: 7 tasks of 4 batches (the default)
 N_ROWS = 200
 BAD_LINES = (4, 120)  # 1-based input lines that are not JSON
 KILL_TASK = 3  # the task (batches 12-15) whose first attempt kills its worker
-TIMEOUT = 300  # seconds for one cluster's subprocess; ~15-25 s alone, ~150 s on a loaded 2-core machine
+# Seconds for one cluster's subprocess: ~15-25 s alone, ~150 s on a loaded
+# 2-core machine.
+TIMEOUT = 300
 
 
 @pytest.fixture(scope="module")
