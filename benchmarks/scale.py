@@ -13,7 +13,7 @@ uses batches of ``--batch-size`` rows):
 * ``pipe_n_process_2``: ``nlp.pipe(docs, n_process=2)`` with the output lines
   made in the parent (spaCy's own multi-processing: every ``Doc`` travels to
   a worker and back as bytes).
-* ``dask_2``: ``spacy_attn.distributed.predict_file_dask`` on a
+* ``dask_2``: ``predict_file(engine="dask")`` on a
   ``LocalCluster`` of two worker processes, one thread each.
 
 Models, trained briefly (the speed of an untrained model is the same; the
@@ -165,7 +165,7 @@ def run_engine(spec: Dict[str, Any]) -> Dict[str, Any]:
     )
     import torch
 
-    from spacy_attn.predict import predict_file
+    from spacy_attn.batch import predict_file
 
     if engine in ("one_default", "one_1thread", "n_process_2"):
         stats = predict_file(
@@ -180,12 +180,11 @@ def run_engine(spec: Dict[str, Any]) -> Dict[str, Any]:
         )
         extra = {}
     elif engine == "dask_2":
-        from spacy_attn.distributed import predict_file_dask
-
-        stats = predict_file_dask(
+        stats = predict_file(
             model,
             src,
             out,
+            engine="dask",
             n_workers=2,
             batch_size=bs,
             threads=1,
@@ -211,7 +210,7 @@ def pipe_n_process(model: str, src: str, out: str, batch_size: int):
     import spacy
 
     import spacy_attn
-    from spacy_attn.predict import Predictor, PredictStats
+    from spacy_attn.batch import Predictor, PredictStats
 
     nlp = spacy.load(model)
     predictor = Predictor(nlp)

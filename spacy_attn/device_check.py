@@ -1,7 +1,7 @@
 """One-command check that every component trains and predicts on a device.
 
-    python -m spacy_attn.device_check --gpu-id 0            # on a GPU machine
-    python -m spacy_attn.device_check --gpu-id -1 --steps 5  # the same on CPU
+    python -m spacy attn device-check --gpu-id 0            # on a GPU machine
+    python -m spacy attn device-check --gpu-id -1 --steps 5  # the same on CPU
 
 For each component (``attn_pair_classifier``, ``attn_doc_embedder``,
 ``attn_span_qa``) and each backbone (``vectors``: spacy-attn.FrozenVectors.v1,
@@ -23,7 +23,6 @@ function on the CPU (``tests/test_device_check.py``) and, where CUDA is
 present, on the GPU (``pytest -m gpu``).
 """
 
-import argparse
 import gzip
 import json
 import sys
@@ -311,43 +310,8 @@ def run(
     return results
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Train / round-trip / compare every component on a device."
-    )
-    parser.add_argument("--gpu-id", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--components", nargs="+", default=list(COMPONENTS))
-    parser.add_argument("--backbones", nargs="+", default=list(BACKBONES))
-    parser.add_argument(
-        "--output", type=Path, default=None, help="write the results as JSON"
-    )
-    args = parser.parse_args(argv)
-    if args.gpu_id >= 0:
-        import torch
-
-        if not torch.cuda.is_available():
-            print(
-                "No CUDA device: run with --gpu-id -1 for the CPU check.",
-                file=sys.stderr,
-            )
-            return 2
-    results = run(
-        gpu_id=args.gpu_id,
-        steps=args.steps,
-        components=args.components,
-        backbones=args.backbones,
-    )
-    if args.output:
-        args.output.write_text(json.dumps(results, indent=2) + "\n")
-    failed = [r for r in results if r["status"] == "failed"]
-    for r in failed:
-        print(
-            f"\nFAILED {r['component']} / {r['backbone']}:\n{r.get('traceback', r)}",
-            file=sys.stderr,
-        )
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # The alias of `python -m spacy attn device-check` (spacy_attn.cli).
+    from spacy_attn.cli import main
+
+    main(["device-check", *sys.argv[1:]], prog_name="python -m spacy_attn.device_check")

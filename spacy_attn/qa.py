@@ -88,12 +88,22 @@ def answer_questions(
         if as_docs:
             yield doc
             continue
-        yield _answers(doc, context, pipe.pair_key, pipe.answers_key)
+        yield context_answers(doc, context, pipe.pair_key, pipe.answers_key)
 
 
-def _answers(
+def context_answers(
     doc: Doc, context: str, pair_key: str, answers_key: str
 ) -> List[Dict[str, Any]]:
+    """The answers a span QA component put on a pair doc, as character
+    offsets into ``context`` as given (before ``make_pair`` stripped it).
+
+    doc (Doc): The annotated pair doc.
+    context (str): The context text passed to ``make_pair``.
+    pair_key (str): The pair's key in ``doc.spans``.
+    answers_key (str): The answers' key in ``doc.spans``.
+    RETURNS (List[Dict[str, Any]]): ``{"text", "score", "start_char",
+        "end_char"}`` per answer, best first.
+    """
     group = doc.spans[answers_key] if answers_key in doc.spans else []
     if not len(group):
         return []
@@ -119,4 +129,4 @@ def _answers(
     return out
 
 
-__all__ = ["answer_questions"]
+__all__ = ["answer_questions", "context_answers"]

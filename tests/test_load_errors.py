@@ -180,3 +180,79 @@ def test_incompatible_model_names_the_component(saved, tmp_path):
 
 def _copytree(src, dst):
     shutil.copytree(src, dst)
+
+
+# -- checksums of the model bytes ------------------------------------------------
+
+
+def _flip(data: bytes, n: int = 50) -> bytes:
+    """``n`` bytes of the second half flipped (weights, not the header)."""
+    out = bytearray(data)
+    for i in range(n):
+        pos = len(out) // 2 + i * 7
+        out[pos] ^= 0xFF
+    return bytes(out)
+
+
+def test_flipped_bytes_in_model_file_are_detected(saved, tmp_path):
+    factory, nlp, path = saved
+    copy = tmp_path / "pipeline"
+    _copytree(path, copy)
+    model_file = copy / factory / "model"
+    model_file.write_bytes(_flip(model_file.read_bytes()))
+    with pytest.raises(ComponentLoadError, match="does not match the checksum") as info:
+        spacy.load(copy)
+    message = str(info.value)
+    assert str(model_file) in message and f"'{factory}'" in message
+    assert "Restore the pipeline" in message and "\n" not in message
+
+
+def test_flipped_bytes_in_model_bytes_are_detected(saved):
+    factory, nlp, path = saved
+    pipe = nlp.get_pipe(factory)
+    model_bytes = pipe.model.to_bytes()
+    data = pipe.to_bytes(exclude=["vocab"])
+    start = data.index(model_bytes)
+    damaged = data[:start] + _flip(model_bytes) + data[start + len(model_bytes) :]
+    fresh = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
+    with pytest.raises(ComponentLoadError, match="does not match the checksum"):
+        fresh.from_bytes(damaged, exclude=["vocab"])
+
+
+def test_pipeline_saved_without_checksums_still_loads(saved, tmp_path):
+    factory, nlp, path = saved
+    copy = tmp_path / "pipeline"
+    _copytree(path, copy)
+    (copy / factory / "checksums.json").unlink()
+    assert spacy.load(copy).pipe_names == [factory]
+    # Bytes without the checksums entry (as saved before them) load too.
+    import srsly
+
+    pipe = nlp.get_pipe(factory)
+    msg = srsly.msgpack_loads(pipe.to_bytes(exclude=["vocab"]))
+    del msg["checksums.json"]
+    fresh = spacy.blank("en").add_pipe(factory, config=SMALL[factory])
+    fresh.from_bytes(srsly.msgpack_dumps(msg), exclude=["vocab"])
+    assert fresh.cfg == pipe.cfg
+
+
+def test_pipeline_load_problems_are_one_line(saved, tmp_path):
+    """Our commands' loader: a bad meta.json names the file; a file given as
+    the pipeline says so; a damaged model names the file (one line each)."""
+    from spacy_attn.loading import PipelineLoadError, load_pipeline
+
+    factory, nlp, path = saved
+    copy = tmp_path / "pipeline"
+    _copytree(path, copy)
+    (copy / "meta.json").write_text('{"lang": "en", "name":', encoding="utf8")
+    with pytest.raises(PipelineLoadError, match="meta.json: invalid JSON") as info:
+        load_pipeline(copy)
+    assert str(copy / "meta.json") in str(info.value)
+    with pytest.raises(PipelineLoadError, match="is a file, not a pipeline directory"):
+        load_pipeline(copy / "config.cfg")
+    shutil.copy(path / "meta.json", copy / "meta.json")
+    model_file = copy / factory / "model"
+    model_file.write_bytes(_flip(model_file.read_bytes()))
+    with pytest.raises(PipelineLoadError, match="does not match the checksum") as info:
+        load_pipeline(copy)
+    assert str(model_file) in str(info.value) and "\n" not in str(info.value)

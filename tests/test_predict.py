@@ -5,18 +5,20 @@ import csv
 import gzip
 import itertools
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import numpy
 import pytest
 import spacy
 
 import spacy_attn
-from spacy_attn.parallel import WorkerPool
-from spacy_attn.predict import PredictError, finished_lines, predict_file
+from spacy_attn.batch import PredictError, finished_lines, predict_file
+from spacy_attn.batch.output import run_record_path
+from spacy_attn.parallel import WorkerDied, WorkerPool
 
 from .test_multiprocess import build_pipeline, run_with_timeout
 from .util import rt_texts, snli_pairs, squad_pairs
@@ -390,6 +392,8 @@ def test_resume_after_interruption_gives_the_same_output(pipelines, tmp_path):
                 rej_part += b'{"line": 99, "raw": "hal'
             out.write_bytes(out_part)
             rej.write_bytes(rej_part)
+            # The record the killed run left beside its output.
+            shutil.copy(run_record_path(ref_out), run_record_path(out))
             stats = predict_file(
                 nlp,
                 src,
@@ -444,10 +448,11 @@ def test_resume_refuses_output_of_another_input(pipelines, tmp_path):
     other = write_jsonl(
         tmp_path / "other.jsonl", [{**r, "id": "x" + r["id"]} for r in snli_records(12)]
     )
-    with pytest.raises(PredictError, match="does not match"):
+    refused = "another run: the input .its rows that run had finished. differs"
+    with pytest.raises(PredictError, match=refused):
         predict_file(nlp, other, out, resume=True, progress=False)
     short = write_jsonl(tmp_path / "short.jsonl", snli_records(5))
-    with pytest.raises(PredictError, match="has only 5"):
+    with pytest.raises(PredictError, match=refused):
         predict_file(nlp, short, out, resume=True, progress=False)
     assert out.read_bytes() == (tmp_path / "saved.jsonl").read_bytes()
 
@@ -526,6 +531,10 @@ def double(x: int) -> int:
     return 2 * x
 
 
+def make_doubler() -> Callable[[int], int]:
+    return double
+
+
 @pytest.mark.parametrize("n_process", [1, 2])
 def test_worker_pool_is_ordered_and_lazy(n_process):
     """Results in order, and the input is consumed only a few jobs ahead of
@@ -537,7 +546,23 @@ def test_worker_pool_is_ordered_and_lazy(n_process):
             next(pulled)
             yield i, i
 
-    with WorkerPool(n_process, max_pending=3) as pool:
-        results = list(itertools.islice(pool.imap(double, jobs()), 50))
+    with WorkerPool(n_process, make_worker=make_doubler, max_pending=3) as pool:
+        results = list(itertools.islice(pool.imap(jobs()), 50))
         assert results == [(i, 2 * i) for i in range(50)]
         assert next(pulled) <= 50 + 3
+
+
+def exit_on_negative() -> Callable[[int], int]:
+    def run(x: int) -> int:
+        if x < 0:
+            os._exit(3)  # a worker killed mid-job (as by the OOM killer)
+        return x
+
+    return run
+
+
+def test_worker_pool_reports_a_dead_worker():
+    jobs = [(i, i) for i in range(5)] + [(5, -1)] + [(i, i) for i in range(6, 20)]
+    with pytest.raises(WorkerDied, match="exit code 3"):
+        with WorkerPool(2, make_worker=exit_on_negative, max_pending=4) as pool:
+            list(pool.imap(jobs))

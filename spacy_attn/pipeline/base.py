@@ -11,6 +11,7 @@ specific to pair docs lives in ``PairInputMixin`` (``pair_input.py``), used
 by the pair classifier and span QA only.
 """
 
+import hashlib
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
@@ -43,6 +44,20 @@ from thinc.types import Floats2d
 class ComponentLoadError(ValueError):
     """A component's saved data could not be loaded (a ``ValueError``, as
     spaCy's own load errors are)."""
+
+
+# The serialization field (a file in the component's directory, an entry of
+# its bytes) that holds the checksum of its model's bytes.
+CHECKSUMS = "checksums.json"
+
+
+def model_checksum(data: bytes) -> Dict[str, Any]:
+    """The checksum saved beside a component's model bytes.
+
+    data (bytes): The model's bytes (``model.to_bytes()``).
+    RETURNS (Dict[str, Any]): ``{"sha256": hex digest, "size": bytes}``.
+    """
+    return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
 class AttnPipe(TrainablePipe):
@@ -113,6 +128,78 @@ class AttnPipe(TrainablePipe):
                 f"re-train the pipeline with the installed versions."
             ) from err
 
+    def _load_model_bytes(self, data: bytes, saved: Dict[str, Any], where: str) -> None:
+        """Load the model from ``data``, checked against the checksum saved
+        with it. Data of the saved size is checked first (flipped bytes fail
+        the checksum, whatever they would do to the parser); data of another
+        size (truncated) fails in the parser with its own message, or after
+        it, on the checksum."""
+        expected = saved.get("model")
+        if expected and expected.get("size") == len(data):
+            self._check_model(data, saved, where)
+        with self._loading("model", where):
+            self.model.from_bytes(data)
+        self._check_model(data, saved, where)
+
+    def _check_model(
+        self, data: bytes, saved: Optional[Dict[str, Any]], where: str
+    ) -> None:
+        """Compare the model bytes read with the checksum saved with them
+        (none: a pipeline saved before checksums, loaded as it is)."""
+        if not saved or "model" not in saved:
+            return
+        expected, got = saved["model"], model_checksum(data)
+        if got != expected:
+            raise ComponentLoadError(
+                f"Cannot load '{self.name}' ({type(self).__name__}): its model "
+                f"{where} does not match the checksum saved with it (sha256 "
+                f"{got['sha256'][:12]}... of {got['size']} bytes, saved "
+                f"{str(expected.get('sha256'))[:12]}... of {expected.get('size')} "
+                f"bytes): the file is damaged (a bad disk, an altered or "
+                f"interrupted copy). Restore the pipeline from a good copy or "
+                f"re-train it."
+            )
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize the component to a bytestring (``TrainablePipe.to_bytes``
+        plus the checksum of the model's bytes, verified by ``from_bytes``).
+
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS (bytes): The serialized object.
+        """
+        self._validate_serialization_attrs()
+        model_bytes = self.model.to_bytes()
+        serialize: Dict[str, Callable[[], bytes]] = {
+            "cfg": lambda: srsly.json_dumps(self.cfg),
+            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
+            "model": lambda: model_bytes,
+            CHECKSUMS: lambda: srsly.json_dumps({"model": model_checksum(model_bytes)}),
+        }
+        return util.to_bytes(serialize, exclude)
+
+    def to_disk(
+        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
+    ) -> None:
+        """Serialize the component to a directory (``TrainablePipe.to_disk``
+        plus ``checksums.json``: the checksum of the model file's bytes,
+        verified by ``from_disk``).
+
+        path (Union[str, Path]): The component's directory.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        """
+        self._validate_serialization_attrs()
+        model_bytes = self.model.to_bytes()
+        serialize: Dict[str, Callable[[Path], Any]] = {
+            "cfg": lambda p: srsly.write_json(p, self.cfg),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            # The bytes that thinc's Model.to_disk writes, computed once.
+            "model": lambda p: Path(p).write_bytes(model_bytes),
+            CHECKSUMS: lambda p: srsly.write_json(
+                p, {"model": model_checksum(model_bytes)}
+            ),
+        }
+        util.to_disk(path, serialize, exclude)
+
     def from_bytes(
         self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()
     ) -> "AttnPipe":
@@ -130,13 +217,21 @@ class AttnPipe(TrainablePipe):
             with self._loading("config", "(the 'cfg' entry of its bytes)"):
                 self.cfg.update(srsly.json_loads(b))
 
-        def load_model(b: bytes) -> None:
-            with self._loading("model", "(the 'model' entry of its bytes)"):
-                self.model.from_bytes(b)
+        saved: Dict[str, Any] = {}
 
+        def load_checksums(b: bytes) -> None:
+            with self._loading("checksums", f"(the '{CHECKSUMS}' entry of its bytes)"):
+                saved.update(srsly.json_loads(b))
+
+        def load_model(b: bytes) -> None:
+            self._load_model_bytes(b, saved, "(the 'model' entry of its bytes)")
+
+        # Checksums before the model: setters run in this order (an entry
+        # that is absent, as in bytes saved before checksums, is skipped).
         deserialize: Dict[str, Callable[[bytes], Any]] = {
             "cfg": load_cfg,
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            CHECKSUMS: load_checksums,
             "model": load_model,
         }
         with self._loading("data", "(bytes)"):
@@ -162,15 +257,24 @@ class AttnPipe(TrainablePipe):
             with self._loading("config", f"file '{p}'"):
                 self.cfg.update(deserialize_config(p))
 
+        saved: Dict[str, Any] = {}
+
+        def load_checksums(p: Path) -> None:
+            if not p.exists():
+                return  # saved before checksums: loaded unchecked
+            with self._loading("checksums", f"file '{p}'"):
+                saved.update(srsly.read_json(p))
+
         def load_model(p: Path) -> None:
             with self._loading("model", f"file '{p}'"):
                 with open(p, "rb") as file_:
                     data = file_.read()
-                self.model.from_bytes(data)
+            self._load_model_bytes(data, saved, f"file '{p}'")
 
         deserialize: Dict[str, Callable[[Path], Any]] = {
             "cfg": load_cfg,
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            CHECKSUMS: load_checksums,
             "model": load_model,
         }
         util.from_disk(path, deserialize, exclude)

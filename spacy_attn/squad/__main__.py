@@ -1,30 +1,18 @@
 """``python -m spacy_attn.squad DATASET.json[.gz] PREDICTIONS.json``: the
-command line of the official ``evaluate-v1.1.py`` (prints the JSON scores)."""
+command line of the official ``evaluate-v1.1.py``, an alias of ``python -m
+spacy attn squad-eval`` (see ``spacy_attn.cli``)."""
 
-import argparse
-import json
+import sys
 from typing import List, Optional
-
-from .data import load_squad_json
-from .metric import squad_evaluate
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Print the official SQuAD v1.1 Exact Match and F1 (0-100) of a
     predictions file ``{question id: answer text}`` as JSON."""
-    parser = argparse.ArgumentParser(
-        prog="python -m spacy_attn.squad",
-        description="Evaluation for SQuAD 1.1 (official metric)",
-    )
-    parser.add_argument(
-        "dataset_file", help="Dataset file (SQuAD JSON, optionally .gz)"
-    )
-    parser.add_argument("prediction_file", help="Prediction file ({id: answer text})")
-    args = parser.parse_args(argv)
-    dataset = load_squad_json(args.dataset_file)
-    with open(args.prediction_file, encoding="utf8") as f:
-        predictions = json.load(f)
-    print(json.dumps(squad_evaluate(dataset["data"], predictions)))
+    from spacy_attn.cli import main as attn_main
+
+    args = sys.argv[1:] if argv is None else argv
+    attn_main(["squad-eval", *args], prog_name="python -m spacy_attn.squad")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,175 @@
+"""The commands as a spaCy CLI plugin (``python -m spacy attn ...``): the
+``spacy_cli`` entry point, help texts, and one clear line for every user
+mistake (tested through the typer app objects, as spaCy tests its own CLI:
+entry points of setup.cfg are live only once the package is reinstalled)."""
+
+import configparser
+import json
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import List
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from spacy_attn.batch.rows import RowReader
+from spacy_attn.cli import attn_cli
+
+from .test_multiprocess import build_pipeline
+from .util import REPO
+
+COMMANDS = [
+    "predict",
+    "evaluate",
+    "convert",
+    "benchmark-speed",
+    "device-check",
+    "squad-eval",
+    "code-path",
+]
+
+
+@pytest.fixture(scope="module")
+def pair_model(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "pair"
+    build_pipeline("pair", n_iter=1).to_disk(path)
+    return path
+
+
+def invoke(app: typer.Typer, args: List[str]):
+    return CliRunner().invoke(app, args)
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    """Exit code 1 and one line on stderr: ``Error: ...`` with the fragments."""
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    assert "Traceback" not in result.output
+
+
+def test_spacy_cli_entry_point_adds_the_attn_group():
+    """setup.cfg's spacy_cli entry point loads the attn group, and spaCy's
+    own app (what `python -m spacy` runs) then lists every command."""
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    lines = [
+        line.strip()
+        for line in config["options.entry_points"]["spacy_cli"].splitlines()
+        if line.strip()
+    ]
+    assert len(lines) == 1
+    name, value = (part.strip() for part in lines[0].split("="))
+    loaded = EntryPoint(name=name, value=value, group="spacy_cli").load()
+    assert loaded is attn_cli
+    from spacy.cli import app
+
+    result = invoke(app, ["attn", "--help"])
+    assert result.exit_code == 0, result.output
+    for command in COMMANDS:
+        assert command in result.output
+    # `spacy --help` shows the group too.
+    assert "attn" in invoke(app, ["--help"]).output
+
+
+def test_every_option_has_help_and_shows_its_default():
+    group = typer.main.get_command(attn_cli)
+    commands = group.commands
+    assert sorted(commands) == sorted(COMMANDS)
+    for name, command in commands.items():
+        assert command.help, name
+        for param in command.params:
+            if param.name == "help":
+                continue
+            assert getattr(param, "help", None), (name, param.name)
+            if param.param_type_name == "option" and not param.is_flag:
+                shown = param.show_default or "(default:" in (param.help or "")
+                assert shown, (name, param.name)
+    help_text = invoke(attn_cli, ["predict", "--help"]).output
+    assert "[default: local]" in help_text and "[default: 64]" in help_text
+
+
+def test_model_mistakes_end_in_one_line(pair_model, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"premise": "A dog.", "hypothesis": "An animal."}\n')
+    out = str(tmp_path / "out.jsonl")
+    a_file = tmp_path / "model.bin"
+    a_file.write_bytes(b"\0" * 10)
+    not_a_pipeline = tmp_path / "empty_dir"
+    not_a_pipeline.mkdir()
+    cases = {
+        str(tmp_path / "missing"): "neither a directory nor an installed package",
+        str(a_file): "is a file, not a pipeline directory",
+        str(not_a_pipeline): "has no config.cfg",
+    }
+    for model, fragment in cases.items():
+        result = invoke(attn_cli, ["predict", model, str(src), out, "--no-progress"])
+        assert_one_line_error(result, model, fragment)
+    for command in (["evaluate", str(a_file), str(src)],):
+        assert_one_line_error(invoke(attn_cli, command), "is a file")
+
+
+def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"premise": "A dog.", "hypothesis": "An animal."}\n')
+    out = str(tmp_path / "out.jsonl")
+    model = str(pair_model)
+    cases = [
+        (["predict", model, str(tmp_path / "nope.jsonl"), out], "Input file not found"),
+        (["predict", model, str(src), out, "--engine", "ray"], "--engine"),
+        (["predict", model, str(src), out, "--format", "xml"], "--format"),
+        (["predict", model, str(src), out, "--batch-size", "0"], "--batch-size"),
+        (["predict", model, str(src), out, "--n-process", "0"], "--n-process"),
+        (["predict", model, str(src), out, "--scheduler", "tcp://x:1"], "dask"),
+        (["predict", model, str(src), out, "--text-cols", "a,b,c"], "--text-cols"),
+        (["predict", model, str(src), out, "--component", "tagger"], "--component"),
+        (["evaluate", model, str(tmp_path / "nope.jsonl")], "DATA not found"),
+        (["convert", str(tmp_path / "nope.jsonl"), out], "INPUT not found"),
+        (["squad-eval", str(src), str(tmp_path / "nope.json")], "not found"),
+        (["device-check", "--backbone", "lstm"], "Unknown component or backbone"),
+    ]
+    for args, fragment in cases:
+        assert_one_line_error(invoke(attn_cli, [*args]), fragment)
+    # An existing OUTPUT without --resume / --overwrite.
+    Path(out).write_text("{}\n")
+    result = invoke(attn_cli, ["predict", model, str(src), out])
+    assert_one_line_error(result, "--resume", "--overwrite")
+    # A usage error (not an int) is click's: non-zero, no traceback.
+    result = invoke(attn_cli, ["predict", model, str(src), out, "--batch-size", "x"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_predict_runs_and_the_alias_is_the_same_group(pair_model, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        "".join(
+            json.dumps({"id": i, "premise": "A dog runs.", "hypothesis": h}) + "\n"
+            for i, h in enumerate(["An animal moves.", "A cat sleeps."])
+        )
+    )
+    out = tmp_path / "out.jsonl"
+    result = invoke(
+        attn_cli, ["predict", str(pair_model), str(src), str(out), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1]
+    assert "2 rows written" in result.stderr
+    import spacy_attn.__main__ as alias
+
+    assert alias.main.__module__ == "spacy_attn.cli"
+
+
+def test_truncated_json_row_is_reported_where_it_ends(tmp_path):
+    """The column of a truncated row is where the row ends, not column 1 of
+    the line after it (the parser used to see the row's newline)."""
+    row = '{"premise": "A dog.", "hypothesis": "An ani'
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(row.encode() + b"\r\n")
+    (parsed,) = RowReader(src).rows()
+    assert parsed.error is not None
+    assert parsed.error.startswith("invalid JSON (Unterminated string")
+    column = int(parsed.error.rsplit("column ", 1)[1].rstrip(")"))
+    assert column == row.index('"An ani') + 1
