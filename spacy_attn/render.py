@@ -63,7 +63,7 @@ sans-serif; font-size: 16px; line-height: 1.5; color: #222; max-width: 72em; }
 .spacy-attn .attn-label { vertical-align: top; text-align: right; padding: 0.3em 0.8em 0.3em 0; \
 white-space: nowrap; font-weight: normal; color: #555; }
 .spacy-attn .attn-text { padding: 0.3em 0; line-height: 2; font-size: 1.05em; }
-.spacy-attn .attn-token { padding: 0.15em 0.1em; border-radius: 0.2em; }
+.spacy-attn .attn-token { padding: 0.15em 0.04em; border-radius: 0.2em; }
 .spacy-attn .attn-dark { color: #fff; }
 .spacy-attn .attn-answer-token { outline: 2px solid #1f4e9c; }
 .spacy-attn .attn-col { writing-mode: vertical-rl; transform: rotate(180deg); \
