@@ -51,22 +51,32 @@ def relative(path: PathLike) -> str:
     ``<package>/...`` inside site-packages (a venv in the checkout included);
     relative to the repository; ``$SPACY_ATTN_MIRROR/...`` inside a mirror
     named by the environment variable; ``../shared/data/...`` (any sibling
-    of the checkout); else the bare name."""
-    path = Path(path).resolve()
+    of the checkout); else the bare name.
+
+    Both the path as named and its symlink-resolved target are tried against
+    each base (as named and resolved too): ``../shared`` beside the checkout
+    is often a symlink to the real mirror, and resolving it alone would lose
+    the ``../`` form (the path would then match no base)."""
+    named = Path(os.path.abspath(path))
+    forms = [named, named.resolve()]
     sites = site.getsitepackages() + [site.getusersitepackages()]
-    bases = [(Path(d).resolve(), "") for d in sites] + [(REPO, "")]
+    bases = [(Path(d), "") for d in sites] + [(REPO, "")]
     if os.environ.get(MIRROR_ENV):
-        bases.append((mirror_dir().resolve(), f"${MIRROR_ENV}/"))
+        bases.append((mirror_dir(), f"${MIRROR_ENV}/"))
     bases.append((REPO.parent, "../"))
     for base, prefix in bases:
-        try:
-            return (prefix + str(path.relative_to(base))).rstrip("/") or "."
-        except ValueError:
-            continue
-    if "site-packages" in path.parts:  # another environment's packages
-        parts = path.parts
+        base = Path(os.path.abspath(base))
+        for form in forms:
+            for base_form in (base, base.resolve()):
+                try:
+                    rel = form.relative_to(base_form)
+                except ValueError:
+                    continue
+                return (prefix + rel.as_posix()).rstrip("/") or "."
+    parts = forms[-1].parts
+    if "site-packages" in parts:  # another environment's packages
         return "/".join(parts[len(parts) - parts[::-1].index("site-packages") :])
-    return path.name
+    return forms[-1].name
 
 
 def relative_args(args: Iterable[Any]) -> List[str]:

@@ -88,6 +88,35 @@ def test_relative_paths(harness):
     assert cmd == "python benchmarks/squad_dcn.py --splits corpus/squad"
 
 
+@pytest.mark.parametrize("shared", ["directory", "symlink", "absent"])
+def test_relative_paths_beside_shared(harness, tmp_path, monkeypatch, shared):
+    """``../shared`` beside the checkout, as the README sets it up: a real
+    folder, a symlink to the mirror elsewhere (the link is not resolved away),
+    or missing altogether."""
+    checkout = tmp_path / "work" / "spacy-attn"
+    checkout.mkdir(parents=True)
+    target = tmp_path / "elsewhere" / "mirror"
+    (target / "data" / "snli").mkdir(parents=True)
+    if shared == "directory":
+        (tmp_path / "work" / "shared" / "data").mkdir(parents=True)
+    elif shared == "symlink":
+        (tmp_path / "work" / "shared").symlink_to(target, target_is_directory=True)
+    monkeypatch.setattr(harness, "REPO", checkout)
+    monkeypatch.delenv(harness.MIRROR_ENV, raising=False)
+    data = tmp_path / "work" / "shared" / "data"
+    assert harness.relative(data) == "../shared/data"
+    assert harness.relative(data / "snli" / "dev.jsonl.gz") == (
+        "../shared/data/snli/dev.jsonl.gz"
+    )
+    assert harness.relative(checkout / "benchmarks" / "x.md") == "benchmarks/x.md"
+    # A path given through the link's target is still not absolute.
+    if shared == "symlink":
+        assert harness.relative(target / "data" / "snli") == "snli"
+    # The mirror named by the environment variable, through a symlink too.
+    monkeypatch.setenv(harness.MIRROR_ENV, str(data))
+    assert harness.relative(data / "snli") == f"${harness.MIRROR_ENV}/snli"
+
+
 def test_accuracy_macro_f(harness):
     scores = harness.accuracy_macro_f(
         ["a", "a", "b", "b"], ["a", "b", "b", "b"], ["a", "b"]

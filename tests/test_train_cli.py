@@ -11,6 +11,9 @@ import pytest
 
 from .util import FIXTURES, REPO
 
+# `spacy train` (and `evaluate`) runs in subprocesses.
+pytestmark = pytest.mark.slow
+
 
 def _slice(src: Path, dst: Path, start: int, n: int) -> Path:
     with gzip.open(src, "rt", encoding="utf8") as f:

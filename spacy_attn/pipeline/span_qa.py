@@ -208,6 +208,56 @@ class SpanQA(PairInputMixin, AttnPipe):
             top_k=self.top_k if top_k is None else top_k,
         )
 
+    def boundary_probabilities(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        """The model's probability of each context token being the answer's
+        first and last token, as it predicts (for inspection and
+        ``spacy_attn.render(..., style="qa")``). Docs are not modified.
+
+        Read from the last decoder iteration and normalized over the whole
+        context, as in training: a context read in several windows has one
+        softmax over every position of every window, and a token seen by two
+        windows gets the sum of its two probabilities. The answers of
+        ``predict`` are scored from the same logits.
+
+        docs (Iterable[Doc]): Question-context pair docs.
+        RETURNS (List[numpy.ndarray]): One float32 (2, n_context_tokens)
+            array per doc: row 0 the start probabilities, row 1 the end
+            probabilities, each summing to one (empty for an empty context).
+        RAISES (PairError): If a doc has no valid pair (the message names it).
+        """
+        docs = list(docs)
+        if not docs:
+            return []
+        output = self.model.predict(docs)
+        ops = self.model.ops
+        logits = [
+            ops.to_numpy(output.start_logits)[:, -1].astype("float64"),
+            ops.to_numpy(output.end_logits)[:, -1].astype("float64"),
+        ]
+        windows = output.windows
+        results = []
+        for i, doc in enumerate(docs):
+            _, _, c_start, c_end = get_pair_bounds(doc, self.pair_key, index=i)
+            probs = numpy.zeros((2, c_end - c_start), dtype="float64")
+            rows = numpy.flatnonzero(windows.doc == i)
+            for k, row_logits in enumerate(logits):
+                # One softmax over every real position of every window.
+                parts = [row_logits[w, : int(windows.length[w])] for w in rows]
+                flat = numpy.concatenate(parts) if parts else numpy.zeros(0)
+                if not len(flat):
+                    continue
+                exp = numpy.exp(flat - flat.max())
+                exp /= exp.sum()
+                offset = 0
+                for w, part in zip(rows, parts):
+                    begin = int(windows.start[w]) - c_start
+                    probs[k, begin : begin + len(part)] += exp[
+                        offset : offset + len(part)
+                    ]
+                    offset += len(part)
+            results.append(probs.astype("float32"))
+        return results
+
     def pipe(
         self,
         stream: Iterable[Doc],
