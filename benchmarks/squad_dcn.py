@@ -28,7 +28,8 @@ counts. Runs live in ``benchmarks/runs/squad/<row>/``; finished ones are
 reused unless ``--force``; ``--quick`` is a smoke run of a few steps into
 ``benchmarks/runs/`` (``squad_quick/``, ``squad_shifts.{json,md}``).
 
-    python scripts/squad_splits.py corpus/squad_shifts --protocol shifts --mirror ../shared/data --docbin
+    python scripts/squad_splits.py corpus/squad_shifts --protocol shifts \
+        --mirror ../shared/data --docbin
     python benchmarks/squad_dcn.py --splits corpus/squad_shifts --rows glove,transformer
 """
 
@@ -302,7 +303,7 @@ def render(results: Dict[str, Any]) -> str:
         f"torch {env['torch']}, Python {env['python']}, {env['cpus']} CPUs (shared), "
         f"{env['threads']} thread per run, "
         f"CPU only; commit {env.get('git_commit', env.get('commit'))}.\n\n"
-        '**Protocol** (docs/span_qa.md): trained on SQuADShifts, '
+        "**Protocol** (docs/span_qa.md): trained on SQuADShifts, "
         "checkpoint chosen on a sample of its held-out dev slice, tested on the official "
         "SQuAD v1.1 dev set (EM / F1, 0-100). **Not comparable to the paper**: DCN reports "
         "EM 65.4 / F1 75.6 (single model) from the full 87.6k-question SQuAD train set, "

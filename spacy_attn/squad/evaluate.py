@@ -11,7 +11,7 @@ useful (a check the project's workflow makes before packaging).
 """
 
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union, cast
 
 from spacy.language import Language
 
@@ -99,10 +99,11 @@ def evaluate_squad(
         batch_size=batch_size,
         component=component,
     )
-    predictions = {
-        qid: (found[0]["text"] if found else "")
-        for (qid, _, _), found in zip(rows, answers)
-    }
+    predictions: Dict[str, str] = {}
+    for (qid, _, _), found in zip(rows, answers):
+        # Without as_docs, answer_questions yields the answer dicts.
+        best = cast(List[Dict[str, Any]], found)
+        predictions[qid] = best[0]["text"] if best else ""
     seconds = time.perf_counter() - start
     return {
         **squad_evaluate(scored, predictions),
