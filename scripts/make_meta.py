@@ -55,7 +55,7 @@ def main(argv=None) -> None:
             "pair_f_per_type": metrics.get("pair_f_per_type"),
         },
         "notes": (
-            "Test accuracy measured with `python -m spacy_attn evaluate` on "
+            "Test accuracy measured with `python -m spacy evaluate` on "
             f"{counts['test']} held-out pairs."
         ),
     }
