@@ -116,15 +116,17 @@ def render(res: Dict[str, Any]) -> str:
             f"Official dev EM / F1 of the checkpoint after each evaluation, on {n:,} "
             "official dev questions (the seeded subset the peer is scored on), beside "
             "the trivial baseline (the first 3 words of the context). Held-out F1: "
-            "spaCy's dev score on 1,000 held-out train questions (checkpoint selection)."
-            "\n\n"
+            "spaCy's dev score on 1,000 held-out train questions (checkpoint selection). "
+            "Wall minutes: since the training loop started, its evaluations included "
+            "(the peer's budget counts training steps only, so the same-budget row below "
+            "does not favour the DCN).\n\n"
         )
         md += harness.md_records(
             [
                 {
                     "step": c["step"],
                     "questions seen": f"{c['questions_seen']:,}",
-                    "train minutes": f"{c['train_seconds'] / 60:.0f}",
+                    "wall minutes": f"{c['train_seconds'] / 60:.0f}",
                     "dev EM": f"{c['exact_match']:.1f}",
                     "dev F1": f"{c['f1']:.1f}",
                     "held-out F1": f"{c['heldout_f1']:.1f}",
