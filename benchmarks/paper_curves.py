@@ -196,7 +196,6 @@ def run_one(
     """Train ``configs/<name>.cfg`` for at most ``minutes``, return its curve
     and test score; the result is also written to its run folder."""
     import spacy
-    import torch
 
     import spacy_attn  # noqa: F401
 
@@ -227,7 +226,6 @@ def run_one(
             f"finished): lower eval_frequency or raise --minutes.\n  "
             + harness.log_tail(train["log"])
         )
-    torch.set_num_threads(1)
     harness.log(f"{name}: scoring model-best on {len(data['test']):,} test rows")
     t0 = time.perf_counter()
     nlp = spacy.load(best)
@@ -308,7 +306,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         "configs, the corpus fields); see `benchmarks/paper_curves.py` for the "
         "data. 'seen' = training pairs / docs = steps x batch size. "
         f"'learns' = best dev and test accuracy both at least {100 * margin:g} "
-        "points above the majority class of the same set.\n\n"
+        "points above the majority class of the same set. Each config's "
+        "section names the invocation and commit that trained it.\n\n"
     )
     out += harness.md_table(
         [
@@ -370,6 +369,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--max-steps", type=int, help="instead of the config's")
     p.add_argument("--report-only", action="store_true")
     args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)  # test scoring here; training runs get 1 thread too
     meta = harness.metadata()
     if not args.report_only:
         cache: Dict[str, Dict[str, Any]] = {}
@@ -388,7 +390,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         raise SystemExit("✘ no finished runs under benchmarks/runs/paper_curves")
     harness.report(
         NAME,
-        lambda m, r: render(m, r, measured=not args.report_only),
+        # The header says "measured in that run" only when this invocation
+        # trained every run in the tables.
+        lambda m, r: render(
+            m, r, measured=not args.report_only and set(runs) <= set(args.configs)
+        ),
         meta,
         {"margin": args.margin, "runs": runs},
     )
