@@ -532,9 +532,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     )
     results = {
         "data": data["describe"],
-        "dev_majority": paper_curves.majority(data["train_labels"], data["dev_labels"])[
-            "acc"
-        ],
+        "dev_majority": paper_curves.majority(data["dev_labels"])["acc"],
         "compare": compare,
         "variants": variants,
         "long": long,
