@@ -174,6 +174,22 @@ def overrides_for(name: str, data: Dict[str, Any], budget: Dict[str, int]):
     return ov
 
 
+def log_curve(log: Path, batch: int) -> List[Dict[str, Any]]:
+    """The dev accuracy at each evaluation of a ``spacy train`` log, from its
+    accuracy column (``PAIR_ACC`` or ``CATS_MICRO_F``, printed x 100 with two
+    decimals; the ``SCORE`` column has only two)."""
+    lines = log.read_text(errors="replace").splitlines()
+    head = next(
+        line.split() for line in lines if line.startswith("E ") and "SCORE" in line
+    )
+    name = "PAIR_ACC" if "PAIR_ACC" in head else "CATS_MICRO_F"
+    back = len(head) - head.index(name)  # columns align from the right
+    return [
+        {"step": int(row[1]), "seen": int(row[1]) * batch, "dev_acc": row[-back] / 100}
+        for row in harness.train_log_rows(log)
+    ]
+
+
 def batch_size(config: Path) -> int:
     from thinc.api import Config
 
@@ -244,10 +260,7 @@ def run_one(
         "steps": parsed["steps"],
         "load_before": load,
         "load_after": load_after,
-        "curve": [
-            {"step": step, "seen": step * batch, "dev_acc": score}
-            for step, score in parsed["dev_curve"]
-        ],
+        "curve": log_curve(train["log"], batch),
         "dev_majority": majority(data["dev_labels"]),
         "test_majority": majority(golds),
         "test": {k: scores[k] for k in ("acc", "macro_f", "n")},
@@ -389,12 +402,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             }
             run_one(name, cache[kind], minutes=args.minutes, budget=budget)
     runs = collect()
-    # The baselines come from the data, not from the run's file, so every
-    # run in the tables is held to the same definition (``majority``).
+    # The curves come from the logs and the baselines from the data, not from
+    # the runs' files, so every run in the tables is read the same way.
     for name, r in runs.items():
         kind = CONFIGS[name]["data"]
         if kind not in cache:
             cache[kind] = nli_data(args.nli_dev) if kind == "nli" else rt_data()
+        r["curve"] = log_curve(RUNS / name / "train.log", r["batch_size"])
         r["dev_majority"] = majority(cache[kind]["dev_labels"])
         r["test_majority"] = majority([row[-1] for row in cache[kind]["test"]])
     if not runs:
