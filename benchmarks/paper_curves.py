@@ -70,6 +70,10 @@ CONFIGS: Dict[str, Dict[str, Any]] = {
     "yelp_selfattn": {"data": "rt", "max_steps": 20000, "eval_frequency": 25},
     "age_selfattn": {"data": "rt", "max_steps": 20000, "eval_frequency": 40},
 }
+DATA_NAMES = {
+    "nli": "SNLI dev + MNLI dev-m → SNLI test",
+    "rt": "Rotten Tomatoes (stand-in)",
+}
 SNLI_TEST = "snli/test.jsonl.gz"
 NLI_POOL = ("snli/dev.jsonl.gz", "mnli/dev_matched.jsonl.gz")
 NLI_LABELS = ["contradiction", "entailment", "neutral"]
@@ -302,7 +306,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         rows.append(
             [
                 f"`{name}`",
-                r["data"].split(",")[0].split(" (")[0],
+                DATA_NAMES[CONFIGS[name]["data"]],
                 harness.fmt(r["curve"][-1]["seen"] if r["curve"] else 0),
                 harness.minutes(r["train_seconds"]),
                 f"{harness.pct(v['best_dev'])} / {harness.pct(r['dev_majority']['acc'])}",
