@@ -334,6 +334,9 @@ def train_curve(
     rng.shuffle(order)
     groups = ("project", "F", "G", "H", "output")
     norms: Dict[str, List[float]] = {g: [] for g in groups}
+    # F's weights at the start: how many of them has training moved at all?
+    # (An Adagrad step far below a float32 weight's resolution rounds away.)
+    F0 = [p.detach().clone() for p in bare.module.F.parameters()]
     curve: List[Dict[str, Any]] = [
         {"step": 0, "seen": 0, "dev_acc": bare.accuracy(dev)}
     ]
@@ -362,6 +365,11 @@ def train_curve(
                     "seen": step * 4,
                     "dev_acc": bare.accuracy(dev),
                     "grad_norm": {g: float(numpy.mean(v)) for g, v in norms.items()},
+                    "F_unchanged": sum(
+                        int((p.detach() == p0).sum())
+                        for p, p0 in zip(bare.module.F.parameters(), F0)
+                    )
+                    / sum(p0.numel() for p0 in F0),
                 }
             )
             norms = {g: [] for g in groups}
@@ -438,12 +446,17 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
             for name, v in variants.items()
         ],
     )
-    out += "\nGradient norm per module group at the last point:\n\n"
+    out += (
+        "\nGradient norm per module group at the last point, and the share "
+        "of `F`'s weights still bit-identical to their initial values:\n\n"
+    )
     groups = list(next(iter(variants.values()))["curve"][-1]["grad_norm"])
     out += harness.md_table(
-        ["setting"] + [f"`{g}`" for g in groups],
+        ["setting"] + [f"`{g}`" for g in groups] + ["`F` never moved"],
         [
-            [name] + [_e(v["curve"][-1]["grad_norm"][g]) for g in groups]
+            [name]
+            + [_e(v["curve"][-1]["grad_norm"][g]) for g in groups]
+            + [harness.pct(v["curve"][-1]["F_unchanged"])]
             for name, v in variants.items()
         ],
     )
@@ -455,12 +468,21 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         f"{harness.minutes(long['seconds'])})\n\n"
     )
     out += harness.md_table(
-        ["seen", "dev acc", "grad `F`", "grad `G`", "grad `H`", "grad `output`"],
+        [
+            "seen",
+            "dev acc",
+            "grad `F`",
+            "grad `G`",
+            "grad `H`",
+            "grad `output`",
+            "`F` weights never moved",
+        ],
         [
             [
                 harness.fmt(p["seen"]),
                 harness.pct(p["dev_acc"]),
                 *[_e(p.get("grad_norm", {}).get(g)) for g in ("F", "G", "H", "output")],
+                harness.pct(p.get("F_unchanged")),
             ]
             for p in long["curve"]
         ],
