@@ -1,0 +1,446 @@
+#!/usr/bin/env python
+"""Learning curves of the paper settings: does every ``SETTING: PAPER``
+config leave the majority-class baseline on the real data of this machine?
+
+For each config, ``python -m spacy train`` runs it unchanged except for the
+paths, the step budget, the evaluation schedule and (text classification)
+the corpus fields; the dev accuracy at each evaluation is the curve, against
+the training pairs / docs seen (step x batch size). ``model-best`` (dev
+accuracy) is then scored on the test set. Every number is printed beside the
+majority-class baseline of the same set, and the script exits non-zero if a
+config's best dev accuracy or its test accuracy does not beat the baseline
+by ``--margin`` (default 5 points): a setting that learns nothing cannot
+pass.
+
+Data (the mirror, ``$SPACY_ATTN_MIRROR`` else ``../shared/data``):
+
+* ``nli`` (``glove``, ``glove_intra``, ``snli_siamese``): the mirror has no
+  SNLI / MultiNLI *train* split, so the training pool is SNLI dev (9,842)
+  plus MultiNLI dev-matched (9,815) pairs, shuffled with seed 0; the first
+  ``--nli-dev`` (1,000) are the held-out dev set of the curve, the rest
+  (18,657) are trained on. Test: SNLI test (9,824 pairs).
+* ``rt`` (``yelp_selfattn``, ``age_selfattn``): Yelp and the PAN age data are
+  not on this machine. Rotten Tomatoes sentence polarity (8,530 sentences,
+  2 classes) is the closest real set that a paper-size self-attentive model
+  (r = 30 hops, 3,000 / 2,000-unit MLP) trains through several times in the
+  budget on one CPU thread; IMDB's long reviews run at ~30 docs/s with a
+  far smaller model (``benchmarks/results/textcat.md``). Splits: the
+  project's ``scripts/textcat_splits.py`` (80 / 10 / 10, seed 0, shared with
+  ``benchmarks/textcat.py``). The configs' label sets become pos / neg and
+  their label key ``label``; ``key_attr`` becomes ``LOWER`` (the mirror's
+  GloVe 6B table is lower-cased; the Yelp config's ``ORTH`` is for GloVe
+  840B, as its header says).
+
+Vectors: the mirror's GloVe 6B 100d (top 100k words) for every config (the
+papers used 300d tables). The Decomposable Attention's DCN sibling
+(``squad_glove.cfg``) is not covered here.
+
+    python benchmarks/paper_curves.py                      # all, ~55 min
+    python benchmarks/paper_curves.py --configs glove --minutes 12
+    python benchmarks/paper_curves.py --report-only        # re-render
+
+Results: ``benchmarks/results/paper_curves.{json,md}``; runs in the
+git-ignored ``benchmarks/runs/paper_curves/``. Each config's result is kept
+in its run folder, so configs can be run by separate invocations and the
+tables are rebuilt from every finished run.
+"""
+
+import argparse
+import collections
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import harness
+
+RUNS = harness.RUNS / "paper_curves"
+NAME = "paper_curves"
+
+# What each paper config is trained on here, and its budget: max_steps is a
+# ceiling (the --minutes timeout usually ends a run first; model-best is saved
+# at every evaluation), eval_frequency gives ~10 points on the curve.
+CONFIGS: Dict[str, Dict[str, Any]] = {
+    "glove": {"data": "nli", "max_steps": 60000, "eval_frequency": 1000},
+    "glove_intra": {"data": "nli", "max_steps": 60000, "eval_frequency": 1000},
+    "snli_siamese": {"data": "nli", "max_steps": 20000, "eval_frequency": 25},
+    "yelp_selfattn": {"data": "rt", "max_steps": 20000, "eval_frequency": 25},
+    "age_selfattn": {"data": "rt", "max_steps": 20000, "eval_frequency": 40},
+}
+DATA_NAMES = {
+    "nli": "SNLI dev + MNLI dev-m → SNLI test",
+    "rt": "Rotten Tomatoes (stand-in)",
+}
+SNLI_TEST = "snli/test.jsonl.gz"
+NLI_POOL = ("snli/dev.jsonl.gz", "mnli/dev_matched.jsonl.gz")
+NLI_LABELS = ["contradiction", "entailment", "neutral"]
+
+
+# -- data -----------------------------------------------------------------------
+
+
+def nli_data(n_dev: int) -> Dict[str, Any]:
+    """The NLI training pool split into train / held-out dev (jsonl.gz in the
+    run folder, read by ``spacy-attn.PairCorpus.v1``) and the SNLI test rows."""
+    out = RUNS / "data" / f"nli_dev{n_dev}"
+    pool: List[Dict[str, Any]] = []
+    for rel in NLI_POOL:
+        pool += [
+            {
+                "premise": r["premise"],
+                "hypothesis": r["hypothesis"],
+                "label": r["label"],
+            }
+            for r in harness.read_jsonl_gz(rel)
+        ]
+    random.Random(0).shuffle(pool)
+    splits = {"dev": pool[:n_dev], "train": pool[n_dev:]}
+    paths = {}
+    for split, rows in splits.items():
+        paths[split] = out / f"{split}.jsonl.gz"
+        if not paths[split].exists():
+            harness.write_jsonl_gz(paths[split], rows)
+    test = harness.read_jsonl_gz(SNLI_TEST)
+    return {
+        "kind": "pairs",
+        "paths": paths,
+        "labels": NLI_LABELS,
+        "train_labels": [r["label"] for r in splits["train"]],
+        "dev_labels": [r["label"] for r in splits["dev"]],
+        "test": [(r["premise"], r["hypothesis"], r["label"]) for r in test],
+        "describe": (
+            f"train {len(splits['train']):,} pairs (SNLI dev + MultiNLI dev-matched, "
+            f"seed 0), dev {n_dev:,} held out of them, test SNLI test ({len(test):,})"
+        ),
+    }
+
+
+def rt_data() -> Dict[str, Any]:
+    """Rotten Tomatoes splits of ``scripts/textcat_splits.py`` (via
+    ``benchmarks/textcat.py``, so both benchmarks share them)."""
+    import textcat
+
+    splits = textcat.ensure_splits("rt")
+    rows = {
+        s: harness.read_jsonl_gz(Path(p).resolve()) for s, p in splits["paths"].items()
+    }
+    return {
+        "kind": "text",
+        "paths": {s: splits["paths"][s] for s in ("train", "dev")},
+        "labels": splits["labels"],
+        "train_labels": [r["label"] for r in rows["train"]],
+        "dev_labels": [r["label"] for r in rows["dev"]],
+        "test": [(r["text"], r["label"]) for r in rows["test"]],
+        "describe": (
+            f"Rotten Tomatoes (stand-in): train {len(rows['train']):,}, "
+            f"dev {len(rows['dev']):,}, test {len(rows['test']):,} sentences"
+        ),
+    }
+
+
+def majority(labels: Sequence[str]) -> Dict[str, Any]:
+    """The trivial baseline of a set: its most common label and that label's
+    share, i.e. the best accuracy a constant prediction reaches on the set
+    (stricter than the training set's majority label, which on a balanced
+    set can be the smaller class of the test split)."""
+    top, count = collections.Counter(labels).most_common(1)[0]
+    return {"label": top, "acc": count / len(labels)}
+
+
+# -- one run --------------------------------------------------------------------
+
+
+def overrides_for(name: str, data: Dict[str, Any], budget: Dict[str, int]):
+    """The ``spacy train`` overrides of one config: paths, budget, accuracy as
+    the dev score; for the text configs the RT corpus fields."""
+    ov: Dict[str, Any] = {
+        "paths.train": data["paths"]["train"],
+        "paths.dev": data["paths"]["dev"],
+        "paths.vectors": harness.spacy_vectors(),
+        "training.max_steps": budget["max_steps"],
+        "training.eval_frequency": budget["eval_frequency"],
+        "training.patience": 0,
+        "system.seed": 0,
+    }
+    if data["kind"] == "text":
+        labels = json.dumps(data["labels"])
+        for split in ("train", "dev"):
+            ov[f"corpora.{split}.label_key"] = "label"
+            ov[f"corpora.{split}.labels"] = labels
+        ov["components.textcat.model.encoder.tok2vec.key_attr"] = "LOWER"
+        # For one label per doc spaCy's micro-F is the accuracy: score on it,
+        # as the pair configs score on pair_acc.
+        ov["training.score_weights.cats_score"] = 0.0
+        ov["training.score_weights.cats_micro_f"] = 1.0
+    return ov
+
+
+def log_curve(log: Path, batch: int) -> List[Dict[str, Any]]:
+    """The dev accuracy at each evaluation of a ``spacy train`` log, from its
+    accuracy column (``PAIR_ACC`` or ``CATS_MICRO_F``, printed x 100 with two
+    decimals; the ``SCORE`` column has only two)."""
+    lines = log.read_text(errors="replace").splitlines()
+    head = next(
+        line.split() for line in lines if line.startswith("E ") and "SCORE" in line
+    )
+    name = "PAIR_ACC" if "PAIR_ACC" in head else "CATS_MICRO_F"
+    back = len(head) - head.index(name)  # columns align from the right
+    return [
+        {"step": int(row[1]), "seen": int(row[1]) * batch, "dev_acc": row[-back] / 100}
+        for row in harness.train_log_rows(log)
+    ]
+
+
+def batch_size(config: Path) -> int:
+    from thinc.api import Config
+
+    return int(
+        Config().from_disk(config, interpolate=False)["training"]["batcher"]["size"]
+    )
+
+
+def predict_labels(nlp, data: Dict[str, Any]) -> List[str]:
+    """argmax of ``doc.cats`` for every test row."""
+    from spacy_attn import make_pairs
+
+    if data["kind"] == "pairs":
+        docs = make_pairs(nlp, ((p, h) for p, h, _ in data["test"]))
+    else:
+        docs = (nlp.make_doc(t) for t, _ in data["test"])
+    return [max(doc.cats, key=doc.cats.get) for doc in nlp.pipe(docs, batch_size=256)]
+
+
+def run_one(
+    name: str, data: Dict[str, Any], *, minutes: float, budget: Dict[str, int]
+) -> Dict[str, Any]:
+    """Train ``configs/<name>.cfg`` for at most ``minutes``, return its curve
+    and test score; the result is also written to its run folder."""
+    import spacy
+
+    import spacy_attn  # noqa: F401
+
+    config = harness.REPO / "configs" / f"{name}.cfg"
+    run_dir = RUNS / name
+    load = list(os.getloadavg())
+    harness.log(f"{name}: training ({minutes:g} min at most) on {data['describe']}")
+    train = harness.spacy_train(
+        config,
+        run_dir / "model",
+        overrides=overrides_for(name, data, budget),
+        log_path=run_dir / "train.log",
+        threads=1,
+        timeout=minutes * 60,
+    )
+    if train["returncode"] not in (0, None) and not train["stopped"]:
+        raise SystemExit(
+            f"✘ {name}: spacy train failed ({train['returncode']}):\n  "
+            + harness.log_tail(train["log"])
+        )
+    load_after = list(os.getloadavg())
+    parsed = harness.parse_train_log(train["log"])
+    batch = batch_size(config)
+    best = run_dir / "model" / "model-best"
+    if not best.exists():
+        raise SystemExit(
+            f"✘ {name}: no model-best after {minutes:g} min (no dev evaluation "
+            f"finished): lower eval_frequency or raise --minutes.\n  "
+            + harness.log_tail(train["log"])
+        )
+    harness.log(f"{name}: scoring model-best on {len(data['test']):,} test rows")
+    t0 = time.perf_counter()
+    nlp = spacy.load(best)
+    golds = [row[-1] for row in data["test"]]
+    scores = harness.accuracy_macro_f(golds, predict_labels(nlp, data), data["labels"])
+    result = {
+        "config": f"configs/{name}.cfg",
+        "data": data["describe"],
+        "train_command": train["command"],
+        "batch_size": batch,
+        "train_seconds": train["seconds"],
+        "stopped_by_timeout": train["stopped"],
+        "steps": parsed["steps"],
+        "load_before": load,
+        "load_after": load_after,
+        "curve": log_curve(train["log"], batch),
+        "dev_majority": majority(data["dev_labels"]),
+        "test_majority": majority(golds),
+        "test": {k: scores[k] for k in ("acc", "macro_f", "n")},
+        "test_seconds": time.perf_counter() - t0,
+        "invocation": harness.command_line(),
+        "git_commit": harness.git_commit(),
+    }
+    harness.write_json(run_dir / "result.json", result)
+    return result
+
+
+# -- checks and report ------------------------------------------------------------
+
+
+def verdict(result: Dict[str, Any], margin: float) -> Dict[str, Any]:
+    """Whether the run beat the majority class by ``margin`` on dev (best
+    point of the curve) and on test, and when its curve first did."""
+    base = result["dev_majority"]["acc"]
+    best = max((p["dev_acc"] for p in result["curve"]), default=0.0)
+    first = next(
+        (p["seen"] for p in result["curve"] if p["dev_acc"] >= base + margin), None
+    )
+    test_gain = result["test"]["acc"] - result["test_majority"]["acc"]
+    return {
+        "best_dev": best,
+        "dev_gain": best - base,
+        "test_gain": test_gain,
+        "first_seen_above": first,
+        "learns": best - base >= margin and test_gain >= margin,
+    }
+
+
+def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> str:
+    margin = results["margin"]
+    runs = results["runs"]
+    rows = []
+    for name, r in runs.items():
+        v = verdict(r, margin)
+        rows.append(
+            [
+                f"`{name}`",
+                DATA_NAMES[CONFIGS[name]["data"]],
+                harness.fmt(r["curve"][-1]["seen"] if r["curve"] else 0),
+                harness.minutes(r["train_seconds"]),
+                f"{harness.pct(v['best_dev'])} / {harness.pct(r['dev_majority']['acc'])}",
+                harness.fmt(v["first_seen_above"], none="never"),
+                f"{harness.pct(r['test']['acc'])} / {harness.pct(r['test_majority']['acc'])}",
+                harness.pct(r["test"]["macro_f"]),
+                "**yes**" if v["learns"] else "**NO**",
+            ]
+        )
+    out = harness.header(
+        "Paper settings: learning curves on the data here", meta, measured=measured
+    )
+    out += (
+        "Does each `SETTING: PAPER` config leave the majority-class baseline? "
+        "Each config trained with `python -m spacy train`, one thread, unchanged "
+        "but for paths, step budget, evaluation schedule (and, for the text "
+        "configs, the corpus fields); see `benchmarks/paper_curves.py` for the "
+        "data. 'seen' = training pairs / docs = steps x batch size. "
+        f"'learns' = best dev and test accuracy both at least {100 * margin:g} "
+        "points above the majority class of the same set. Each config's "
+        "section names the invocation and commit that trained it.\n\n"
+    )
+    out += harness.md_table(
+        [
+            "config",
+            "data",
+            "seen",
+            "wall",
+            "best dev acc / majority",
+            f"seen when dev ≥ majority + {100 * margin:g}",
+            "test acc / majority",
+            "test macro-F",
+            "learns",
+        ],
+        rows,
+    )
+    for name, r in runs.items():
+        out += f"\n## `{name}`\n\n{r['data']}. Batch {r['batch_size']}; "
+        out += (
+            f"{'stopped by the time limit' if r['stopped_by_timeout'] else 'finished'} "
+            f"after {harness.fmt(r['steps'])} steps ({harness.minutes(r['train_seconds'])}, "
+            f"1-min load average {r['load_before'][0]:.2f} before, "
+            f"{r['load_after'][0]:.2f} after, on 2 cores); dev majority class "
+            f"`{r['dev_majority']['label']}` = {harness.pct(r['dev_majority']['acc'])}.\n\n"
+            f"Run by `{r['invocation']}` at commit `{r['git_commit']}`:\n\n"
+            f"```\n{r['train_command']}\n```\n\n"
+        )
+        out += harness.md_table(
+            ["step", "seen", "dev acc", "vs majority"],
+            [
+                [
+                    harness.fmt(p["step"]),
+                    harness.fmt(p["seen"]),
+                    harness.pct(p["dev_acc"]),
+                    f"{100 * (p['dev_acc'] - r['dev_majority']['acc']):+.1f}",
+                ]
+                for p in r["curve"]
+            ],
+        )
+    return out
+
+
+def collect() -> Dict[str, Any]:
+    return {
+        name: json.loads((RUNS / name / "result.json").read_text())
+        for name in CONFIGS
+        if (RUNS / name / "result.json").exists()
+    }
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--configs", type=harness.name_list(CONFIGS), default=",".join(CONFIGS)
+    )
+    p.add_argument("--minutes", type=float, default=10.0, help="per config")
+    p.add_argument("--margin", type=float, default=0.05, help="over the majority")
+    p.add_argument("--nli-dev", type=int, default=1000)
+    p.add_argument("--eval-frequency", type=int, help="instead of the config's")
+    p.add_argument("--max-steps", type=int, help="instead of the config's")
+    p.add_argument("--report-only", action="store_true")
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)  # test scoring here; training runs get 1 thread too
+    meta = harness.metadata()
+    cache: Dict[str, Dict[str, Any]] = {}
+    if not args.report_only:
+        for name in args.configs:
+            kind = CONFIGS[name]["data"]
+            if kind not in cache:
+                cache[kind] = nli_data(args.nli_dev) if kind == "nli" else rt_data()
+            budget = {
+                "max_steps": args.max_steps or CONFIGS[name]["max_steps"],
+                "eval_frequency": args.eval_frequency
+                or CONFIGS[name]["eval_frequency"],
+            }
+            run_one(name, cache[kind], minutes=args.minutes, budget=budget)
+    runs = collect()
+    # The curves come from the logs and the baselines from the data, not from
+    # the runs' files, so every run in the tables is read the same way.
+    for name, r in runs.items():
+        kind = CONFIGS[name]["data"]
+        if kind not in cache:
+            cache[kind] = nli_data(args.nli_dev) if kind == "nli" else rt_data()
+        r["curve"] = log_curve(RUNS / name / "train.log", r["batch_size"])
+        r["dev_majority"] = majority(cache[kind]["dev_labels"])
+        r["test_majority"] = majority([row[-1] for row in cache[kind]["test"]])
+    if not runs:
+        raise SystemExit("✘ no finished runs under benchmarks/runs/paper_curves")
+    harness.report(
+        NAME,
+        # The header says "measured in that run" only when this invocation
+        # trained every run in the tables.
+        lambda m, r: render(
+            m, r, measured=not args.report_only and set(runs) <= set(args.configs)
+        ),
+        meta,
+        {"margin": args.margin, "runs": runs},
+    )
+    failed = [n for n, r in runs.items() if not verdict(r, args.margin)["learns"]]
+    for name, r in runs.items():
+        v = verdict(r, args.margin)
+        print(
+            f"{'✔' if v['learns'] else '✘'} {name}: best dev {harness.pct(v['best_dev'])} "
+            f"(majority {harness.pct(r['dev_majority']['acc'])}), test "
+            f"{harness.pct(r['test']['acc'])} (majority {harness.pct(r['test_majority']['acc'])})"
+        )
+    if failed:
+        sys.exit(
+            f"✘ {', '.join(failed)}: never beat the majority class by "
+            f"{100 * args.margin:g} points (dev and test) within the budget"
+        )
+
+
+if __name__ == "__main__":
+    main()
