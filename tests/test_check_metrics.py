@@ -1,21 +1,15 @@
 """scripts/check_metrics.py: the demo's accuracy check catches a model stuck
 on the majority class (the failure that once shipped unnoticed)."""
 
-import importlib.util
 import json
 
 import pytest
 
-from .util import REPO
+from .util import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "check_metrics", REPO / "scripts" / "check_metrics.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/check_metrics.py")
 
 
 # SICK test's label counts (scripts/prepare.py stats.json).

@@ -19,7 +19,7 @@ from spacy_attn.squad import (
     write_squad_docbin,
 )
 
-from .util import mirror_dir
+from .util import load_script, mirror_dir
 
 
 @pytest.fixture
@@ -410,15 +410,7 @@ def _articles(prefix, n_articles, n_paragraphs):
 
 
 def test_squad_splits_script(tmp_path, nlp):
-    import importlib.util
-
-    from .util import REPO
-
-    spec = importlib.util.spec_from_file_location(
-        "squad_splits", REPO / "scripts" / "squad_splits.py"
-    )
-    splits = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(splits)
+    splits = load_script("scripts/squad_splits.py")
     mirror = tmp_path / "mirror"
     _write_mirror(
         mirror,
@@ -493,24 +485,11 @@ def test_squad_splits_script(tmp_path, nlp):
         )
 
 
-def _load_splits_script():
-    import importlib.util
-
-    from .util import REPO
-
-    spec = importlib.util.spec_from_file_location(
-        "squad_splits", REPO / "scripts" / "squad_splits.py"
-    )
-    splits = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(splits)
-    return splits
-
-
 def test_squad_splits_paper_protocol(tmp_path, nlp):
     """Protocol "squad": SQuAD train held out by article, the official dev
     file as test, the SQuADShifts sets whole as out-of-domain tests; the
     manifest says the train file is the mirror's rebuild."""
-    splits = _load_splits_script()
+    splits = load_script("scripts/squad_splits.py")
     mirror = tmp_path / "mirror"
     _write_mirror(
         mirror,

@@ -4,9 +4,11 @@ rules for tests that need the full data mirror (the ``mirror`` marker, see
 tests/conftest.py). conftest.py keeps only fixtures and hooks."""
 
 import gzip
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -17,7 +19,14 @@ from spacy_attn.layers.defaults import small_tok2vec_config
 from spacy_attn.mirror import MIRROR_ENV, mirror_dir
 from spacy_attn.squad import SquadQuestion
 
-__all__ = ["REPO", "FIXTURES", "MIRROR_ENV", "REQUIRE_MIRROR_ENV", "mirror_dir"]
+__all__ = [
+    "REPO",
+    "FIXTURES",
+    "MIRROR_ENV",
+    "REQUIRE_MIRROR_ENV",
+    "load_script",
+    "mirror_dir",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -189,3 +198,14 @@ def pair_config(
             "tok2vec": t2v,
         }
     }
+
+
+def load_script(relpath: str) -> ModuleType:
+    """Import a checkout script (e.g. "scripts/squad_splits.py") as a module:
+    scripts/ and benchmarks/ are not packages."""
+    path = REPO / relpath
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
