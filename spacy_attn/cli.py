@@ -44,6 +44,31 @@ attn_cli = typer.Typer(
 Arg = typer.Argument
 Opt = typer.Option
 
+# Options that several pair commands declare alike.
+SpanKeyOpt = Annotated[
+    str, Opt("--span-key", help="Key of the pair's two texts in doc.spans")
+]
+LabelMapOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--label-map",
+        help=(
+            'Raw label -> label, as JSON, e.g. \'{"0": "no", "1": "yes"}\' '
+            "(default: labels as they are)"
+        ),
+        show_default=False,
+    ),
+]
+PositiveLabelOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--positive-label",
+        help="Binary task: the positive label (default: none)",
+        show_default=False,
+    ),
+]
+GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
+
 
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` (one line) on stderr and exit with ``code``."""
@@ -414,33 +439,14 @@ def evaluate_cli(
             show_default=False,
         ),
     ] = None,
-    span_key: Annotated[
-        str, Opt("--span-key", help="Key of the pair's two texts in doc.spans")
-    ] = DEFAULT_SPAN_KEY,
-    label_map: Annotated[
-        Optional[str],
-        Opt(
-            "--label-map",
-            help=(
-                'Raw label -> label, as JSON, e.g. \'{"0": "no", "1": "yes"}\' '
-                "(default: labels as they are)"
-            ),
-            show_default=False,
-        ),
-    ] = None,
-    positive_label: Annotated[
-        Optional[str],
-        Opt(
-            "--positive-label",
-            help="Binary task: the positive label (default: none)",
-            show_default=False,
-        ),
-    ] = None,
+    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    label_map: LabelMapOpt = None,
+    positive_label: PositiveLabelOpt = None,
     limit: Annotated[
         int, Opt("--limit", help="Evaluate on the first N pairs (0: all)")
     ] = 0,
     batch_size: Annotated[int, Opt("--batch-size", help="Pairs per batch")] = 256,
-    gpu_id: Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")] = -1,
+    gpu_id: GpuIdOpt = -1,
 ) -> None:
     """Evaluate a pipeline on a pair corpus, like `spacy evaluate` but keeping
     each doc's pair (read with spacy-attn.PairCorpus.v1); prints the scores
@@ -500,28 +506,9 @@ def convert_cli(
     input_format: Annotated[
         str, Opt("--format", help="Input format: auto, jsonl or tsv")
     ] = "auto",
-    span_key: Annotated[
-        str, Opt("--span-key", help="Key of the pair's two texts in doc.spans")
-    ] = DEFAULT_SPAN_KEY,
-    label_map: Annotated[
-        Optional[str],
-        Opt(
-            "--label-map",
-            help=(
-                'Raw label -> label, as JSON, e.g. \'{"0": "no", "1": "yes"}\' '
-                "(default: labels as they are)"
-            ),
-            show_default=False,
-        ),
-    ] = None,
-    positive_label: Annotated[
-        Optional[str],
-        Opt(
-            "--positive-label",
-            help="Binary task: the positive label (default: none)",
-            show_default=False,
-        ),
-    ] = None,
+    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    label_map: LabelMapOpt = None,
+    positive_label: PositiveLabelOpt = None,
     limit: Annotated[
         int, Opt("--limit", help="Convert the first N pairs (0: all)")
     ] = 0,
@@ -597,10 +584,8 @@ def benchmark_speed_cli(
     warmup_epochs: Annotated[
         int, Opt("--warmup", help="Warm-up passes over the corpus")
     ] = 3,
-    span_key: Annotated[
-        str, Opt("--span-key", help="Key of the pair's two texts in doc.spans")
-    ] = DEFAULT_SPAN_KEY,
-    gpu_id: Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")] = -1,
+    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    gpu_id: GpuIdOpt = -1,
     output: Annotated[
         Optional[Path],
         Opt(
