@@ -1,0 +1,83 @@
+"""Continue a span-QA training run from its ``model-last`` with ``spacy train``.
+
+A session on this machine ends every few hours, and a DCN needs more than one
+session on CPU. ``spacy train`` has no resume flag, but it does continue a
+*sourced* component (``[components.X] source = ...``: the component is not
+re-initialised, ``nlp.resume_training`` keeps its weights). This script writes
+``OUTPUT/config.cfg`` -- the given config with the QA component sourced from
+the previous run's ``model-last`` -- and runs ``spacy train`` on it with the
+checkpoint logger, so ``benchmarks/squad_curve.py --run PREV --continued
+OUTPUT`` draws one learning curve across both runs.
+
+What does not carry over, and is stated in the results: Adam's moments (the
+optimizer starts afresh) and the position in the shuffled epoch (the new run
+shuffles with ``--seed``, so some questions come round again before others
+were seen once).
+
+    python benchmarks/squad_continue.py training/squad_cpu training/squad_cpu_2 \\
+        --seed 1 -- --paths.train corpus/squad/train.json \\
+        --paths.dev corpus/squad/dev.json --paths.vectors training/vectors \\
+        --training.max_steps 2000
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from spacy.util import load_config
+
+BENCH = Path(__file__).parent
+
+
+def continued_config(previous: Path, component: str, output: Path) -> Path:
+    """Write OUTPUT/config.cfg: PREVIOUS's config with COMPONENT sourced from
+    PREVIOUS/model-last (initialize settings kept for the vocab's vectors)."""
+    model = previous / "model-last"
+    if not (model / component).is_dir():
+        sys.exit(f"Error: {model} has no component {component!r}")
+    config = load_config(model / "config.cfg")
+    config["components"][component] = {
+        "source": str(model),
+        "component": component,
+    }
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / "config.cfg"
+    config.to_disk(path)
+    return path
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("previous", type=Path, help="the earlier spacy train output")
+    p.add_argument("output", type=Path)
+    p.add_argument("--component", default="attn_span_qa")
+    p.add_argument("--seed", type=int, default=1, help="a new shuffle order")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" goes to spacy train unchanged.
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:split])
+    overrides = argv[split + 1 :]
+    config = continued_config(args.previous, args.component, args.output)
+    (args.output / "continued_from.json").write_text(
+        json.dumps({"previous": str(args.previous), "seed": args.seed}) + "\n"
+    )
+    cmd = [
+        sys.executable, "-m", "spacy", "train", str(config),
+        "--output", str(args.output),
+        "--code", str(BENCH / "squad_checkpoints.py"),
+        "--training.logger.@loggers", "spacy-attn-bench.CheckpointLogger.v1",
+        "--training.logger.directory", str(args.output / "checkpoints"),
+        "--system.seed", str(args.seed),
+        *overrides,
+    ]  # fmt: skip
+    print(" ".join(cmd), flush=True)
+    sys.exit(subprocess.call(cmd))
+
+
+if __name__ == "__main__":
+    main()
