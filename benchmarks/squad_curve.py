@@ -13,6 +13,8 @@ published reference rows -> ``benchmarks/results/squad.{json,md}``.
         --max-train-seconds 2400 --dev-subset 2000    # the peer, same questions
     python scripts/squad_eval.py RUN/model-best corpus/squad --ood --output metrics/squad.json
     python benchmarks/squad_curve.py --run RUN [--final metrics/squad.json]
+    # a run continued in a later session (benchmarks/squad_continue.py):
+    python benchmarks/squad_curve.py --run RUN --continued RUN2 [--final ...]
 
 Each checkpoint (``RUN/checkpoints/step-N.bin``, written at every evaluation
 of the training run) is loaded into the run's pipeline and scored with the
@@ -50,38 +52,64 @@ REFERENCE = [
 ]
 
 
+def run_segments(run: Path, continued: List[Path]) -> List[Dict[str, Any]]:
+    """The training runs of one model, in order, with the step and time at
+    which each continued run (``benchmarks/squad_continue.py``) took over: a
+    continued run's step ``s`` is step ``offset + s`` of the whole curve."""
+    segments: List[Dict[str, Any]] = []
+    step0, seconds0 = 0, 0.0
+    for i, path in enumerate([run, *continued]):
+        log = {
+            r["step"]: r
+            for r in map(json.loads, (path / "checkpoints" / "log.jsonl").open())
+        }
+        segments.append(
+            {"run": path, "log": log, "step0": step0, "seconds0": seconds0, "index": i}
+        )
+        last = max(log)
+        step0, seconds0 = step0 + last, seconds0 + log[last]["seconds"]
+    return segments
+
+
 def score_checkpoints(
-    run: Path, data: Dict[str, Any], cached: Dict[str, Any], args
+    segments: List[Dict[str, Any]], data: Dict[str, Any], cached: Dict[str, Any], args
 ) -> Dict[str, Any]:
-    """Official EM / F1 of every checkpoint not yet in ``cached``."""
+    """Official EM / F1 of every checkpoint not yet in ``cached`` (keyed by
+    the step of the whole curve)."""
     import spacy
 
     from spacy_attn.squad.evaluate import evaluate_squad
 
-    log = {
-        r["step"]: r
-        for r in map(json.loads, (run / "checkpoints" / "log.jsonl").open())
-    }
-    todo = [s for s in sorted(log) if str(s) not in cached]
+    todo = []
+    for seg in segments:
+        for step in sorted(seg["log"]):
+            # A continued run's step 0 is the previous run's last checkpoint.
+            if seg["index"] and step == 0:
+                continue
+            if str(seg["step0"] + step) not in cached:
+                todo.append((seg, step))
     if not todo:
         return cached
-    nlp = spacy.load(run / "model-last")
+    nlp = spacy.load(segments[0]["run"] / "model-last")
     pipe = nlp.get_pipe("attn_span_qa")
-    for step in todo:
-        pipe.from_bytes((run / "checkpoints" / f"step-{step}.bin").read_bytes())
+    for seg, step in todo:
+        path = seg["run"] / "checkpoints" / f"step-{step}.bin"
+        pipe.from_bytes(path.read_bytes())
         res = evaluate_squad(nlp, data, batch_size=args.batch_size)
         res.pop("predictions")
-        rec = log[step]
-        cached[str(step)] = {
-            "step": step,
-            "questions_seen": step * QUESTIONS_PER_STEP,
-            "train_seconds": rec["seconds"],
+        rec = seg["log"][step]
+        total = seg["step0"] + step
+        cached[str(total)] = {
+            "step": total,
+            "run": harness.relative(seg["run"]),
+            "questions_seen": total * QUESTIONS_PER_STEP,
+            "train_seconds": seg["seconds0"] + rec["seconds"],
             "heldout_f1": round(100 * rec["other_scores"].get("qa_f1", 0.0), 2),
             **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
             "questions_per_s": res["questions_per_s"],
         }
         harness.log(
-            f"step {step}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
+            f"step {total}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
             f"({res['questions']} questions, {res['questions_per_s']} q/s)"
         )
     return cached
@@ -121,6 +149,19 @@ def render(res: Dict[str, Any]) -> str:
             "(the peer's budget counts training steps only, so the same-budget row below "
             "does not favour the DCN).\n\n"
         )
+        runs = res.get("runs", [])
+        if len(runs) > 1:
+            md += (
+                f"The curve joins {len(runs)} `spacy train` runs of one model: "
+                + "; ".join(
+                    f"`{r['run']}` from step {r['from_step']:,}" for r in runs[1:]
+                )
+                + " continued the run before it with `benchmarks/squad_continue.py` "
+                "(the weights carry over; Adam's moments and the shuffle order "
+                "start afresh, with a new seed, so some questions come round a "
+                "second time before others were seen once). Wall minutes add the "
+                "runs' training loops, not their start-up.\n\n"
+            )
         md += harness.md_records(
             [
                 {
@@ -221,6 +262,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--run", required=True, help="the spacy train output folder")
+    p.add_argument(
+        "--continued",
+        action="append",
+        default=[],
+        help="a run continued from --run (benchmarks/squad_continue.py); repeatable",
+    )
     p.add_argument("--splits", default="corpus/squad")
     p.add_argument(
         "--subset-file", default=str(harness.RESULTS / "squad_dev_subset.json")
@@ -253,15 +300,25 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.curve_limit != 0 and Path(args.subset_file).exists():
         ids = json.loads(Path(args.subset_file).read_text())["ids"]
         curve_data = harness.squad_subset(test, ids)
-    res["curve"] = score_checkpoints(run, curve_data, res.get("curve", {}), args)
+    segments = run_segments(run, [Path(c) for c in args.continued])
+    res["curve"] = score_checkpoints(segments, curve_data, res.get("curve", {}), args)
+    res["runs"] = [
+        {
+            "run": harness.relative(seg["run"]),
+            "from_step": seg["step0"],
+            "steps": max(seg["log"]),
+        }
+        for seg in segments
+    ]
     if args.final:
         # The workflow's test step (scripts/squad_eval.py --ood) scored
         # model-best on the full official dev set and the SQuADShifts sets.
         metrics = json.loads(Path(args.final).read_text())
-        log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
+        last = segments[-1]
+        seconds = last["seconds0"] + last["log"][max(last["log"])]["seconds"]
         res["final"] = {
             "model": metrics["model"],
-            "train_minutes": log[-1]["seconds"] / 60,
+            "train_minutes": seconds / 60,
             "sets": metrics["sets"],
         }
     if Path(args.peer).exists():

@@ -218,6 +218,18 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path) -> List
     return subset
 
 
+def train_source(splits: Path) -> str:
+    """What the splits' train.json holds, from scripts/squad_splits.py's
+    manifest (the protocol and, for SQuAD, the official or rebuilt file)."""
+    path = splits / "manifest.json"
+    if not path.exists():
+        return "no manifest.json"
+    manifest = json.loads(path.read_text())
+    return ", ".join(
+        str(manifest[k]) for k in ("protocol", "train_source") if manifest.get(k)
+    )
+
+
 def load_rows(args):
     """Training questions (seeded sample), the scored dev questions and the
     dev data (for the official metric)."""
@@ -336,9 +348,9 @@ def measure(args) -> Dict[str, Any]:
         "model": MODEL,
         "n_parameters": sum(p.numel() for p in model.parameters()),
         "protocol": (
-            "train: seeded sample of corpus/squad/train.json "
-            "(SQuADShifts new_wiki+reddit+nyt, see "
-            "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
+            f"train: seeded sample of {args.splits}/train.json "
+            f"({train_source(Path(args.splits))}, see scripts/squad_splits.py); "
+            "test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
         ),
         **scores,  # exact_match, f1
         "dev_questions": len(dev_rows),
