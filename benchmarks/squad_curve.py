@@ -115,6 +115,31 @@ def score_checkpoints(
     return cached
 
 
+def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
+    """Official EM / F1 of the DCN-over-MiniLM run's last checkpoint on the
+    curve's questions, with its training budget from the checkpoint log."""
+    import spacy
+
+    from spacy_attn.squad.evaluate import evaluate_squad
+
+    log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
+    nlp = spacy.load(run / "model-last")
+    res = evaluate_squad(nlp, data, batch_size=args.batch_size)
+    res.pop("predictions")
+    harness.log(
+        f"listener {run}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
+        f"({res['questions']} questions, {res['questions_per_s']} q/s)"
+    )
+    return {
+        "run": harness.relative(run),
+        "step": log[-1]["step"],
+        "questions_seen": log[-1]["step"] * QUESTIONS_PER_STEP,
+        "train_seconds": log[-1]["seconds"],
+        **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
+        "questions_per_s": res["questions_per_s"],
+    }
+
+
 def render(res: Dict[str, Any]) -> str:
     md = harness.header(
         "Span QA on SQuAD v1.1: the DCN's learning curve, the Hugging Face peer, "
@@ -216,12 +241,20 @@ def render(res: Dict[str, Any]) -> str:
                 f" training questions in {budget / 60:.0f} min",
             }
         )
+    listener = res.get("listener")
     rows.append(
         {
             "model": "DCN over the MiniLM listener (configs/squad_transformer.cfg)",
-            "EM": "not run",
-            "F1": "not run",
-            "source": "CPU budget: see the report's note",
+            "EM": f"{listener['exact_match']:.1f}" if listener else "not run",
+            "F1": f"{listener['f1']:.1f}" if listener else "not run",
+            "source": (
+                f"subset of {listener['questions']:,} dev questions, "
+                f"{listener['questions_seen']:,} training questions in "
+                f"{listener['train_seconds'] / 60:.0f} min (model-last of "
+                f"`{listener['run']}`)"
+            )
+            if listener
+            else "CPU budget: see the report's note",
         }
     )
     rows.append(
@@ -268,6 +301,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         default=[],
         help="a run continued from --run (benchmarks/squad_continue.py); repeatable",
     )
+    p.add_argument(
+        "--listener",
+        default="",
+        help="a configs/squad_transformer.cfg run (with checkpoints) to score",
+    )
     p.add_argument("--splits", default="corpus/squad")
     p.add_argument(
         "--subset-file", default=str(harness.RESULTS / "squad_dev_subset.json")
@@ -310,6 +348,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         }
         for seg in segments
     ]
+    if args.listener:
+        res["listener"] = score_listener(Path(args.listener), curve_data, args)
     if args.final:
         # The workflow's test step (scripts/squad_eval.py --ood) scored
         # model-best on the full official dev set and the SQuADShifts sets.
