@@ -123,7 +123,12 @@ def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
     from spacy_attn.squad.evaluate import evaluate_squad
 
     log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
-    nlp = spacy.load(run / "model-last")
+    # A run stopped at its time budget has no model-last: any saved pipeline
+    # of the run gives the architecture, the last checkpoint the weights.
+    saved = run / "model-last"
+    nlp = spacy.load(saved if saved.exists() else run / "model-best")
+    last = run / "checkpoints" / f"step-{log[-1]['step']}.bin"
+    nlp.get_pipe("attn_span_qa").from_bytes(last.read_bytes())
     res = evaluate_squad(nlp, data, batch_size=args.batch_size)
     res.pop("predictions")
     harness.log(
@@ -250,7 +255,7 @@ def render(res: Dict[str, Any]) -> str:
             "source": (
                 f"subset of {listener['questions']:,} dev questions, "
                 f"{listener['questions_seen']:,} training questions in "
-                f"{listener['train_seconds'] / 60:.0f} min (model-last of "
+                f"{listener['train_seconds'] / 60:.0f} min (last checkpoint of "
                 f"`{listener['run']}`)"
             )
             if listener
