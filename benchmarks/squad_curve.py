@@ -116,19 +116,22 @@ def score_checkpoints(
 
 
 def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
-    """Official EM / F1 of the DCN-over-MiniLM run's last checkpoint on the
+    """Official EM / F1 of the DCN-over-MiniLM run's saved pipeline on the
     curve's questions, with its training budget from the checkpoint log."""
     import spacy
 
     from spacy_attn.squad.evaluate import evaluate_squad
 
     log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
-    # A run stopped at its time budget has no model-last: any saved pipeline
-    # of the run gives the architecture, the last checkpoint the weights.
-    saved = run / "model-last"
-    nlp = spacy.load(saved if saved.exists() else run / "model-best")
-    last = run / "checkpoints" / f"step-{log[-1]['step']}.bin"
-    nlp.get_pipe("attn_span_qa").from_bytes(last.read_bytes())
+    # The listener's weights live in the transformer component, which the
+    # checkpoints (the QA component's bytes) do not hold: score the whole
+    # saved pipeline. A run stopped at its time budget has no model-last;
+    # its model-best is the checkpoint with the best held-out F1.
+    if (run / "model-last").exists():
+        model, rec = run / "model-last", log[-1]
+    else:
+        model, rec = run / "model-best", max(log, key=lambda r: r["score"])
+    nlp = spacy.load(model)
     res = evaluate_squad(nlp, data, batch_size=args.batch_size)
     res.pop("predictions")
     harness.log(
@@ -136,10 +139,10 @@ def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
         f"({res['questions']} questions, {res['questions_per_s']} q/s)"
     )
     return {
-        "run": harness.relative(run),
-        "step": log[-1]["step"],
-        "questions_seen": log[-1]["step"] * QUESTIONS_PER_STEP,
-        "train_seconds": log[-1]["seconds"],
+        "run": harness.relative(model),
+        "step": rec["step"],
+        "questions_seen": rec["step"] * QUESTIONS_PER_STEP,
+        "train_seconds": rec["seconds"],
         **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
         "questions_per_s": res["questions_per_s"],
     }
@@ -255,8 +258,7 @@ def render(res: Dict[str, Any]) -> str:
             "source": (
                 f"subset of {listener['questions']:,} dev questions, "
                 f"{listener['questions_seen']:,} training questions in "
-                f"{listener['train_seconds'] / 60:.0f} min (last checkpoint of "
-                f"`{listener['run']}`)"
+                f"{listener['train_seconds'] / 60:.0f} min (`{listener['run']}`)"
             )
             if listener
             else "CPU budget: see the report's note",
