@@ -61,8 +61,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import accuracy  # noqa: E402  (benchmarks/accuracy.py: pair splits and configs)
-import harness
 import textcat  # noqa: E402  (benchmarks/textcat.py: RT rows)
+from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
 NAME = "peers"
 PARTS = ("similarity", "pairs", "textcat")
@@ -116,7 +116,7 @@ TC_ROWS = ["bow", "ensemble", "selfattn_p001", "selfattn_p0", "selfattn"]
 
 
 def runs_root(quick: bool) -> Path:
-    return harness.RUNS / "peers" / ("quick" if quick else "")
+    return machine.RUNS / "peers" / ("quick" if quick else "")
 
 
 def minilm_dir() -> Path:
@@ -132,14 +132,14 @@ def checkpointed(
     """The run's ``result.json`` if it exists (and not ``force``), else run
     ``fn`` and write its result with ``stamp`` (command, seed, load...)."""
     if path.exists() and not force:
-        harness.log(f"skip {harness.relative(path.parent)} (done; --force re-runs it)")
+        machine.log(f"skip {machine.relative(path.parent)} (done; --force re-runs it)")
         return json.loads(path.read_text())
     # Several invocations may share the work (one per core): a run that
     # another live process has started is left to it.
     lock = path.parent / "running.pid"
     if lock.exists() and _alive(int(lock.read_text() or 0)):
-        harness.log(
-            f"skip {harness.relative(path.parent)} (running in process {lock.read_text()})"
+        machine.log(
+            f"skip {machine.relative(path.parent)} (running in process {lock.read_text()})"
         )
         return {}
     lock.parent.mkdir(parents=True, exist_ok=True)
@@ -166,8 +166,8 @@ def _run_checkpoint(
         "load_at_start": [round(x, 2) for x in os.getloadavg()],
         "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
-    harness.log(
-        f"RUN {harness.relative(path.parent)} (load {stamp['load_at_start'][0]})"
+    machine.log(
+        f"RUN {machine.relative(path.parent)} (load {stamp['load_at_start'][0]})"
     )
     start = time.perf_counter()
     # The stamp is what this invocation asked for: it wins over a key of the
@@ -175,7 +175,7 @@ def _run_checkpoint(
     # dataset of a learning-curve subset).
     result = {**fn(), **stamp, "run_seconds": None}
     result["run_seconds"] = round(time.perf_counter() - start, 1)
-    harness.write_json(path, result)
+    datafiles.write_json(path, result)
     return result
 
 
@@ -185,8 +185,8 @@ def pair_splits(dataset: str, quick: bool) -> Dict[str, Any]:
     manifest = accuracy.ensure_splits(dataset)
     limits = QUICK_LIMITS if quick else {}
     rows = {
-        s: harness.read_jsonl_gz(
-            harness.REPO / manifest["files"][s], limit=limits.get(s, 0)
+        s: datafiles.read_jsonl_gz(
+            machine.REPO / manifest["files"][s], limit=limits.get(s, 0)
         )
         for s in accuracy.SPLITS
     }
@@ -207,7 +207,7 @@ def steps_per_epoch(n_train: int) -> int:
 
 
 def sick_sentences(split: str, quick: bool):
-    rows = harness.read_jsonl_gz(
+    rows = datafiles.read_jsonl_gz(
         f"sick/{split}.jsonl.gz", limit=QUICK_LIMITS["test"] if quick else 0
     )
     return (
@@ -240,7 +240,7 @@ def similarity_scores(
     seconds = time.perf_counter() - start
     cos = cosines(A, B)
     return {
-        "spearman": harness.spearman(gold, cos),
+        "spearman": scoring.spearman(gold, cos),
         "pearson": float(numpy.corrcoef(gold, cos)[0, 1]),
         "n_pairs": len(gold),
         "sentences_per_s": round(2 * len(gold) / seconds, 1),
@@ -262,7 +262,7 @@ def minilm_embedder(threads: int, model=None) -> Callable[[List[str]], Any]:
     def embed(texts: List[str]):
         with torch.no_grad():
             return torch.cat(
-                [mean_pooled(tok, model, batch) for batch in harness.chunk(texts, 64)]
+                [mean_pooled(tok, model, batch) for batch in machine.chunk(texts, 64)]
             ).numpy()
 
     return embed
@@ -293,12 +293,12 @@ def run_minilm_finetuned(seed: int, args) -> Dict[str, Any]:
     from transformers import AutoModel, AutoTokenizer, get_linear_schedule_with_warmup
 
     torch.set_num_threads(args.threads)
-    harness.seed_all(seed)
+    machine.seed_all(seed)
     tok, model = (
         AutoTokenizer.from_pretrained(minilm_dir()),
         AutoModel.from_pretrained(minilm_dir()),
     )
-    rows = harness.read_jsonl_gz(
+    rows = datafiles.read_jsonl_gz(
         "sick/train.jsonl.gz", limit=QUICK_LIMITS["train"] if args.quick else 0
     )
     epochs, batch = (1 if args.quick else args.sim_epochs), 16
@@ -310,7 +310,7 @@ def run_minilm_finetuned(seed: int, args) -> Dict[str, Any]:
     for _ in range(epochs):
         order = list(range(len(rows)))
         rng.shuffle(order)
-        for idx in harness.chunk(order, batch):
+        for idx in machine.chunk(order, batch):
             b = [rows[i] for i in idx]
             u = mean_pooled(tok, model, [r["premise"] for r in b])
             v = mean_pooled(tok, model, [r["hypothesis"] for r in b])
@@ -369,7 +369,7 @@ def run_static_similarity(row: str, args) -> Dict[str, Any]:
             )
         )
     else:
-        embed = spacy_vector_embedder(harness.vectors_nlp())
+        embed = spacy_vector_embedder(datafiles.vectors_nlp())
     return {
         "test": similarity_scores(embed, "test", args.quick),
         "trial": similarity_scores(embed, "trial", args.quick),
@@ -382,14 +382,14 @@ def siamese_config(splits: Dict[str, Any], seed: int, quick: bool):
     from spacy.util import load_config
 
     cfg = load_config(
-        harness.REPO / "configs" / "snli_siamese_adam.cfg", interpolate=False
+        machine.REPO / "configs" / "snli_siamese_adam.cfg", interpolate=False
     )
     manifest = splits["manifest"]
     cfg["paths"].update(
         {
             "train": manifest["files"]["train"],
             "dev": manifest["files"]["dev"],
-            "vectors": harness.relative(harness.spacy_vectors()),
+            "vectors": machine.relative(datafiles.spacy_vectors()),
         }
     )
     cfg["system"]["seed"] = seed
@@ -436,15 +436,15 @@ def train_spacy(cfg, run_dir: Path, threads: int) -> Dict[str, Any]:
     """Write the config and ``spacy train`` it; RETURNS the training record."""
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.to_disk(run_dir / "config.cfg")
-    run = harness.spacy_train(
+    run = spacy_runs.spacy_train(
         run_dir / "config.cfg", run_dir / "model", threads=threads
     )
     if run["returncode"] != 0:
         raise SystemExit(
-            f"spacy train failed ({harness.relative(run['log'])}):\n  "
-            + harness.log_tail(run["log"])
+            f"spacy train failed ({machine.relative(run['log'])}):\n  "
+            + spacy_runs.log_tail(run["log"])
         )
-    curve = harness.parse_train_log(run["log"])
+    curve = spacy_runs.parse_train_log(run["log"])
     return {
         "train_wall_s": round(run["seconds"], 1),
         "train_command": run["command"],
@@ -469,7 +469,7 @@ def encoder_embedder(nlp, pooling: str) -> Callable[[List[str]], Any]:
     def embed(texts: List[str]):
         out = []
         with torch.no_grad():
-            for batch in harness.chunk(texts, 256):
+            for batch in machine.chunk(texts, 256):
                 Xs = [
                     numpy.asarray(x)
                     for x in tok2vec.predict([nlp.make_doc(t) for t in batch])
@@ -515,7 +515,7 @@ def run_siamese_similarity(seed: int, args, run_dir: Path) -> Dict[str, Any]:
 
 def part_similarity(args) -> None:
     root = runs_root(args.quick) / "similarity"
-    stamp = {"part": "similarity", "command": harness.command_line()}
+    stamp = {"part": "similarity", "command": machine.command_line()}
     for row in ("minilm_mean", "md_vector", "glove_mean"):
         if row in args.rows:
             checkpointed(
@@ -567,7 +567,7 @@ def hf_cross_encoder(
     )
 
     torch.set_num_threads(threads)
-    harness.seed_all(seed)
+    machine.seed_all(seed)
     labels = splits["labels"]
     tok = AutoTokenizer.from_pretrained(minilm_dir())
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -593,7 +593,7 @@ def hf_cross_encoder(
         model.eval()
         preds = []
         with torch.no_grad():
-            for idx in harness.chunk(list(range(len(feats))), 64):
+            for idx in machine.chunk(list(range(len(feats))), 64):
                 preds += (
                     model(**tok.pad([feats[i] for i in idx], return_tensors="pt"))
                     .logits.argmax(-1)
@@ -631,7 +631,7 @@ def hf_cross_encoder(
         order = list(range(n))
         rng.shuffle(order)
         model.train()
-        for idx in harness.chunk(order, BATCH):
+        for idx in machine.chunk(order, BATCH):
             X, y = batch(*data["train"], idx)
             t0 = time.perf_counter()
             loss = torch.nn.functional.cross_entropy(model(**X).logits, y)
@@ -651,10 +651,10 @@ def hf_cross_encoder(
     t0 = time.perf_counter()
     preds = predict(feats)
     infer_s = time.perf_counter() - t0
-    test = harness.accuracy_macro_f(
+    test = scoring.accuracy_macro_f(
         [labels[y] for y in ys], [labels[p] for p in preds], labels
     )
-    dev = harness.accuracy_macro_f(
+    dev = scoring.accuracy_macro_f(
         [labels[y] for y in data["dev"][1]],
         [labels[p] for p in predict(data["dev"][0])],
         labels,
@@ -698,7 +698,7 @@ def spacy_pair_config(row: str, splits: Dict[str, Any], seed: int, epochs: int):
     manifest = splits["manifest"]
     if row == "da_trf":
         cfg = load_config(
-            harness.REPO / "configs" / "transformer.cfg", interpolate=False
+            machine.REPO / "configs" / "transformer.cfg", interpolate=False
         )
         cfg["paths"].update(
             {
@@ -726,11 +726,11 @@ def spacy_pair_config(row: str, splits: Dict[str, Any], seed: int, epochs: int):
 def spacy_train_speed(nlp, rows, n_batches: int) -> float:
     """Median pairs/s of ``nlp.update`` on training batches of 32, starting
     from the trained pipeline (2 warm-up batches not timed)."""
-    examples = harness.pair_examples(nlp, rows[: BATCH * (n_batches + 2)])
+    examples = datafiles.pair_examples(nlp, rows[: BATCH * (n_batches + 2)])
     optimizer = nlp.resume_training()
     times = []
-    for i, b in enumerate(harness.chunk(examples, BATCH)):
-        seconds, _ = harness.timed(lambda b=b: nlp.update(b, sgd=optimizer))
+    for i, b in enumerate(machine.chunk(examples, BATCH)):
+        seconds, _ = machine.timed(lambda b=b: nlp.update(b, sgd=optimizer))
         if i >= 2 and len(b) == BATCH:
             times.append(seconds)
     return round(BATCH / statistics.median(times), 1) if times else None
@@ -778,7 +778,7 @@ def part_pairs(args) -> None:
 
                 stamp = {
                     "part": "pairs",
-                    "command": harness.command_line(),
+                    "command": machine.command_line(),
                     "dataset": dataset,
                     "row": row,
                     "seed": seed,
@@ -792,7 +792,7 @@ def part_pairs(args) -> None:
                         run_dir / "result.json", args.force, measure, stamp=stamp
                     )
                 except SystemExit as err:  # keep going with the other rows
-                    harness.log(f"FAILED {dataset}/{row}/seed{seed}: {err}")
+                    machine.log(f"FAILED {dataset}/{row}/seed{seed}: {err}")
                 write_report(args.quick)
 
 
@@ -812,7 +812,7 @@ def fraction_splits(
     if not path.exists():
         import gzip
 
-        rows = harness.read_jsonl_gz(splits["paths"]["train"])
+        rows = datafiles.read_jsonl_gz(splits["paths"]["train"])
         keep = random.Random(seed).sample(rows, round(fraction * len(rows)))
         out.mkdir(parents=True, exist_ok=True)
         with gzip.open(path, "wt", encoding="utf8") as f:
@@ -822,7 +822,7 @@ def fraction_splits(
 
 def part_textcat(args) -> None:
     root = runs_root(args.quick) / "textcat"
-    vectors = harness.spacy_vectors()
+    vectors = datafiles.spacy_vectors()
     # The learning curve (--train-fraction < 1) lives in its own dataset
     # folder, so the full-data table never mixes with it.
     dataset = "rt" + (
@@ -836,7 +836,7 @@ def part_textcat(args) -> None:
         splits = fraction_splits(
             textcat.ensure_splits("rt"), args.train_fraction, seed, root
         )
-        train_docs = len(harness.read_jsonl_gz(splits["paths"]["train"]))
+        train_docs = len(datafiles.read_jsonl_gz(splits["paths"]["train"]))
         for row in args.rows:
             run_dir = root / dataset / row / f"seed{seed}"
 
@@ -861,7 +861,7 @@ def part_textcat(args) -> None:
 
             stamp = {
                 "part": "textcat",
-                "command": harness.command_line(),
+                "command": machine.command_line(),
                 "dataset": dataset,
                 "train_fraction": args.train_fraction,
                 "max_steps": (budget or textcat.DATASETS["rt"])["max_steps"],
@@ -897,7 +897,7 @@ def aggregate(runs: List[Dict[str, Any]], metrics: Dict[str, str]) -> Dict[str, 
     """Mean / sd / n over seeds of each ``metrics`` path, plus the seeds and
     the load averages at the runs' starts."""
     agg = {
-        name: harness.mean_sd([_get(r, path) for r in runs])
+        name: scoring.mean_sd([_get(r, path) for r in runs])
         for name, path in metrics.items()
     }
     agg["seeds"] = sorted(r["seed"] for r in runs)
@@ -1022,7 +1022,7 @@ def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
 def _rt_train_docs() -> int:
     """Size of the full RT train split (runs made before ``--train-fraction``
     existed do not record it)."""
-    return len(harness.read_jsonl_gz(textcat.ensure_splits("rt")["paths"]["train"]))
+    return len(datafiles.read_jsonl_gz(textcat.ensure_splits("rt")["paths"]["train"]))
 
 
 def gap(
@@ -1080,7 +1080,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         else ""
     )
     md = [
-        harness.header("The peers side by side", meta, measured=False),
+        tables.header("The peers side by side", meta, measured=False),
         quick,
         "Every number below was measured by `benchmarks/peers.py` in the runs listed "
         "in `peers.json` "
@@ -1124,7 +1124,7 @@ def _render_similarity(sim: Dict[str, Any]) -> str:
         for k, v in ((k, sim[k]) for k in SIM_ROWS if k in sim)
     ]
     out.append(
-        harness.md_table(
+        tables.md_table(
             [
                 "embedding",
                 "Spearman ρ×100 (test)",
@@ -1216,13 +1216,13 @@ def _render_pairs(pairs: Dict[str, Any]) -> str:
                 v["acc"]["n"],
                 _rate(v["train_pairs_per_s"]),
                 _rate(v["infer_pairs_per_s"]),
-                harness.minutes(v["train_wall_s"]["mean"]),
+                tables.minutes(v["train_wall_s"]["mean"]),
                 _loads(v),
             ]
             for k, v in rows.items()
         ]
         out.append(
-            harness.md_table(
+            tables.md_table(
                 [
                     "model",
                     "test acc",
@@ -1293,7 +1293,7 @@ def _render_textcat(tc: Dict[str, Any]) -> str:
         for k, v in tc.items()
     ]
     out.append(
-        harness.md_table(
+        tables.md_table(
             [
                 "model",
                 "test acc",
@@ -1361,7 +1361,7 @@ def _render_curve(curve: Dict[str, Dict[str, Any]]) -> str:
     return (
         "\n### Learning curve and budget: test accuracy by training-set size "
         "and steps\n\n"
-        + harness.md_table(head, cells)
+        + tables.md_table(head, cells)
         + "\nEach smaller training set is a seeded random subset of the RT train "
         "split (`--train-fraction`; the seed is the run's, so every row of one seed "
         "sees the same subset); more steps (`--tc-steps`, dev every quarter of "
@@ -1381,11 +1381,11 @@ def write_report(quick: bool) -> Path:
         "summary": summarize(collected),
         "runs": collected,
     }
-    meta = harness.metadata()
+    meta = machine.metadata()
     # "Reproduce" lists the invocations that produced the runs (a later
     # `report` only re-renders them).
     meta["command"] = "\n".join(commands) or meta["command"]
-    md = harness.write_results(
+    md = tables.write_results(
         NAME,
         {**meta, "results": results},
         render(meta, results),
@@ -1408,7 +1408,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument(
         "--datasets",
-        type=harness.name_list(PAIR_DATASETS),
+        type=options.name_list(PAIR_DATASETS),
         default=",".join(PAIR_DATASETS),
     )
     p.add_argument("--epochs", type=int, default=3, help="pairs: epochs of every row")
@@ -1448,7 +1448,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     default = [
         r for r in known if r != "minilm_ft"
     ]  # the costly optional row: ask for it with --rows
-    args.rows = harness.name_list(known)(args.rows) if args.rows else default
+    args.rows = options.name_list(known)(args.rows) if args.rows else default
     return args
 
 

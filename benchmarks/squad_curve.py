@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import harness
+from bench import datafiles, machine, spacy_runs, tables
 
 QUESTIONS_PER_STEP = 32  # configs/squad_glove_cpu.cfg, batch_by_sequence size
 REFERENCE = [
@@ -80,7 +80,7 @@ def score_checkpoints(
             **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
             "questions_per_s": res["questions_per_s"],
         }
-        harness.log(
+        machine.log(
             f"step {step}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
             f"({res['questions']} questions, {res['questions_per_s']} q/s)"
         )
@@ -88,7 +88,7 @@ def score_checkpoints(
 
 
 def render(res: Dict[str, Any]) -> str:
-    md = harness.header(
+    md = tables.header(
         "Span QA on SQuAD v1.1: the DCN's learning curve, the Hugging Face peer, "
         "the papers",
         res["meta"],
@@ -121,7 +121,7 @@ def render(res: Dict[str, Any]) -> str:
             "(the peer's budget counts training steps only, so the same-budget row below "
             "does not favour the DCN).\n\n"
         )
-        md += harness.md_records(
+        md += tables.md_records(
             [
                 {
                     "step": c["step"],
@@ -195,10 +195,10 @@ def render(res: Dict[str, Any]) -> str:
         {k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}
         for r in REFERENCE
     ]
-    md += harness.md_records(rows)
+    md += tables.md_records(rows)
     if final:
         md += "\n## Out of domain (SQuADShifts, trained on SQuAD)\n\n"
-        md += harness.md_records(
+        md += tables.md_records(
             [
                 {
                     "set": name,
@@ -223,9 +223,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--run", required=True, help="the spacy train output folder")
     p.add_argument("--splits", default="corpus/squad")
     p.add_argument(
-        "--subset-file", default=str(harness.RESULTS / "squad_dev_subset.json")
+        "--subset-file", default=str(machine.RESULTS / "squad_dev_subset.json")
     )
-    p.add_argument("--peer", default=str(harness.RESULTS / "squad_hf.json"))
+    p.add_argument("--peer", default=str(machine.RESULTS / "squad_hf.json"))
     p.add_argument("--curve-limit", type=int, default=-1, help="0 = full dev")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
@@ -236,23 +236,23 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = p.parse_args(argv)
     import os
 
-    os.environ.update(harness.thread_env(args.threads))
+    os.environ.update(spacy_runs.thread_env(args.threads))
     import torch
 
     torch.set_num_threads(args.threads)
     from spacy_attn.squad import load_squad_json
 
     run, splits = Path(args.run), Path(args.splits)
-    out = harness.RESULTS / "squad.json"
+    out = machine.RESULTS / "squad.json"
     res = json.loads(out.read_text()) if out.exists() else {}
-    if res.get("run") != harness.relative(run):
-        res = {"run": harness.relative(run), "curve": {}}
+    if res.get("run") != machine.relative(run):
+        res = {"run": machine.relative(run), "curve": {}}
     manifest = json.loads((splits / "manifest.json").read_text())
     test = load_squad_json(splits / "test.json")
     curve_data = test
     if args.curve_limit != 0 and Path(args.subset_file).exists():
         ids = json.loads(Path(args.subset_file).read_text())["ids"]
-        curve_data = harness.squad_subset(test, ids)
+        curve_data = datafiles.squad_subset(test, ids)
     res["curve"] = score_checkpoints(run, curve_data, res.get("curve", {}), args)
     if args.final:
         # The workflow's test step (scripts/squad_eval.py --ood) scored
@@ -272,9 +272,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     res["train_source"] = manifest.get("train_source")
     res["train_questions"] = manifest["counts"]["train"]["questions"]
     res["heldout_articles"] = manifest["counts"]["dev"]["articles"]
-    res["meta"] = harness.metadata()
+    res["meta"] = machine.metadata()
     res["updated"] = datetime.datetime.now().isoformat(timespec="seconds")
-    harness.write_results("squad", res, render(res), out_dir=harness.RESULTS)
+    tables.write_results("squad", res, render(res), out_dir=machine.RESULTS)
 
 
 if __name__ == "__main__":
