@@ -1,5 +1,5 @@
 """Scale-out prediction: rows/s and peak memory of the ways to run
-``python -m spacy_attn predict`` on one machine, for the pair classifier and
+``python -m spacy attn predict`` on one machine, for the pair classifier and
 the doc embedder.
 
 Engines (every one reads the same jsonl, writes the same output lines and
@@ -8,8 +8,9 @@ uses batches of ``--batch-size`` rows):
 * ``one_default``: ``predict_file`` in one process, torch's default threads
   (one per core).
 * ``one_1thread``: ``predict_file`` in one process, ``torch.set_num_threads(1)``.
-* ``n_process_2``: ``predict_file(n_process=2)`` (``--n-process 2``): two forked
-  ``WorkerPool`` workers, one torch thread each, texts in, output lines out.
+* ``n_process_2``: ``predict_file(n_process=2)`` (``--engine local --n-process 2``):
+  two forked worker processes of the local engine, one torch thread each,
+  texts in, output lines out.
 * ``pipe_n_process_2``: ``nlp.pipe(docs, n_process=2)`` with the output lines
   made in the parent (spaCy's own multi-processing: every ``Doc`` travels to
   a worker and back as bytes).
@@ -62,7 +63,7 @@ ENGINES = ("one_default", "one_1thread", "n_process_2", "pipe_n_process_2", "das
 ENGINE_NAMES = {
     "one_default": "1 process, default torch threads",
     "one_1thread": "1 process, 1 torch thread",
-    "n_process_2": "`predict --n-process 2` (WorkerPool)",
+    "n_process_2": "`predict --n-process 2` (local engine)",
     "pipe_n_process_2": "`nlp.pipe(n_process=2)`",
     "dask_2": "Dask, 2 local workers",
 }
