@@ -395,8 +395,15 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         f"Data: {r['data']}. Majority class of the dev slice: "
         f"{tables.pct(r['dev_majority'])}.\n\n"
     )
-    c = r["compare"]
-    out += (
+    out += _render_compare(r["compare"])
+    out += _render_variants(r["variants"])
+    out += _render_long(r["long"], r["dev_majority"])
+    return out
+
+
+def _render_compare(c: Dict[str, Any]) -> str:
+    """Section 1: gradient norms of the spaCy path against the bare loop."""
+    out = (
         "## 1. spaCy path vs bare PyTorch (same weights, same batches of 4, "
         "dropout 0)\n\n"
         "`configs/glove.cfg`'s pipeline (`spacy-attn.Adagrad.v1`) against the "
@@ -430,12 +437,16 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         ["layer", "mean |output|"],
         [[f"`{k}`", _e(v)] for k, v in c["activations_at_start"].items()],
     )
-    out += (
+    return out
+
+
+def _render_variants(variants: Dict[str, Any]) -> str:
+    """Section 2: the bare loop's dev curves, one factor changed at a time."""
+    out = (
         "\n## 2. One factor at a time (bare loop, dropout 0.2, batch 4, "
         "Adagrad lr 0.05)\n\nDev accuracy against training pairs seen; "
         "gradient norms are the mean over the steps before each point.\n\n"
     )
-    variants = r["variants"]
     seen = [p["seen"] for p in next(iter(variants.values()))["curve"]]
     out += tables.md_table(
         ["setting"] + [tables.fmt(s) for s in seen] + ["wall"],
@@ -460,9 +471,13 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
             for name, v in variants.items()
         ],
     )
-    long = r["long"]
-    base = r["dev_majority"]
-    out += (
+    return out
+
+
+def _render_long(long: Dict[str, Any], base: float) -> str:
+    """Section 3: the paper setting run longer, against the majority class
+    ``base``."""
+    out = (
         "\n## 3. The paper setting run longer (bare loop, "
         f"{tables.fmt(long['curve'][-1]['seen'])} pairs, "
         f"{tables.minutes(long['seconds'])})\n\n"
