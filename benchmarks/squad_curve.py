@@ -33,7 +33,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import harness
+from bench import datafiles, machine, spacy_runs, tables
 
 QUESTIONS_PER_STEP = 32  # configs/squad_glove_cpu.cfg, batch_by_sequence size
 REFERENCE = [
@@ -101,14 +101,14 @@ def score_checkpoints(
         total = seg["step0"] + step
         cached[str(total)] = {
             "step": total,
-            "run": harness.relative(seg["run"]),
+            "run": machine.relative(seg["run"]),
             "questions_seen": total * QUESTIONS_PER_STEP,
             "train_seconds": seg["seconds0"] + rec["seconds"],
             "heldout_f1": round(100 * rec["other_scores"].get("qa_f1", 0.0), 2),
             **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
             "questions_per_s": res["questions_per_s"],
         }
-        harness.log(
+        machine.log(
             f"step {total}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
             f"({res['questions']} questions, {res['questions_per_s']} q/s)"
         )
@@ -134,12 +134,12 @@ def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
     nlp = spacy.load(model)
     res = evaluate_squad(nlp, data, batch_size=args.batch_size)
     res.pop("predictions")
-    harness.log(
+    machine.log(
         f"listener {run}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
         f"({res['questions']} questions, {res['questions_per_s']} q/s)"
     )
     return {
-        "run": harness.relative(model),
+        "run": machine.relative(model),
         "step": rec["step"],
         "questions_seen": rec["step"] * QUESTIONS_PER_STEP,
         "train_seconds": rec["seconds"],
@@ -149,7 +149,7 @@ def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
 
 
 def render(res: Dict[str, Any]) -> str:
-    md = harness.header(
+    md = tables.header(
         "Span QA on SQuAD v1.1: the DCN's learning curve, the Hugging Face peer, "
         "the papers",
         res["meta"],
@@ -195,7 +195,7 @@ def render(res: Dict[str, Any]) -> str:
                 "second time before others were seen once). Wall minutes add the "
                 "runs' training loops, not their start-up.\n\n"
             )
-        md += harness.md_records(
+        md += tables.md_records(
             [
                 {
                     "step": c["step"],
@@ -276,10 +276,10 @@ def render(res: Dict[str, Any]) -> str:
         {k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}
         for r in REFERENCE
     ]
-    md += harness.md_records(rows)
+    md += tables.md_records(rows)
     if final:
         md += "\n## Out of domain (SQuADShifts, trained on SQuAD)\n\n"
-        md += harness.md_records(
+        md += tables.md_records(
             [
                 {
                     "set": name,
@@ -315,9 +315,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     )
     p.add_argument("--splits", default="corpus/squad")
     p.add_argument(
-        "--subset-file", default=str(harness.RESULTS / "squad_dev_subset.json")
+        "--subset-file", default=str(machine.RESULTS / "squad_dev_subset.json")
     )
-    p.add_argument("--peer", default=str(harness.RESULTS / "squad_hf.json"))
+    p.add_argument("--peer", default=str(machine.RESULTS / "squad_hf.json"))
     p.add_argument("--curve-limit", type=int, default=-1, help="0 = full dev")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
@@ -328,28 +328,28 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = p.parse_args(argv)
     import os
 
-    os.environ.update(harness.thread_env(args.threads))
+    os.environ.update(spacy_runs.thread_env(args.threads))
     import torch
 
     torch.set_num_threads(args.threads)
     from spacy_attn.squad import load_squad_json
 
     run, splits = Path(args.run), Path(args.splits)
-    out = harness.RESULTS / "squad.json"
+    out = machine.RESULTS / "squad.json"
     res = json.loads(out.read_text()) if out.exists() else {}
-    if res.get("run") != harness.relative(run):
-        res = {"run": harness.relative(run), "curve": {}}
+    if res.get("run") != machine.relative(run):
+        res = {"run": machine.relative(run), "curve": {}}
     manifest = json.loads((splits / "manifest.json").read_text())
     test = load_squad_json(splits / "test.json")
     curve_data = test
     if args.curve_limit != 0 and Path(args.subset_file).exists():
         ids = json.loads(Path(args.subset_file).read_text())["ids"]
-        curve_data = harness.squad_subset(test, ids)
+        curve_data = datafiles.squad_subset(test, ids)
     segments = run_segments(run, [Path(c) for c in args.continued])
     res["curve"] = score_checkpoints(segments, curve_data, res.get("curve", {}), args)
     res["runs"] = [
         {
-            "run": harness.relative(seg["run"]),
+            "run": machine.relative(seg["run"]),
             "from_step": seg["step0"],
             "steps": max(seg["log"]),
         }
@@ -376,9 +376,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     res["train_source"] = manifest.get("train_source")
     res["train_questions"] = manifest["counts"]["train"]["questions"]
     res["heldout_articles"] = manifest["counts"]["dev"]["articles"]
-    res["meta"] = harness.metadata()
+    res["meta"] = machine.metadata()
     res["updated"] = datetime.datetime.now().isoformat(timespec="seconds")
-    harness.write_results("squad", res, render(res), out_dir=harness.RESULTS)
+    tables.write_results("squad", res, render(res), out_dir=machine.RESULTS)
 
 
 if __name__ == "__main__":
