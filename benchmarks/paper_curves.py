@@ -214,6 +214,28 @@ def predict_labels(nlp, data: Dict[str, Any]) -> List[str]:
     return [max(doc.cats, key=doc.cats.get) for doc in nlp.pipe(docs, batch_size=256)]
 
 
+def alignment_sharpness(nlp, data: Dict[str, Any], n: int = 500) -> Dict[str, Any]:
+    """How far the trained DA's soft alignment is from uniform on the first
+    ``n`` test pairs: the mean over premise tokens of the largest weight in
+    their row, against the same mean for uniform attention (1 / hypothesis
+    length). Equal values mean the attend network F has not learnt to align."""
+    from spacy_attn import make_pairs
+    from spacy_attn.pipeline import PairClassifier
+
+    pipe = next(p for _, p in nlp.pipeline if isinstance(p, PairClassifier))
+    docs = list(make_pairs(nlp, ((p, h) for p, h, _ in data["test"][:n])))
+    maxima, uniform = [], []
+    for weights in pipe.alignment(docs):
+        if weights.size:
+            maxima.append(float(weights.max(axis=1).mean()))
+            uniform.append(1.0 / weights.shape[1])
+    return {
+        "pairs": len(maxima),
+        "mean_row_max": sum(maxima) / len(maxima),
+        "uniform": sum(uniform) / len(uniform),
+    }
+
+
 def run_one(
     name: str, data: Dict[str, Any], *, minutes: float, budget: Dict[str, int]
 ) -> Dict[str, Any]:
@@ -355,6 +377,15 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
             f"Run by `{r['invocation']}` at commit `{r['git_commit']}`:\n\n"
             f"```\n{r['train_command']}\n```\n\n"
         )
+        if r.get("alignment"):
+            a = r["alignment"]
+            out += (
+                f"Soft alignment of `model-best` on the first {a['pairs']:,} test "
+                f"pairs: each premise token's largest weight averages "
+                f"{a['mean_row_max']:.3f}, against {a['uniform']:.3f} for uniform "
+                "attention (equal values: the attend network has not learnt to "
+                "align).\n\n"
+            )
         out += tables.md_table(
             ["step", "seen", "dev acc", "vs majority"],
             [
@@ -428,6 +459,20 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         if kind not in cache:
             cache[kind] = nli_data(args.nli_dev) if kind == "nli" else rt_data()
         r["curve"] = log_curve(RUNS / name / "train.log", r["batch_size"])
+        best = RUNS / name / "model" / "model-best"
+        if kind == "nli" and "alignment" not in r and best.exists():
+            import spacy
+
+            from spacy_attn.layers.decomposable_attention import has_soft_alignment
+
+            nlp = spacy.load(best)
+            if any(
+                has_soft_alignment(p.model)
+                for _, p in nlp.pipeline
+                if hasattr(p, "model")
+            ):
+                r["alignment"] = alignment_sharpness(nlp, cache[kind])
+                datafiles.write_json(RUNS / name / "result.json", r)
         r["dev_majority"] = majority(cache[kind]["dev_labels"])
         r["test_majority"] = majority([row[-1] for row in cache[kind]["test"]])
     if not runs:
