@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from spacy_attn.mirror import MIRROR_ENV, mirror_dir
+sys.path.append(str(Path(__file__).resolve().parent.parent / "scripts"))
+from data_mirror import MIRROR_ENV, mirror_dir  # noqa: E402  (scripts/, just above)
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"

@@ -682,9 +682,22 @@ def device_check_cli(
             show_default=False,
         ),
     ] = None,
+    mirror: Annotated[
+        Optional[Path],
+        Opt(
+            "--mirror",
+            envvar="SPACY_ATTN_MIRROR",
+            help=(
+                "Data mirror folder with snli/dev.jsonl.gz, "
+                "rotten_tomatoes/train.jsonl.gz and squad/dev-v1.1.json.gz "
+                "(default: $SPACY_ATTN_MIRROR)"
+            ),
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Train, save, reload and compare every component on a device (data:
-    $SPACY_ATTN_MIRROR); exit code 1 if a check failed."""
+    """Train, save, reload and compare every component on a device (data: a
+    mirror folder); exit code 1 if a check failed."""
     from .device_check import BACKBONES, COMPONENTS, run
 
     components = list(components or COMPONENTS)
@@ -699,6 +712,12 @@ def device_check_cli(
         )
     if steps < 1:
         fail("--steps must be >= 1.")
+    if mirror is None:
+        fail(
+            "No data: pass --mirror DIR (a data mirror folder) or set SPACY_ATTN_MIRROR."
+        )
+    if not mirror.is_dir():
+        fail(f"--mirror {mirror}: no such folder.")
     if gpu_id >= 0:
         import torch
 
@@ -706,7 +725,11 @@ def device_check_cli(
             fail("No CUDA device: run with --gpu-id -1 for the CPU check.", code=2)
     with user_errors():
         results = run(
-            gpu_id=gpu_id, steps=steps, components=components, backbones=backbones
+            data=mirror,
+            gpu_id=gpu_id,
+            steps=steps,
+            components=components,
+            backbones=backbones,
         )
     if output:
         output.write_text(json.dumps(results, indent=2) + "\n")

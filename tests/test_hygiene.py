@@ -2,7 +2,8 @@
 keeps things. Such paths break for everyone else (a default data path that
 does not exist on their machine) and leak nothing useful (a result file's
 command line that cannot be re-run). Use repo-relative paths, ../shared/data
-or $SPACY_ATTN_MIRROR (spacy_attn.mirror.mirror_dir) instead."""
+or $SPACY_ATTN_MIRROR (scripts/data_mirror.py) instead. And the package holds
+what a user runs: nothing in it finds files relative to the checkout."""
 
 import re
 import subprocess
@@ -75,3 +76,27 @@ def test_no_machine_paths_in_tracked_files():
         "absolute paths of a development machine in tracked files:\n"
         + "\n".join(shown + more)
     )
+
+
+# A path computed from the package's own location up into the checkout
+# (site-packages once installed), or the checkout's data folder by name.
+CHECKOUT_RELATIVE = re.compile(r"parent\.parent|shared/data|\"shared\"\s*/\s*\"data\"")
+
+
+def test_package_finds_nothing_relative_to_the_checkout():
+    """What the wheel ships (spacy_attn/, setup.cfg's ``packages = find:``)
+    names no data mirror beside the checkout: that default lives in
+    scripts/data_mirror.py, and packaged commands take the folder explicitly
+    (``device-check --mirror`` / ``$SPACY_ATTN_MIRROR``)."""
+    package = REPO / "spacy_attn"
+    assert not (package / "mirror.py").exists()
+    hits = [
+        f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+        for path in sorted(package.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1)
+        if CHECKOUT_RELATIVE.search(line)
+    ]
+    assert not hits, "checkout-relative paths in the package:\n" + "\n".join(hits)
+    # The pattern catches what the package's mirror helper used to hold.
+    assert CHECKOUT_RELATIVE.search('_CHECKOUT.parent / "shared" / "data"')
+    assert CHECKOUT_RELATIVE.search("Path(__file__).resolve().parent.parent")
