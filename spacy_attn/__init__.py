@@ -24,8 +24,10 @@ import warnings
 from typing import Any
 
 # Registrations: the architectures and layers, the factories, the scorers,
-# the readers, the optimizer and the pair-carrying callback.
-from . import compat, layers, optimizers, pipeline, readers, scorers  # noqa: F401
+# the readers and the optimizer. Not the pair-carrying callback: its module
+# (spacy_attn.corpus_patch) patches spaCy's Corpus when used, so only a config
+# that names it imports it, through its entry point.
+from . import layers, optimizers, pipeline, readers, scorers  # noqa: F401
 from .about import __version__
 from .pairs import (
     DEFAULT_SPAN_KEY,

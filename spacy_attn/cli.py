@@ -22,7 +22,7 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, NoReturn, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -70,7 +70,7 @@ PositiveLabelOpt = Annotated[
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``Error: message`` (one line) on stderr and exit with ``code``."""
     typer.echo(f"Error: {message}", err=True)
     raise typer.Exit(code)
@@ -783,7 +783,7 @@ def squad_eval_cli(
 def code_path_cli() -> None:
     """Print the path of the file to pass to `spacy train|evaluate --code`
     so that spaCy's own corpus keeps the pairs of pair docs."""
-    from .compat import code_path
+    from .corpus_patch import code_path
 
     typer.echo(code_path())
 

@@ -7,6 +7,7 @@ what a user runs: nothing in it finds files relative to the checkout."""
 
 import re
 import subprocess
+import sys
 
 from .util import REPO
 
@@ -100,3 +101,31 @@ def test_package_finds_nothing_relative_to_the_checkout():
     # The pattern catches what the package's mirror helper used to hold.
     assert CHECKOUT_RELATIVE.search('_CHECKOUT.parent / "shared" / "data"')
     assert CHECKOUT_RELATIVE.search("Path(__file__).resolve().parent.parent")
+
+
+IMPORT_PATCHES_NOTHING = """
+import sys
+from spacy.training.corpus import Corpus
+spacys_own = Corpus._make_example
+import spacy_attn, spacy_attn.layers, spacy_attn.pipeline
+patchers = sorted(
+    name for name, module in list(sys.modules.items())
+    if name.startswith("spacy_attn") and hasattr(module, "carry_pair_spans")
+)
+assert not patchers, patchers
+assert Corpus._make_example is spacys_own
+"""
+
+
+def test_import_neither_loads_nor_installs_the_corpus_patch():
+    """``import spacy_attn`` (layers and pipeline included) leaves spaCy's
+    ``Corpus`` alone and does not even import the module that can patch it:
+    only a config naming ``spacy-attn.carry_pairs.v1`` or ``--code`` does.
+    A fresh process, since this one's tests may have imported it."""
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_PATCHES_NOTHING],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]

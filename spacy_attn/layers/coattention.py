@@ -24,13 +24,13 @@ from thinc.api import (
 )
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.coattention import DynamicCoattention, top_spans
 from ..pairs import DEFAULT_SPAN_KEY
 from ._util import gather_segments
 from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
+from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 # One answer: (start token, end token exclusive, score), doc coordinates.

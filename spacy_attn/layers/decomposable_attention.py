@@ -17,12 +17,12 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
 from thinc.types import Floats2d, Floats3d
 
-from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.decomposable_attention import DecomposableAttention
 from ..pairs import DEFAULT_SPAN_KEY
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
+from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
 # The gradient of Segments: None for the integer lengths, and for a tensor
 # whose gradient torch did not compute.
