@@ -30,7 +30,7 @@ from typing import Any
 from . import layers, optimizers, pipeline, readers, scorers  # noqa: F401
 from .about import __version__
 from .pairs import (
-    DEFAULT_SPAN_KEY,
+    DEFAULT_PAIR_KEY,
     PairError,
     get_pair_bounds,
     get_pair_spans,
@@ -56,7 +56,7 @@ _install_fork_safety()
 __all__ = [
     "__version__",
     # Pair docs
-    "DEFAULT_SPAN_KEY",
+    "DEFAULT_PAIR_KEY",
     "PairError",
     "make_pair",
     "make_pairs",

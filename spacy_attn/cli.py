@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterator, List, NoReturn, Optional
 import typer
 from typing_extensions import Annotated
 
-from .pairs import DEFAULT_SPAN_KEY
+from .pairs import DEFAULT_PAIR_KEY
 
 HELP = """spacy-attn: attention models as spaCy components. Batch prediction,
 evaluation and conversion for pair, doc and QA pipelines.
@@ -45,8 +45,8 @@ Arg = typer.Argument
 Opt = typer.Option
 
 # Options that several pair commands declare alike.
-SpanKeyOpt = Annotated[
-    str, Opt("--span-key", help="Key of the pair's two texts in doc.spans")
+PairKeyOpt = Annotated[
+    str, Opt("--pair-key", help="Key of the pair's two texts in doc.spans")
 ]
 LabelMapOpt = Annotated[
     Optional[str],
@@ -439,7 +439,7 @@ def evaluate_cli(
             show_default=False,
         ),
     ] = None,
-    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
     limit: Annotated[
@@ -461,7 +461,7 @@ def evaluate_cli(
         nlp = load_pipeline(model, gpu_id=gpu_id)
         corpus = PairCorpus(
             data,
-            span_key=span_key,
+            pair_key=pair_key,
             label_map=mapping,
             positive_label=positive_label,
             limit=limit,
@@ -506,7 +506,7 @@ def convert_cli(
     input_format: Annotated[
         str, Opt("--format", help="Input format: auto, jsonl or tsv")
     ] = "auto",
-    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
     limit: Annotated[
@@ -539,7 +539,7 @@ def convert_cli(
         )
         docbin = DocBin(store_user_data=True)
         for row in rows:
-            doc = make_pair(nlp, row.first, row.second, span_key=span_key)
+            doc = make_pair(nlp, row.first, row.second, pair_key=pair_key)
             assert row.label is not None  # read_pair_rows skips unlabelled rows
             doc.cats = cats_for(row.label, positive_label)
             docbin.add(doc)
@@ -584,7 +584,7 @@ def benchmark_speed_cli(
     warmup_epochs: Annotated[
         int, Opt("--warmup", help="Warm-up passes over the corpus")
     ] = 3,
-    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     gpu_id: GpuIdOpt = -1,
     output: Annotated[
         Optional[Path],
@@ -617,10 +617,10 @@ def benchmark_speed_cli(
     with user_errors():
         nlp = load_pipeline(model, gpu_id=gpu_id)
         size = batch_size or nlp.batch_size
-        docs = [eg.predicted for eg in PairCorpus(data, span_key=span_key)(nlp)]
+        docs = [eg.predicted for eg in PairCorpus(data, pair_key=pair_key)(nlp)]
     if not docs:
         fail(f"{data}: no pairs to benchmark.")
-    texts = [get_pair_texts(doc, span_key) for doc in docs]
+    texts = [get_pair_texts(doc, pair_key) for doc in docs]
     typer.echo(f"Warming up for {warmup_epochs} epochs...")
     warmup(nlp, docs, warmup_epochs, size)
     typer.echo(f"\nBenchmarking {batches} batches...")
@@ -628,7 +628,7 @@ def benchmark_speed_cli(
     picks = [rng.choice(texts) for _ in range(batches * size)]
     # A generator, not a list: tokenization stays inside the timed loop, as
     # in `spacy benchmark speed`.
-    pairs = (make_pair(nlp, a, b, span_key=span_key) for a, b in picks)
+    pairs = (make_pair(nlp, a, b, pair_key=pair_key) for a, b in picks)
     wps = annotate(nlp, pairs, size)  # type: ignore[arg-type]
     typer.echo()
     print_outliers(wps)

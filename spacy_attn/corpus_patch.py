@@ -38,24 +38,24 @@ from typing import Callable, FrozenSet, Iterable, Set
 from spacy.language import Language
 from spacy.util import registry
 
-from .pairs import DEFAULT_SPAN_KEY, align_pair_to_predicted
+from .pairs import DEFAULT_PAIR_KEY, align_pair_to_predicted
 
 # The attribute that marks our wrapper of Corpus._make_example (and holds
 # the pair keys it carries).
 _KEYS_ATTR = "_spacy_attn_keys"
 
 
-def carry_pair_spans(span_keys: Iterable[str] = (DEFAULT_SPAN_KEY,)) -> None:
+def carry_pair_spans(pair_keys: Iterable[str] = (DEFAULT_PAIR_KEY,)) -> None:
     """Patch ``spacy.training.Corpus`` so predicted docs keep the pair of
     their reference doc. Idempotent: calling it again only adds keys; the
     patch wraps spaCy's method once.
 
-    span_keys (Iterable[str]): The pair names (the components' ``span_key`` /
-        ``pair_key``) to carry over.
+    pair_keys (Iterable[str]): The pair names (the components' ``pair_key``)
+        to carry over.
     """
     from spacy.training.corpus import Corpus
 
-    keys = set(span_keys)
+    keys = set(pair_keys)
     current = Corpus._make_example
     if getattr(current, _KEYS_ATTR, None) is not None:
         getattr(current, _KEYS_ATTR).update(keys)
@@ -95,13 +95,14 @@ def pipeline_pair_keys(nlp: Language) -> FrozenSet[str]:
     """The pair names the spacy-attn components of a pipeline read.
 
     nlp (Language): The pipeline.
-    RETURNS (FrozenSet[str]): Their ``span_key`` / ``pair_key`` values.
+    RETURNS (FrozenSet[str]): Their ``pair_key`` values.
     """
     keys: Set[str] = set()
     for _, pipe in nlp.pipeline:
         if type(pipe).__module__.startswith("spacy_attn."):
             cfg = getattr(pipe, "cfg", {})
-            keys.update(cfg[k] for k in ("span_key", "pair_key") if k in cfg)
+            if "pair_key" in cfg:
+                keys.add(cfg["pair_key"])
     return frozenset(keys)
 
 

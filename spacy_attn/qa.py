@@ -39,7 +39,7 @@ def _pairs_to_docs(
             )
         question, context = pair
         kept.append(context)
-        yield make_pair(nlp, question, context, span_key=pair_key)
+        yield make_pair(nlp, question, context, pair_key=pair_key)
 
 
 def answer_questions(

@@ -99,7 +99,7 @@ def test_callback_installs_the_patch_for_the_pipelines_pair_keys(
     config["components"] = {
         "attn_pair_classifier": {
             "factory": "attn_pair_classifier",
-            "span_key": "segments",
+            "pair_key": "segments",
         },
         "attn_span_qa": {"factory": "attn_span_qa"},
     }

@@ -12,7 +12,7 @@ import spacy_attn
 
 PUBLIC = {
     "__version__",
-    "DEFAULT_SPAN_KEY",
+    "DEFAULT_PAIR_KEY",
     "PairError",
     "make_pair",
     "make_pairs",

@@ -191,7 +191,7 @@ def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
     assert again[0].reference is not examples[0].reference
     assert [s.text for s in again[1].reference.spans["answers"]] == ["France"]
     # Article filter by title or index, limit, custom keys.
-    only_b = SquadCorpus(path, articles=["B"], answers_key="qa", span_key="pq")
+    only_b = SquadCorpus(path, articles=["B"], answers_key="qa", pair_key="pq")
     egs = list(only_b(nlp))
     assert [eg.reference.spans["qa"].attrs["id"] for eg in egs] == ["b1", "b2"]
     assert has_pair(egs[0].predicted, "pq") and "qa" not in egs[0].predicted.spans

@@ -147,7 +147,7 @@ class Predictor:
         if isinstance(pipe, SpanQA):
             self.pair_key, self.answers_key = pipe.pair_key, pipe.answers_key
         elif isinstance(pipe, PairClassifier) and self.kind == "pair":
-            self.pair_key = pipe.span_key
+            self.pair_key = pipe.pair_key
 
     def __call__(self, tasks: List[Task]) -> List[str]:
         """Predict a batch. A batch that fails is predicted again row by row,
@@ -188,7 +188,7 @@ class Predictor:
             assert self.pair_key is not None  # set for every pair task
             docs = nlp.pipe(
                 [
-                    make_pair(nlp, texts[0], texts[1], span_key=self.pair_key)
+                    make_pair(nlp, texts[0], texts[1], pair_key=self.pair_key)
                     for _, texts in tasks
                 ],
                 batch_size=len(tasks),

@@ -19,7 +19,7 @@ from typing import Callable, Optional, Tuple, Union
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..pairs import DEFAULT_SPAN_KEY, get_pair_bounds, make_pair
+from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, make_pair
 from .data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY, SquadQuestion, SquadStats
 
 
@@ -109,16 +109,16 @@ def make_qa_doc(
     question: SquadQuestion,
     *,
     answers_key: str = DEFAULT_ANSWERS_KEY,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
     stats: Optional[SquadStats] = None,
     relocate_window: int = 50,
 ) -> Doc:
     """Make the gold (reference) pair doc of one question: the pair spans
-    under ``span_key`` and the aligned gold answers under ``answers_key``,
+    under ``pair_key`` and the aligned gold answers under ``answers_key``,
     with ``attrs["texts"]`` (all gold strings) and ``attrs["id"]``.
     """
-    doc = make_pair(nlp, question.question, question.context, span_key=span_key)
-    _, _, context_start, context_end = get_pair_bounds(doc, span_key)
+    doc = make_pair(nlp, question.question, question.context, pair_key=pair_key)
+    _, _, context_start, context_end = get_pair_bounds(doc, pair_key)
     segment = doc[context_start:context_end]
     offset = context_offset(question.question, question.context)
     spans = []
