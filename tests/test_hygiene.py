@@ -129,3 +129,53 @@ def test_import_neither_loads_nor_installs_the_corpus_patch():
         text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def private_imports(paths):
+    """(file:line, statement) for every import of another module's private
+    (single-underscore) name from spacy_attn: ``from .x import _y``,
+    ``from spacy_attn.x import _y``. A package's ``_util`` module of shared
+    helpers is not a private name (its names are public to the package)."""
+    import ast
+
+    hits = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf8"), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            module = node.module or ""
+            if node.level == 0 and not module.startswith("spacy_attn"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    stmt = f"from {'.' * node.level}{module} import {alias.name}"
+                    hits.append((f"{path}:{node.lineno}", stmt))
+    return hits
+
+
+def test_no_module_imports_another_modules_private_names():
+    files = [
+        path
+        for folder in ("spacy_attn", "scripts", "benchmarks")
+        for path in sorted((REPO / folder).glob("**/*.py"))
+    ]
+    hits = private_imports(files)
+    assert not hits, "imports of private names:\n" + "\n".join(
+        f"{where}: {stmt}" for where, stmt in hits
+    )
+
+
+def test_private_import_check_can_fail(tmp_path):
+    # What the package held before (models/siamese.py, squad/__init__.py).
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from .self_attention import _SelfAttentionBase\n"
+        "from spacy_attn.squad import _find_near\n"
+        "from ._util import length_mask\n"
+        "from os import _exit\n"
+    )
+    assert [stmt for _, stmt in private_imports([bad])] == [
+        "from .self_attention import _SelfAttentionBase",
+        "from spacy_attn.squad import _find_near",
+    ]

@@ -12,13 +12,13 @@ from spacy.training import Example
 from spacy.util import registry
 
 from spacy_attn import make_pair
+from spacy_attn.scorers import squad_score
 from spacy_attn.squad import (
     exact_match_score,
     f1_score,
     normalize_answer,
     read_squad,
     squad_evaluate,
-    squad_score,
 )
 
 from .util import mirror_dir, squad_dev

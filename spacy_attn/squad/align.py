@@ -44,7 +44,18 @@ def _trim(context: str, start: int, end: int) -> Tuple[int, int]:
     return start, end
 
 
-def _find_near(context: str, text: str, start: int, window: int) -> Optional[int]:
+def find_near(context: str, text: str, start: int, window: int) -> Optional[int]:
+    """The occurrence of ``text`` in ``context`` nearest to ``start``, within
+    ``window`` characters either side of the stated answer (how a stated
+    offset that is a little off is relocated; the HF peer benchmark relocates
+    answers the same way).
+
+    context (str): The context.
+    text (str): The answer text.
+    start (int): The stated character offset.
+    window (int): How far from ``start`` to look.
+    RETURNS (Optional[int]): The nearest offset, or None if there is none.
+    """
     best = None
     lo = max(0, start - window)
     hi = min(len(context), start + len(text) + window)
@@ -84,7 +95,7 @@ def align_answer(
     if context[answer_start : answer_start + len(text)] == text and answer_start >= 0:
         start, status = answer_start, "exact"
     else:
-        found = _find_near(context, text, answer_start, relocate_window)
+        found = find_near(context, text, answer_start, relocate_window)
         if found is None:
             return None, "unaligned"
         start, status = found, "relocated"
