@@ -146,17 +146,32 @@ def _is_docbin_name(path: Path) -> bool:
     return name.endswith(".spacy")
 
 
-def detect_format(path: Path) -> str:
-    """Guess ``jsonl``, ``tsv`` or ``spacy`` from the file name and first line."""
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+def detect_format(path: Union[str, Path]) -> str:
+    """The format of an input file, for the corpus readers and batch
+    prediction alike (each then says which formats it takes).
+
+    From the name (a ``.gz`` suffix ignored): ``.spacy`` -> ``spacy`` (a
+    DocBin), ``.jsonl`` / ``.json`` / ``.ndjson`` -> ``jsonl``, ``.csv`` ->
+    ``csv``, ``.tsv`` -> ``tsv``. Any other name (SNLI's ``.txt`` among
+    them) falls back to the first line (a UTF-8 BOM skipped): ``jsonl`` if it
+    starts with ``{``, ``tsv`` if it holds a tab, else ``csv``.
+
+    path (Union[str, Path]): The file.
+    RETURNS (str): "spacy", "jsonl", "csv" or "tsv".
+    """
+    path = Path(path)
     if _is_docbin_name(path):
         return "spacy"
-    if name.endswith((".jsonl", ".json")):
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if suffix in ("jsonl", "json", "ndjson"):
         return "jsonl"
-    if name.endswith((".tsv", ".txt")):
-        return "tsv"
+    if suffix in ("csv", "tsv"):
+        return suffix
     first = next(_text_lines(path), "").lstrip()
-    return "jsonl" if first.startswith("{") else "tsv"
+    if first.startswith("{"):
+        return "jsonl"
+    return "tsv" if "\t" in first else "csv"
 
 
 # What a damaged or foreign file raises inside DocBin.from_bytes / get_docs:
@@ -304,8 +319,10 @@ def iter_pair_rows(
                 ),
             )
     else:
+        detected = f" (detected from {path.name})" if format == "auto" else ""
         raise ValueError(
-            f"Unknown pair corpus format {format!r}: use auto, jsonl, tsv or spacy."
+            f"Unknown pair corpus format {fmt!r}{detected}: use auto, jsonl, tsv "
+            f"or spacy."
         )
 
 
