@@ -46,7 +46,7 @@ Opt = typer.Option
 
 # Options that several pair commands declare alike.
 PairKeyOpt = Annotated[
-    str, Opt("--pair-key", help="Key of the pair's two texts in doc.spans")
+    str, Opt("--pair-key", help="Name of the pair in the docs (pair_key of make_pair)")
 ]
 LabelMapOpt = Annotated[
     Optional[str],
