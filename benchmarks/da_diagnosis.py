@@ -41,11 +41,11 @@ import random
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import harness
 import numpy
+from bench import bare_loop, datafiles, machine, options, tables
 
 NAME = "da_diagnosis"
-CONFIG = harness.REPO / "configs" / "glove.cfg"
+CONFIG = machine.REPO / "configs" / "glove.cfg"
 PAPER = {"init_std": 0.01, "initial_accumulator_value": 0.1, "normalize": True}
 VARIANTS: Dict[str, Dict[str, Any]] = {
     "paper": {},
@@ -71,21 +71,21 @@ def build_pipeline(train_rows: Sequence[Dict[str, Any]]):
     config = Config().from_disk(CONFIG)
     config["components"]["attn_pair_classifier"]["model"]["dropout"] = 0.0
     nlp = spacy.util.load_model_from_config(config, auto_fill=True)
-    load_vectors_into_model(nlp, str(harness.spacy_vectors()))
-    sample = harness.pair_examples(nlp, train_rows[:200])
+    load_vectors_into_model(nlp, str(datafiles.spacy_vectors()))
+    sample = datafiles.pair_examples(nlp, train_rows[:200])
     nlp.get_pipe("attn_pair_classifier").initialize(lambda: sample, nlp=nlp)
     return nlp
 
 
 class Bare:
-    """The bare PyTorch side: lookup (``harness.torch_vectors``), the DA
+    """The bare PyTorch side: lookup (``bare_loop.torch_vectors``), the DA
     module and an output ``nn.Linear``; softmax cross-entropy, batch mean."""
 
     def __init__(self, nlp, module, W, b, E, *, normalize: bool = True):
         import torch
 
         self.nlp = nlp
-        self.vectors = harness.torch_vectors(
+        self.vectors = bare_loop.torch_vectors(
             nlp.vocab.vectors, E.shape[0], normalize=normalize, device="cpu"
         )
         with torch.no_grad():
@@ -192,7 +192,7 @@ def compare_paths(
 
     from spacy_attn.optimizers import AdagradOptimizer
 
-    harness.seed_all(0)
+    machine.seed_all(0)
     nlp = build_pipeline(train_rows)
     model = nlp.get_pipe("attn_pair_classifier").model
     shim = model.get_ref("attention").shims[0]
@@ -234,7 +234,7 @@ def compare_paths(
     for step, rows in enumerate(batches, start=1):
         sgd.seen = {}
         losses: Dict[str, float] = {}
-        nlp.update(harness.pair_examples(nlp, rows), sgd=sgd, drop=0.0, losses=losses)
+        nlp.update(datafiles.pair_examples(nlp, rows), sgd=sgd, drop=0.0, losses=losses)
         batch = bare.tensorize(rows)
         opt.zero_grad()
         loss = bare.loss(batch)
@@ -297,7 +297,7 @@ def train_curve(
     from spacy_attn.models.decomposable_attention import DecomposableAttention
 
     s = {**PAPER, **settings}
-    harness.seed_all(seed)
+    machine.seed_all(seed)
     module = DecomposableAttention(100, 200, None, dropout=0.2, init_std=s["init_std"])
     width = 100
     scale = width**-0.5 if s["normalize"] else 1.0
@@ -390,13 +390,20 @@ def first_above(curve, base: float, margin: float) -> Optional[int]:
 
 
 def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
-    out = harness.header("Decomposable Attention paper setting: diagnosis", meta)
+    out = tables.header("Decomposable Attention paper setting: diagnosis", meta)
     out += (
         f"Data: {r['data']}. Majority class of the dev slice: "
-        f"{harness.pct(r['dev_majority'])}.\n\n"
+        f"{tables.pct(r['dev_majority'])}.\n\n"
     )
-    c = r["compare"]
-    out += (
+    out += _render_compare(r["compare"])
+    out += _render_variants(r["variants"])
+    out += _render_long(r["long"], r["dev_majority"])
+    return out
+
+
+def _render_compare(c: Dict[str, Any]) -> str:
+    """Section 1: gradient norms of the spaCy path against the bare loop."""
+    out = (
         "## 1. spaCy path vs bare PyTorch (same weights, same batches of 4, "
         "dropout 0)\n\n"
         "`configs/glove.cfg`'s pipeline (`spacy-attn.Adagrad.v1`) against the "
@@ -418,7 +425,7 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
     rows.append(
         ["loss"] + [f"{s['loss_spacy']:.6f} / {s['loss_bare']:.6f}" for s in c["steps"]]
     )
-    out += harness.md_table(header, rows)
+    out += tables.md_table(header, rows)
     worst = max(c["max_weight_diff_after"].values())
     out += (
         f"\nLargest |weight difference| between the two models after "
@@ -426,23 +433,27 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         f"`{NAME}.json`).\n\nMean |output| of each linear layer on the first "
         f"batch, paper init:\n\n"
     )
-    out += harness.md_table(
+    out += tables.md_table(
         ["layer", "mean |output|"],
         [[f"`{k}`", _e(v)] for k, v in c["activations_at_start"].items()],
     )
-    out += (
+    return out
+
+
+def _render_variants(variants: Dict[str, Any]) -> str:
+    """Section 2: the bare loop's dev curves, one factor changed at a time."""
+    out = (
         "\n## 2. One factor at a time (bare loop, dropout 0.2, batch 4, "
         "Adagrad lr 0.05)\n\nDev accuracy against training pairs seen; "
         "gradient norms are the mean over the steps before each point.\n\n"
     )
-    variants = r["variants"]
     seen = [p["seen"] for p in next(iter(variants.values()))["curve"]]
-    out += harness.md_table(
-        ["setting"] + [harness.fmt(s) for s in seen] + ["wall"],
+    out += tables.md_table(
+        ["setting"] + [tables.fmt(s) for s in seen] + ["wall"],
         [
             [name]
-            + [harness.pct(p["dev_acc"]) for p in v["curve"]]
-            + [harness.minutes(v["seconds"])]
+            + [tables.pct(p["dev_acc"]) for p in v["curve"]]
+            + [tables.minutes(v["seconds"])]
             for name, v in variants.items()
         ],
     )
@@ -451,23 +462,27 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         "of `F`'s weights still bit-identical to their initial values:\n\n"
     )
     groups = list(next(iter(variants.values()))["curve"][-1]["grad_norm"])
-    out += harness.md_table(
+    out += tables.md_table(
         ["setting"] + [f"`{g}`" for g in groups] + ["`F` never moved"],
         [
             [name]
             + [_e(v["curve"][-1]["grad_norm"][g]) for g in groups]
-            + [harness.pct(v["curve"][-1]["F_unchanged"])]
+            + [tables.pct(v["curve"][-1]["F_unchanged"])]
             for name, v in variants.items()
         ],
     )
-    long = r["long"]
-    base = r["dev_majority"]
-    out += (
+    return out
+
+
+def _render_long(long: Dict[str, Any], base: float) -> str:
+    """Section 3: the paper setting run longer, against the majority class
+    ``base``."""
+    out = (
         "\n## 3. The paper setting run longer (bare loop, "
-        f"{harness.fmt(long['curve'][-1]['seen'])} pairs, "
-        f"{harness.minutes(long['seconds'])})\n\n"
+        f"{tables.fmt(long['curve'][-1]['seen'])} pairs, "
+        f"{tables.minutes(long['seconds'])})\n\n"
     )
-    out += harness.md_table(
+    out += tables.md_table(
         [
             "seen",
             "dev acc",
@@ -479,10 +494,10 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         ],
         [
             [
-                harness.fmt(p["seen"]),
-                harness.pct(p["dev_acc"]),
+                tables.fmt(p["seen"]),
+                tables.pct(p["dev_acc"]),
                 *[_e(p.get("grad_norm", {}).get(g)) for g in ("F", "G", "H", "output")],
-                harness.pct(p.get("F_unchanged")),
+                tables.pct(p.get("F_unchanged")),
             ]
             for p in long["curve"]
         ],
@@ -490,7 +505,7 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
     first = first_above(long["curve"], base, 0.05)
     out += (
         f"\nFirst point 5 points above the majority class: "
-        f"{harness.fmt(first, none='not within the run')} pairs.\n"
+        f"{tables.fmt(first, none='not within the run')} pairs.\n"
     )
     return out
 
@@ -507,7 +522,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--long-every", type=int, default=2000)
     p.add_argument("--long-minutes", type=float, default=10.0, help="at most")
     p.add_argument("--compare-steps", type=int, default=20)
-    p.add_argument("--quick", action="store_true", help=harness.QUICK_HELP)
+    p.add_argument("--quick", action="store_true", help=options.QUICK_HELP)
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.every, args.long_steps, args.compare_steps = 40, 20, 60, 3
@@ -516,20 +531,20 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     import torch
 
     torch.set_num_threads(1)
-    meta = harness.metadata()
+    meta = machine.metadata()
     data = paper_curves.nli_data(1000)
-    train_rows = harness.read_jsonl_gz(data["paths"]["train"].resolve())
-    dev_rows = harness.read_jsonl_gz(data["paths"]["dev"].resolve())
+    train_rows = datafiles.read_jsonl_gz(data["paths"]["train"].resolve())
+    dev_rows = datafiles.read_jsonl_gz(data["paths"]["dev"].resolve())
     record = sorted(
         {1, 2, 5, args.compare_steps} & set(range(1, args.compare_steps + 1))
     )
-    harness.log("1. spaCy vs bare PyTorch")
+    machine.log("1. spaCy vs bare PyTorch")
     compare = compare_paths(train_rows, args.compare_steps, record)
     nlp = build_pipeline(train_rows)  # tokenizer and vectors for the bare runs
     variants = {}
     ids_cache: Dict[int, Any] = {}  # token ids of the rows, made once
     for name, settings in VARIANTS.items():
-        harness.log(f"2. {name}: {args.steps} steps")
+        machine.log(f"2. {name}: {args.steps} steps")
         variants[name] = train_curve(
             nlp,
             train_rows,
@@ -539,7 +554,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             every=args.every,
             ids_cache=ids_cache,
         )
-    harness.log(
+    machine.log(
         f"3. paper setting: {args.long_steps} steps, {args.long_minutes:g} min at most"
     )
     long = train_curve(
@@ -559,7 +574,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         "variants": variants,
         "long": long,
     }
-    harness.report(NAME, render, meta, results, quick=args.quick)
+    tables.report(NAME, render, meta, results, quick=args.quick)
 
 
 if __name__ == "__main__":

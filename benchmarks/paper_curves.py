@@ -55,9 +55,9 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-import harness
+from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
-RUNS = harness.RUNS / "paper_curves"
+RUNS = machine.RUNS / "paper_curves"
 NAME = "paper_curves"
 
 # What each paper config is trained on here, and its budget: max_steps is a
@@ -94,7 +94,7 @@ def nli_data(n_dev: int) -> Dict[str, Any]:
                 "hypothesis": r["hypothesis"],
                 "label": r["label"],
             }
-            for r in harness.read_jsonl_gz(rel)
+            for r in datafiles.read_jsonl_gz(rel)
         ]
     random.Random(0).shuffle(pool)
     splits = {"dev": pool[:n_dev], "train": pool[n_dev:]}
@@ -102,8 +102,8 @@ def nli_data(n_dev: int) -> Dict[str, Any]:
     for split, rows in splits.items():
         paths[split] = out / f"{split}.jsonl.gz"
         if not paths[split].exists():
-            harness.write_jsonl_gz(paths[split], rows)
-    test = harness.read_jsonl_gz(SNLI_TEST)
+            datafiles.write_jsonl_gz(paths[split], rows)
+    test = datafiles.read_jsonl_gz(SNLI_TEST)
     return {
         "kind": "pairs",
         "paths": paths,
@@ -125,7 +125,8 @@ def rt_data() -> Dict[str, Any]:
 
     splits = textcat.ensure_splits("rt")
     rows = {
-        s: harness.read_jsonl_gz(Path(p).resolve()) for s, p in splits["paths"].items()
+        s: datafiles.read_jsonl_gz(Path(p).resolve())
+        for s, p in splits["paths"].items()
     }
     return {
         "kind": "text",
@@ -159,7 +160,7 @@ def overrides_for(name: str, data: Dict[str, Any], budget: Dict[str, int]):
     ov: Dict[str, Any] = {
         "paths.train": data["paths"]["train"],
         "paths.dev": data["paths"]["dev"],
-        "paths.vectors": harness.spacy_vectors(),
+        "paths.vectors": datafiles.spacy_vectors(),
         "training.max_steps": budget["max_steps"],
         "training.eval_frequency": budget["eval_frequency"],
         "training.patience": 0,
@@ -190,7 +191,7 @@ def log_curve(log: Path, batch: int) -> List[Dict[str, Any]]:
     back = len(head) - head.index(name)  # columns align from the right
     return [
         {"step": int(row[1]), "seen": int(row[1]) * batch, "dev_acc": row[-back] / 100}
-        for row in harness.train_log_rows(log)
+        for row in spacy_runs.train_log_rows(log)
     ]
 
 
@@ -222,11 +223,11 @@ def run_one(
 
     import spacy_attn  # noqa: F401
 
-    config = harness.REPO / "configs" / f"{name}.cfg"
+    config = machine.REPO / "configs" / f"{name}.cfg"
     run_dir = RUNS / name
     load = list(os.getloadavg())
-    harness.log(f"{name}: training ({minutes:g} min at most) on {data['describe']}")
-    train = harness.spacy_train(
+    machine.log(f"{name}: training ({minutes:g} min at most) on {data['describe']}")
+    train = spacy_runs.spacy_train(
         config,
         run_dir / "model",
         overrides=overrides_for(name, data, budget),
@@ -237,23 +238,23 @@ def run_one(
     if train["returncode"] not in (0, None) and not train["stopped"]:
         raise SystemExit(
             f"✘ {name}: spacy train failed ({train['returncode']}):\n  "
-            + harness.log_tail(train["log"])
+            + spacy_runs.log_tail(train["log"])
         )
     load_after = list(os.getloadavg())
-    parsed = harness.parse_train_log(train["log"])
+    parsed = spacy_runs.parse_train_log(train["log"])
     batch = batch_size(config)
     best = run_dir / "model" / "model-best"
     if not best.exists():
         raise SystemExit(
             f"✘ {name}: no model-best after {minutes:g} min (no dev evaluation "
             f"finished): lower eval_frequency or raise --minutes.\n  "
-            + harness.log_tail(train["log"])
+            + spacy_runs.log_tail(train["log"])
         )
-    harness.log(f"{name}: scoring model-best on {len(data['test']):,} test rows")
+    machine.log(f"{name}: scoring model-best on {len(data['test']):,} test rows")
     t0 = time.perf_counter()
     nlp = spacy.load(best)
     golds = [row[-1] for row in data["test"]]
-    scores = harness.accuracy_macro_f(golds, predict_labels(nlp, data), data["labels"])
+    scores = scoring.accuracy_macro_f(golds, predict_labels(nlp, data), data["labels"])
     result = {
         "config": f"configs/{name}.cfg",
         "data": data["describe"],
@@ -269,10 +270,10 @@ def run_one(
         "test_majority": majority(golds),
         "test": {k: scores[k] for k in ("acc", "macro_f", "n")},
         "test_seconds": time.perf_counter() - t0,
-        "invocation": harness.command_line(),
-        "git_commit": harness.git_commit(),
+        "invocation": machine.command_line(),
+        "git_commit": machine.git_commit(),
     }
-    harness.write_json(run_dir / "result.json", result)
+    datafiles.write_json(run_dir / "result.json", result)
     return result
 
 
@@ -307,16 +308,16 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
             [
                 f"`{name}`",
                 DATA_NAMES[CONFIGS[name]["data"]],
-                harness.fmt(r["curve"][-1]["seen"] if r["curve"] else 0),
-                harness.minutes(r["train_seconds"]),
-                f"{harness.pct(v['best_dev'])} / {harness.pct(r['dev_majority']['acc'])}",
-                harness.fmt(v["first_seen_above"], none="never"),
-                f"{harness.pct(r['test']['acc'])} / {harness.pct(r['test_majority']['acc'])}",
-                harness.pct(r["test"]["macro_f"]),
+                tables.fmt(r["curve"][-1]["seen"] if r["curve"] else 0),
+                tables.minutes(r["train_seconds"]),
+                f"{tables.pct(v['best_dev'])} / {tables.pct(r['dev_majority']['acc'])}",
+                tables.fmt(v["first_seen_above"], none="never"),
+                f"{tables.pct(r['test']['acc'])} / {tables.pct(r['test_majority']['acc'])}",
+                tables.pct(r["test"]["macro_f"]),
                 "**yes**" if v["learns"] else "**NO**",
             ]
         )
-    out = harness.header(
+    out = tables.header(
         "Paper settings: learning curves on the data here", meta, measured=measured
     )
     out += (
@@ -329,7 +330,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         "points above the majority class of the same set. Each config's "
         "section names the invocation and commit that trained it.\n\n"
     )
-    out += harness.md_table(
+    out += tables.md_table(
         [
             "config",
             "data",
@@ -347,20 +348,20 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         out += f"\n## `{name}`\n\n{r['data']}. Batch {r['batch_size']}; "
         out += (
             f"{'stopped by the time limit' if r['stopped_by_timeout'] else 'finished'} "
-            f"after {harness.fmt(r['steps'])} steps ({harness.minutes(r['train_seconds'])}, "
+            f"after {tables.fmt(r['steps'])} steps ({tables.minutes(r['train_seconds'])}, "
             f"1-min load average {r['load_before'][0]:.2f} before, "
             f"{r['load_after'][0]:.2f} after, on 2 cores); dev majority class "
-            f"`{r['dev_majority']['label']}` = {harness.pct(r['dev_majority']['acc'])}.\n\n"
+            f"`{r['dev_majority']['label']}` = {tables.pct(r['dev_majority']['acc'])}.\n\n"
             f"Run by `{r['invocation']}` at commit `{r['git_commit']}`:\n\n"
             f"```\n{r['train_command']}\n```\n\n"
         )
-        out += harness.md_table(
+        out += tables.md_table(
             ["step", "seen", "dev acc", "vs majority"],
             [
                 [
-                    harness.fmt(p["step"]),
-                    harness.fmt(p["seen"]),
-                    harness.pct(p["dev_acc"]),
+                    tables.fmt(p["step"]),
+                    tables.fmt(p["seen"]),
+                    tables.pct(p["dev_acc"]),
                     f"{100 * (p['dev_acc'] - r['dev_majority']['acc']):+.1f}",
                 ]
                 for p in r["curve"]
@@ -370,17 +371,29 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
 
 
 def collect() -> Dict[str, Any]:
-    return {
-        name: json.loads((RUNS / name / "result.json").read_text())
-        for name in CONFIGS
-        if (RUNS / name / "result.json").exists()
-    }
+    """Every config's run: from its run folder when there is one, else as the
+    committed results recorded it (run folders are not committed, so a later
+    session that retrains one config keeps the others' measured rows; each
+    keeps the invocation and commit that trained it)."""
+    committed = machine.RESULTS / f"{NAME}.json"
+    previous = (
+        json.loads(committed.read_text())["results"]["runs"]
+        if committed.exists()
+        else {}
+    )
+    runs = {}
+    for name in CONFIGS:
+        if (RUNS / name / "result.json").exists():
+            runs[name] = json.loads((RUNS / name / "result.json").read_text())
+        elif name in previous:
+            runs[name] = {**previous[name], "carried_over": True}
+    return runs
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
-        "--configs", type=harness.name_list(CONFIGS), default=",".join(CONFIGS)
+        "--configs", type=options.name_list(CONFIGS), default=",".join(CONFIGS)
     )
     p.add_argument("--minutes", type=float, default=10.0, help="per config")
     p.add_argument("--margin", type=float, default=0.05, help="over the majority")
@@ -392,7 +405,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     import torch
 
     torch.set_num_threads(1)  # test scoring here; training runs get 1 thread too
-    meta = harness.metadata()
+    meta = machine.metadata()
     cache: Dict[str, Dict[str, Any]] = {}
     if not args.report_only:
         for name in args.configs:
@@ -409,6 +422,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     # The curves come from the logs and the baselines from the data, not from
     # the runs' files, so every run in the tables is read the same way.
     for name, r in runs.items():
+        if r.get("carried_over"):
+            continue  # its curve and baselines as measured by its own run
         kind = CONFIGS[name]["data"]
         if kind not in cache:
             cache[kind] = nli_data(args.nli_dev) if kind == "nli" else rt_data()
@@ -417,7 +432,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         r["test_majority"] = majority([row[-1] for row in cache[kind]["test"]])
     if not runs:
         raise SystemExit("✘ no finished runs under benchmarks/runs/paper_curves")
-    harness.report(
+    tables.report(
         NAME,
         # The header says "measured in that run" only when this invocation
         # trained every run in the tables.
@@ -431,9 +446,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     for name, r in runs.items():
         v = verdict(r, args.margin)
         print(
-            f"{'✔' if v['learns'] else '✘'} {name}: best dev {harness.pct(v['best_dev'])} "
-            f"(majority {harness.pct(r['dev_majority']['acc'])}), test "
-            f"{harness.pct(r['test']['acc'])} (majority {harness.pct(r['test_majority']['acc'])})"
+            f"{'✔' if v['learns'] else '✘'} {name}: best dev {tables.pct(v['best_dev'])} "
+            f"(majority {tables.pct(r['dev_majority']['acc'])}), test "
+            f"{tables.pct(r['test']['acc'])} (majority {tables.pct(r['test_majority']['acc'])})"
         )
     if failed:
         sys.exit(

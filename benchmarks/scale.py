@@ -1,5 +1,5 @@
 """Scale-out prediction: rows/s and peak memory of the ways to run
-``python -m spacy_attn predict`` on one machine, for the pair classifier and
+``python -m spacy attn predict`` on one machine, for the pair classifier and
 the doc embedder.
 
 Engines (every one reads the same jsonl, writes the same output lines and
@@ -8,8 +8,9 @@ uses batches of ``--batch-size`` rows):
 * ``one_default``: ``predict_file`` in one process, torch's default threads
   (one per core).
 * ``one_1thread``: ``predict_file`` in one process, ``torch.set_num_threads(1)``.
-* ``n_process_2``: ``predict_file(n_process=2)`` (``--n-process 2``): two forked
-  ``WorkerPool`` workers, one torch thread each, texts in, output lines out.
+* ``n_process_2``: ``predict_file(n_process=2)`` (``--engine local --n-process 2``):
+  two forked worker processes of the local engine, one torch thread each,
+  texts in, output lines out.
 * ``pipe_n_process_2``: ``nlp.pipe(docs, n_process=2)`` with the output lines
   made in the parent (spaCy's own multi-processing: every ``Doc`` travels to
   a worker and back as bytes).
@@ -28,7 +29,7 @@ numbers are not about accuracy) and cached in ``benchmarks/runs/cache/``:
   embedding, 300-unit classifier, same GloVe), ``--doc-steps`` steps of 32
   IMDB reviews. Input: the first ``--docs`` IMDB train reviews.
 
-Each engine runs in a fresh subprocess under ``harness.TreeMonitor`` (peak
+Each engine runs in a fresh subprocess under ``spacy_runs.TreeMonitor`` (peak
 RSS and PSS of the process tree, the CPU other processes use meanwhile); its
 output is compared byte for byte with ``one_1thread``'s. The report says
 what each number covers.
@@ -53,7 +54,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict
 
-import harness
+from bench import datafiles, machine, spacy_runs, tables
 
 SNLI = "snli/dev.jsonl.gz"
 IMDB = "imdb/train.jsonl.gz"
@@ -62,11 +63,11 @@ ENGINES = ("one_default", "one_1thread", "n_process_2", "pipe_n_process_2", "das
 ENGINE_NAMES = {
     "one_default": "1 process, default torch threads",
     "one_1thread": "1 process, 1 torch thread",
-    "n_process_2": "`predict --n-process 2` (WorkerPool)",
+    "n_process_2": "`predict --n-process 2` (local engine)",
     "pipe_n_process_2": "`nlp.pipe(n_process=2)`",
     "dask_2": "Dask, 2 local workers",
 }
-WORK = harness.RUNS / "scale"
+WORK = machine.RUNS / "scale"
 
 
 # -- models and inputs (prepared once, cached) ---------------------------------
@@ -76,7 +77,7 @@ def component_config(task: str) -> Dict[str, Any]:
     """The component block of the task's config file, as written there."""
     from spacy.util import load_config
 
-    config = load_config(harness.REPO / TASKS[task], interpolate=False)
+    config = load_config(machine.REPO / TASKS[task], interpolate=False)
     name = config["nlp"]["pipeline"][0]
     block = dict(config["components"][name])
     return {"factory": block.pop("factory"), "name": name, "config": block}
@@ -88,25 +89,25 @@ def train_model(task: str, steps: int) -> Path:
 
     RETURNS (Path): The pipeline folder.
     """
-    out = harness.RUNS / "cache" / f"scale_{task}_{steps}"
+    out = machine.RUNS / "cache" / f"scale_{task}_{steps}"
     if (out / "meta.json").exists():
         return out
     from thinc.api import Adam
 
-    harness.seed_all(0)
+    machine.seed_all(0)
     comp = component_config(task)
-    nlp = harness.vectors_nlp()
+    nlp = datafiles.vectors_nlp()
     nlp.add_pipe(comp["factory"], name=comp["name"], config=comp["config"])
     rng = random.Random(0)
     if task == "pair":
-        rows = harness.read_jsonl_gz(SNLI)
-        examples = harness.pair_examples(
+        rows = datafiles.read_jsonl_gz(SNLI)
+        examples = datafiles.pair_examples(
             nlp, rng.sample(rows, min(len(rows), 32 * steps))
         )
     else:
-        rows = harness.read_jsonl_gz(IMDB)
+        rows = datafiles.read_jsonl_gz(IMDB)
         labels = sorted({r["label"] for r in rows})
-        examples = harness.cats_examples(nlp, rng.sample(rows, 32 * steps), labels)
+        examples = datafiles.cats_examples(nlp, rng.sample(rows, 32 * steps), labels)
     nlp.initialize(lambda: examples[:256], sgd=None)
     optimizer = Adam(learn_rate=0.001, grad_clip=5.0)
     start = time.perf_counter()
@@ -131,7 +132,7 @@ def write_input(task: str, n: int) -> Path:
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         if task == "pair":
-            rows = harness.read_jsonl_gz(SNLI)
+            rows = datafiles.read_jsonl_gz(SNLI)
             for i in range(n):
                 r = rows[i % len(rows)]
                 f.write(
@@ -145,7 +146,7 @@ def write_input(task: str, n: int) -> Path:
                     + "\n"
                 )
         else:
-            for i, r in enumerate(harness.read_jsonl_gz(IMDB)[:n]):
+            for i, r in enumerate(datafiles.read_jsonl_gz(IMDB)[:n]):
                 f.write(json.dumps({"id": f"imdb-{i}", "text": r["text"]}) + "\n")
     tmp.rename(path)
     return path
@@ -250,7 +251,7 @@ def measure_engine(spec: Dict[str, Any], timeout: float) -> Dict[str, Any]:
         "--run",
         json.dumps({**spec, "result": str(result_path)}),
     ]
-    run = harness.monitored_run(cmd, timeout=timeout, name=spec["engine"])
+    run = spacy_runs.monitored_run(cmd, timeout=timeout, name=spec["engine"])
     result = json.loads(result_path.read_text())
     return {
         **result,
@@ -266,7 +267,7 @@ def measure(args) -> Dict[str, Any]:
         model = train_model(task, args.pair_steps if task == "pair" else args.doc_steps)
         n = args.pairs if task == "pair" else args.docs
         src = write_input(task, n)
-        res: Dict[str, Any] = {"rows": n, "input": harness.relative(src), "engines": {}}
+        res: Dict[str, Any] = {"rows": n, "input": machine.relative(src), "engines": {}}
         reference = None
         for engine in args.engines:
             spec = {
@@ -278,7 +279,7 @@ def measure(args) -> Dict[str, Any]:
             }
             Path(spec["output"]).parent.mkdir(parents=True, exist_ok=True)
             row = measure_engine(spec, args.timeout)
-            digest = harness.file_sha256(spec["output"])
+            digest = datafiles.file_sha256(spec["output"])
             if engine == "one_1thread":
                 reference = digest
             row["sha256"] = digest
@@ -303,8 +304,8 @@ def measure(args) -> Dict[str, Any]:
 
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
-    f = harness.fmt
-    md = harness.header(
+    f = tables.fmt
+    md = tables.header(
         "Scale-out prediction: one process, `--n-process 2`, `nlp.pipe(n_process=2)`, Dask",
         meta,
     )
@@ -345,7 +346,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
                     {True: "yes", False: "no", None: "—"}[r["same_output_as_1thread"]],
                 ]
             )
-        md += harness.md_table(
+        md += tables.md_table(
             [
                 "engine",
                 "rows/s",
@@ -432,17 +433,17 @@ def main(argv=None) -> None:
         spec = json.loads(args.run)
         Path(spec["result"]).write_text(json.dumps(run_engine(spec)))
     elif args.report_only:
-        harness.rerender(args.name, render, quick=args.quick)
+        tables.rerender(args.name, render, quick=args.quick)
     else:
-        ok, load = harness.wait_for_quiet(1.0, timeout=args.wait)
+        ok, load = machine.wait_for_quiet(1.0, timeout=args.wait)
         if not ok and not args.quick:
             raise SystemExit(
                 f"The load average stayed at or above 1.0 for {args.wait:.0f} s (now "
                 f"{' '.join(f'{x:.2f}' for x in load)}): not measuring. "
                 "Use --quick for a smoke run."
             )
-        meta = {**harness.metadata(), "quiet": {"ok": ok, "load": load}}
-        harness.report(args.name, render, meta, measure(args), quick=args.quick)
+        meta = {**machine.metadata(), "quiet": {"ok": ok, "load": load}}
+        tables.report(args.name, render, meta, measure(args), quick=args.quick)
 
 
 if __name__ == "__main__":

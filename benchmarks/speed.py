@@ -34,8 +34,8 @@ Usage (from the repository root):
 
 from typing import Any, Dict, List, Tuple
 
-import harness
 import torch
+from bench import bare_loop, datafiles, machine, options, tables
 from torch import nn
 
 SNLI = "snli/dev.jsonl.gz"
@@ -58,22 +58,22 @@ COMPONENT = {
 
 def read_snli(limit: int) -> List[Dict[str, Any]]:
     """SNLI dev pairs, repeated up to ``limit``."""
-    rows = harness.read_jsonl_gz(SNLI)
+    rows = datafiles.read_jsonl_gz(SNLI)
     reps = -(-limit // len(rows)) if limit else 1
     return (rows * reps)[: limit or None]
 
 
 def build_nlp(rows):
-    nlp = harness.vectors_nlp()
+    nlp = datafiles.vectors_nlp()
     nlp.add_pipe("attn_pair_classifier", config=COMPONENT)
-    examples = harness.pair_examples(nlp, rows)
+    examples = datafiles.pair_examples(nlp, rows)
     nlp.initialize(lambda: examples[:200])
     return nlp, examples
 
 
-class Bare(harness.BareLoop, nn.Module):
+class Bare(bare_loop.BareLoop, nn.Module):
     """The same torch module on the same inputs, pre-tensorized on the device
-    as the module docstring's "bare" says (``harness.torch_vectors``). Its
+    as the module docstring's "bare" says (``bare_loop.torch_vectors``). Its
     Adam does not clip gradients (the spaCy side's does, at 5.0), as measured
     so far."""
 
@@ -81,8 +81,8 @@ class Bare(harness.BareLoop, nn.Module):
         from spacy_attn.models.decomposable_attention import DecomposableAttention
 
         super().__init__()
-        harness.seed_all(seed)
-        self.vectors = harness.bare_vectors(nlp, TOK2VEC, device)
+        machine.seed_all(seed)
+        self.vectors = bare_loop.bare_vectors(nlp, TOK2VEC, device)
         width = self.vectors.table.shape[1]
         self.module = DecomposableAttention(
             width, HIDDEN, len(LABELS), dropout=DROPOUT
@@ -117,31 +117,31 @@ class Bare(harness.BareLoop, nn.Module):
 def measure(args, device) -> Dict[str, Any]:
     import spacy_attn
 
-    harness.seed_all(0)
+    machine.seed_all(0)
     rows = read_snli(max(args.pairs, args.infer_pairs))
     nlp, examples = build_nlp(rows)
     bare = Bare(nlp, device)
     train = examples[: args.pairs]
     out: Dict[str, Any] = {
         "pairs": args.pairs,
-        "train": harness.compare_training(
+        "train": bare_loop.compare_training(
             nlp, bare, train, args, **OPTIMIZER, device=device, unit="pairs"
         ),
     }
     n = args.infer_pairs
     pairs = [(r["premise"], r["hypothesis"]) for r in rows[:n]]
     make_docs = lambda: spacy_attn.make_pairs(nlp, pairs)  # noqa: E731
-    out["infer"] = harness.compare_inference(
+    out["infer"] = bare_loop.compare_inference(
         nlp, bare, examples[:n], make_docs, args, device=device, unit="pairs"
     )
     out["doc_copy_us"] = doc_copy_costs(nlp, train, args.repeats)
     if args.profile:
-        batches = harness.chunk(train, args.profile_batch_size)
-        sgd = harness.thinc_adam(**OPTIMIZER)
+        batches = machine.chunk(train, args.profile_batch_size)
+        sgd = bare_loop.thinc_adam(**OPTIMIZER)
         epoch = lambda: [nlp.update(b, sgd=sgd) for b in batches]  # noqa: E731
         out["profile"] = {
             "batch_size": args.profile_batch_size,
-            "top": harness.profile(epoch, args.pairs, per="pair"),
+            "top": machine.profile(epoch, args.pairs, per="pair"),
         }
     return out
 
@@ -167,12 +167,12 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
         ]
         legacy.append(doc)
     stored = {"plain_doc": plain, "pair_int": pair, "pair_span_group": legacy}
-    times = harness.interleaved(
+    times = machine.interleaved(
         {k: (lambda docs=docs: [d.copy() for d in docs]) for k, docs in stored.items()},
         repeats,
     )
     return {
-        k: harness.summary([t / len(examples) * 1e6 for t in v])
+        k: machine.summary([t / len(examples) * 1e6 for t in v])
         for k, v in times.items()
     }
 
@@ -181,21 +181,22 @@ def doc_copy_costs(nlp, examples, repeats: int) -> Dict[str, Dict[str, float]]:
 
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
-    f, inf, copy = harness.fmt, res["infer"], res["doc_copy_us"]
-    md = harness.header("Speed: `attn_pair_classifier` vs a bare PyTorch loop", meta)
+    f, inf, copy = tables.fmt, res["infer"], res["doc_copy_us"]
+    md = tables.header("Speed: `attn_pair_classifier` vs a bare PyTorch loop", meta)
     md += (
         f"Paper setting (DA, hidden {HIDDEN}, GloVe 6B 100d fixed + {OOV_BUCKETS} OOV buckets); "
-        f"{res['pairs']:,} SNLI dev pairs per epoch, {harness.speed_intro(meta['repeats'], 'pair')}"
+        f"{res['pairs']:,} SNLI dev pairs per epoch, "
+        f"{bare_loop.speed_intro(meta['repeats'], 'pair')}"
         "\n\n## Training\n\n"
     )
-    md += harness.md_table(
-        ["batch"] + harness.train_columns("pairs"),
-        [[bs] + harness.train_cells(r, "pairs") for bs, r in res["train"].items()],
+    md += tables.md_table(
+        ["batch"] + bare_loop.train_columns("pairs"),
+        [[bs] + bare_loop.train_cells(r, "pairs") for bs, r in res["train"].items()],
     )
     md += f"\n## Inference (batch {inf['batch_size']}, {inf['pairs']:,} pairs)\n\n"
-    md += harness.infer_table(inf, "pairs")
+    md += bare_loop.infer_table(inf, "pairs")
     md += "\n## `Doc.copy` per pair doc (what `nlp.update` does to each predicted doc)\n\n"
-    md += harness.md_table(
+    md += tables.md_table(
         ["storage", "µs per copy (median)"],
         [
             [label, f(copy[k]["median"], 2)]
@@ -212,7 +213,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             "\n## Where the time goes (cProfile, one training epoch at batch "
             f"{p['batch_size']})\n\n"
         )
-        md += harness.md_records(
+        md += tables.md_records(
             [
                 {
                     "function": r["function"],
@@ -227,7 +228,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
 
 
 def main(argv=None) -> None:
-    p = harness.speed_parser(
+    p = options.speed_parser(
         __doc__, batch_sizes=[32, 256, 1024], infer_batch_size=1024, repeats=7
     )
     p.add_argument("--pairs", type=int, default=4096, help="training pairs per epoch")
@@ -237,7 +238,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.quick:
         vars(args).update(pairs=256, infer_pairs=256, repeats=2, batch_sizes=[32, 128])
-    harness.run_speed("speed", args, measure, render)
+    bare_loop.run_speed("speed", args, measure, render)
 
 
 if __name__ == "__main__":

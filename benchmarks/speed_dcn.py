@@ -16,8 +16,8 @@ CE(end) with the first gold span, averaged over the batch.
   grad clip 5.0 as in the config).
 * **bare**: ``spacy_attn.models.coattention.DynamicCoattention``, torch Adam,
   ``clip_grad_norm_(5.0)``; question and context ids pre-tensorized on the
-  device (``harness.torch_vectors``: FrozenVectors' rows and OOV buckets).
-* **floor**, overhead and ours as in ``speed.py`` (``harness.compare_training``).
+  device (``bare_loop.torch_vectors``: FrozenVectors' rows and OOV buckets).
+* **floor**, overhead and ours as in ``speed.py`` (``bare_loop.compare_training``).
 
 Inference, with the spaCy model's weights copied into the bare module (the
 decoder stops once the answers stop changing, so the work depends on the
@@ -31,8 +31,8 @@ weights; the report gives the largest difference of their start logits):
 
 from typing import Any, Dict
 
-import harness
 import torch
+from bench import bare_loop, datafiles, machine, options, tables
 from torch import nn
 
 SQUAD = "squad/dev-v1.1.json.gz"
@@ -41,12 +41,12 @@ OPTIMIZER = {"learn_rate": 0.001, "grad_clip": 5.0}  # configs/squad_glove.cfg
 
 
 def build_nlp(n: int):
-    from harness import data_dir as mirror_dir
+    from bench.machine import data_dir as mirror_dir
 
     import spacy_attn
 
     component = dict(
-        harness.project_config("squad_glove.cfg")["components"]["attn_span_qa"]
+        datafiles.project_config("squad_glove.cfg")["components"]["attn_span_qa"]
     )
     component.pop("factory")
     model = component["model"]
@@ -55,7 +55,7 @@ def build_nlp(n: int):
     # the mirror's GloVe is lower-cased.
     model.update(window=400, stride=200)
     model["tok2vec"].update(key_attr="LOWER", oov_buckets=100)
-    nlp = harness.vectors_nlp()
+    nlp = datafiles.vectors_nlp()
     model["input_width"] = nlp.vocab.vectors.shape[1]
     nlp.add_pipe("attn_span_qa", config=component)
     examples, _ = spacy_attn.read_squad(
@@ -72,7 +72,7 @@ def build_nlp(n: int):
     return nlp, examples, component
 
 
-class Bare(harness.BareLoop, nn.Module):
+class Bare(bare_loop.BareLoop, nn.Module):
     """The same torch module, trained with plain PyTorch."""
 
     grad_clip = OPTIMIZER["grad_clip"]
@@ -81,10 +81,10 @@ class Bare(harness.BareLoop, nn.Module):
         from spacy_attn.models.coattention import DynamicCoattention
 
         super().__init__()
-        harness.seed_all(0)
+        machine.seed_all(0)
         m = component["model"]
         self.top_k, self.max_length = component["top_k"], component["max_answer_length"]
-        self.vectors = harness.bare_vectors(nlp, m["tok2vec"], device)
+        self.vectors = bare_loop.bare_vectors(nlp, m["tok2vec"], device)
         self.dcn = DynamicCoattention(
             m["input_width"],
             m["hidden_width"],
@@ -143,7 +143,7 @@ def measure(args, device) -> Dict[str, Any]:
         "questions": n,
         "mean_tokens": sum(len(eg.predicted) for eg in train) / n,
     }
-    out["train"] = harness.compare_training(
+    out["train"] = bare_loop.compare_training(
         nlp, bare, train, args, **OPTIMIZER, device=device, unit="questions"
     )
     infer = examples[: args.infer_questions]
@@ -151,7 +151,7 @@ def measure(args, device) -> Dict[str, Any]:
         nlp, bare, infer[: args.infer_batch_size]
     )
     texts = [spacy_attn.get_pair_texts(eg.predicted) for eg in infer]
-    out["infer"] = harness.compare_inference(
+    out["infer"] = bare_loop.compare_inference(
         nlp,
         bare,
         infer,
@@ -185,17 +185,17 @@ def same_weights(nlp, bare, batch) -> float:
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     inf = res["infer"]
-    md = harness.header("Speed: `attn_span_qa` (DCN) vs a bare PyTorch loop", meta) + (
+    md = tables.header("Speed: `attn_span_qa` (DCN) vs a bare PyTorch loop", meta) + (
         "`configs/squad_glove.cfg` sizes over GloVe 6B 100d (see the script's docstring); "
         f"{res['questions']:,} SQuAD v1.1 dev questions per epoch (single-window contexts, "
         f"{res['mean_tokens']:.0f} tokens per pair doc), "
-        f"{harness.speed_intro(meta['repeats'], 'question')}"
+        f"{bare_loop.speed_intro(meta['repeats'], 'question')}"
         "\n\n## Training\n\n"
     )
-    md += harness.md_table(
-        ["batch"] + harness.train_columns("questions"),
+    md += tables.md_table(
+        ["batch"] + bare_loop.train_columns("questions"),
         [
-            [bs] + harness.train_cells(r, "questions", rate_digits=1, us_digits=0)
+            [bs] + bare_loop.train_cells(r, "questions", rate_digits=1, us_digits=0)
             for bs, r in res["train"].items()
         ],
     )
@@ -203,11 +203,11 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         f"\n## Inference (batch {inf['batch_size']}, {inf['questions']:,} questions, same "
         f"weights: start logits differ by at most {res['max_start_logit_diff']:.2g})\n\n"
     )
-    return md + harness.infer_table(inf, "questions", digits=1)
+    return md + bare_loop.infer_table(inf, "questions", digits=1)
 
 
 def main(argv=None) -> None:
-    p = harness.speed_parser(__doc__, batch_sizes=[64], infer_batch_size=64, repeats=5)
+    p = options.speed_parser(__doc__, batch_sizes=[64], infer_batch_size=64, repeats=5)
     p.add_argument(
         "--questions", type=int, default=512, help="training questions per epoch"
     )
@@ -215,7 +215,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.quick:
         args.questions, args.infer_questions, args.repeats = 64, 64, 2
-    harness.run_speed("speed_dcn", args, measure, render)
+    bare_loop.run_speed("speed_dcn", args, measure, render)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ repeats of one epoch of:
 * **bare**: ``StructuredSelfAttention`` + Linear/ReLU/Linear, torch Adam,
   ``clip_grad_norm_(0.5)``, loss = summed cross-entropy + the penalty (what
   textcat's gradient and the layer's backward amount to); inputs
-  pre-tensorized on the device (``harness.torch_vectors``: FrozenVectors'
+  pre-tensorized on the device (``bare_loop.torch_vectors``: FrozenVectors'
   rows and OOV buckets).
-* **floor**, overhead and ours as in ``speed.py`` (``harness.compare_training``).
+* **floor**, overhead and ours as in ``speed.py`` (``bare_loop.compare_training``).
 
 Inference: ``nlp.pipe`` on pre-made docs and from strings vs the bare forward
 (softmax copied to the host).
@@ -26,9 +26,9 @@ Inference: ``nlp.pipe`` on pre-made docs and from strings vs the bare forward
 
 from typing import Any, Dict
 
-import harness
 import numpy
 import torch
+from bench import bare_loop, datafiles, machine, options, tables
 from torch import nn
 
 DATA = {"rt": "rotten_tomatoes/train.jsonl.gz", "imdb": "imdb/train.jsonl.gz"}
@@ -36,21 +36,21 @@ OPTIMIZER = {"learn_rate": 0.001, "grad_clip": 0.5}  # configs/textcat_selfattn.
 
 
 def read_rows(name: str, n: int):
-    rows = harness.read_jsonl_gz(DATA[name])
+    rows = datafiles.read_jsonl_gz(DATA[name])
     return [rows[i] for i in numpy.random.default_rng(0).permutation(len(rows))[:n]]
 
 
 def build_nlp(rows):
-    config = harness.project_config("textcat_selfattn.cfg")
+    config = datafiles.project_config("textcat_selfattn.cfg")
     model = config["components"]["textcat"]["model"]
-    nlp = harness.vectors_nlp()
+    nlp = datafiles.vectors_nlp()
     nlp.add_pipe("textcat", config={"model": model})
-    examples = harness.cats_examples(nlp, rows, ("pos", "neg"))
+    examples = datafiles.cats_examples(nlp, rows, ("pos", "neg"))
     nlp.initialize(lambda: examples[:200])
     return nlp, examples, model
 
 
-class Bare(harness.BareLoop, nn.Module):
+class Bare(bare_loop.BareLoop, nn.Module):
     """The same torch module and head, trained with plain PyTorch."""
 
     grad_clip = OPTIMIZER["grad_clip"]
@@ -59,9 +59,9 @@ class Bare(harness.BareLoop, nn.Module):
         from spacy_attn.models.self_attention import StructuredSelfAttention
 
         super().__init__()
-        harness.seed_all(0)
+        machine.seed_all(0)
         enc = model["encoder"]
-        self.vectors = harness.bare_vectors(nlp, enc["tok2vec"], device)
+        self.vectors = bare_loop.bare_vectors(nlp, enc["tok2vec"], device)
         self.encoder = StructuredSelfAttention(
             self.vectors.table.shape[1],
             enc["hidden_width"],
@@ -109,7 +109,7 @@ def measure_dataset(
     out: Dict[str, Any] = {
         "train_docs": n_train,
         "mean_tokens": sum(len(eg.predicted) for eg in train) / n_train,
-        "train": harness.compare_training(
+        "train": bare_loop.compare_training(
             nlp, bare, train, args, **OPTIMIZER, device=device, unit="docs", log=name
         ),
     }
@@ -120,7 +120,7 @@ def measure_dataset(
         "bare": float(bare.penalty),
     }
     texts = [r["text"] for r in rows[:n_infer]]
-    out["infer"] = harness.compare_inference(
+    out["infer"] = bare_loop.compare_inference(
         nlp, bare, examples[:n_infer], lambda: texts, args, device=device, unit="docs"
     )
     return out
@@ -134,18 +134,18 @@ def measure(args, device) -> Dict[str, Any]:
 
 
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
-    md = harness.header("Speed: self-attentive `textcat` vs a bare PyTorch loop", meta)
+    md = tables.header("Speed: self-attentive `textcat` vs a bare PyTorch loop", meta)
     md += (
         "Model of `configs/textcat_selfattn.cfg` (GloVe 6B 100d fixed + 100 OOV buckets, "
         "BiLSTM u=150, d_a=100, r=10, penalty 1.0, 300-unit MLP); "
-        f"{harness.speed_intro(meta['repeats'], 'doc')}"
+        f"{bare_loop.speed_intro(meta['repeats'], 'doc')}"
         "\n\n## Training\n\n"
     )
-    md += harness.md_table(
-        ["data", "batch"] + harness.train_columns("docs"),
+    md += tables.md_table(
+        ["data", "batch"] + bare_loop.train_columns("docs"),
         [
             [f"{name} ({r['train_docs']:,} docs, {r['mean_tokens']:.0f} tokens)", bs]
-            + harness.train_cells(t, "docs")
+            + bare_loop.train_cells(t, "docs")
             for name, r in res.items()
             for bs, t in r["train"].items()
         ],
@@ -161,12 +161,12 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     for name, r in res.items():
         i = r["infer"]
         head = f"{name} ({i['docs']:,} docs, batch {i['batch_size']})"
-        md += f"\n## Inference: {head}\n\n" + harness.infer_table(i, "docs")
+        md += f"\n## Inference: {head}\n\n" + bare_loop.infer_table(i, "docs")
     return md
 
 
 def main(argv=None) -> None:
-    p = harness.speed_parser(
+    p = options.speed_parser(
         __doc__, batch_sizes=[32, 256], infer_batch_size=256, repeats=5
     )
     args = p.parse_args(argv)
@@ -174,7 +174,7 @@ def main(argv=None) -> None:
     if args.quick:
         args.plans = {"rt": (64, 128), "imdb": (64, 64)}
         args.repeats, args.batch_sizes = 2, [32, 64]
-    harness.run_speed("speed_selfattn", args, measure, render)
+    bare_loop.run_speed("speed_selfattn", args, measure, render)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ published reference rows -> ``benchmarks/results/squad.{json,md}``.
         --max-train-seconds 2400 --dev-subset 2000    # the peer, same questions
     python scripts/squad_eval.py RUN/model-best corpus/squad --ood --output metrics/squad.json
     python benchmarks/squad_curve.py --run RUN [--final metrics/squad.json]
+    # a run continued in a later session (benchmarks/squad_continue.py):
+    python benchmarks/squad_curve.py --run RUN --continued RUN2 [--final ...]
 
 Each checkpoint (``RUN/checkpoints/step-N.bin``, written at every evaluation
 of the training run) is loaded into the run's pipeline and scored with the
@@ -31,7 +33,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import harness
+from bench import datafiles, machine, spacy_runs, tables
 
 QUESTIONS_PER_STEP = 32  # configs/squad_glove_cpu.cfg, batch_by_sequence size
 REFERENCE = [
@@ -50,45 +52,104 @@ REFERENCE = [
 ]
 
 
+def run_segments(run: Path, continued: List[Path]) -> List[Dict[str, Any]]:
+    """The training runs of one model, in order, with the step and time at
+    which each continued run (``benchmarks/squad_continue.py``) took over: a
+    continued run's step ``s`` is step ``offset + s`` of the whole curve."""
+    segments: List[Dict[str, Any]] = []
+    step0, seconds0 = 0, 0.0
+    for i, path in enumerate([run, *continued]):
+        log = {
+            r["step"]: r
+            for r in map(json.loads, (path / "checkpoints" / "log.jsonl").open())
+        }
+        segments.append(
+            {"run": path, "log": log, "step0": step0, "seconds0": seconds0, "index": i}
+        )
+        last = max(log)
+        step0, seconds0 = step0 + last, seconds0 + log[last]["seconds"]
+    return segments
+
+
 def score_checkpoints(
-    run: Path, data: Dict[str, Any], cached: Dict[str, Any], args
+    segments: List[Dict[str, Any]], data: Dict[str, Any], cached: Dict[str, Any], args
 ) -> Dict[str, Any]:
-    """Official EM / F1 of every checkpoint not yet in ``cached``."""
+    """Official EM / F1 of every checkpoint not yet in ``cached`` (keyed by
+    the step of the whole curve)."""
     import spacy
 
     from spacy_attn.squad.evaluate import evaluate_squad
 
-    log = {
-        r["step"]: r
-        for r in map(json.loads, (run / "checkpoints" / "log.jsonl").open())
-    }
-    todo = [s for s in sorted(log) if str(s) not in cached]
+    todo = []
+    for seg in segments:
+        for step in sorted(seg["log"]):
+            # A continued run's step 0 is the previous run's last checkpoint.
+            if seg["index"] and step == 0:
+                continue
+            if str(seg["step0"] + step) not in cached:
+                todo.append((seg, step))
     if not todo:
         return cached
-    nlp = spacy.load(run / "model-last")
+    nlp = spacy.load(segments[0]["run"] / "model-last")
     pipe = nlp.get_pipe("attn_span_qa")
-    for step in todo:
-        pipe.from_bytes((run / "checkpoints" / f"step-{step}.bin").read_bytes())
+    for seg, step in todo:
+        path = seg["run"] / "checkpoints" / f"step-{step}.bin"
+        pipe.from_bytes(path.read_bytes())
         res = evaluate_squad(nlp, data, batch_size=args.batch_size)
         res.pop("predictions")
-        rec = log[step]
-        cached[str(step)] = {
-            "step": step,
-            "questions_seen": step * QUESTIONS_PER_STEP,
-            "train_seconds": rec["seconds"],
+        rec = seg["log"][step]
+        total = seg["step0"] + step
+        cached[str(total)] = {
+            "step": total,
+            "run": machine.relative(seg["run"]),
+            "questions_seen": total * QUESTIONS_PER_STEP,
+            "train_seconds": seg["seconds0"] + rec["seconds"],
             "heldout_f1": round(100 * rec["other_scores"].get("qa_f1", 0.0), 2),
             **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
             "questions_per_s": res["questions_per_s"],
         }
-        harness.log(
-            f"step {step}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
+        machine.log(
+            f"step {total}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
             f"({res['questions']} questions, {res['questions_per_s']} q/s)"
         )
     return cached
 
 
+def score_listener(run: Path, data: Dict[str, Any], args) -> Dict[str, Any]:
+    """Official EM / F1 of the DCN-over-MiniLM run's saved pipeline on the
+    curve's questions, with its training budget from the checkpoint log."""
+    import spacy
+
+    from spacy_attn.squad.evaluate import evaluate_squad
+
+    log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
+    # The listener's weights live in the transformer component, which the
+    # checkpoints (the QA component's bytes) do not hold: score the whole
+    # saved pipeline. A run stopped at its time budget has no model-last;
+    # its model-best is the checkpoint with the best held-out F1.
+    if (run / "model-last").exists():
+        model, rec = run / "model-last", log[-1]
+    else:
+        model, rec = run / "model-best", max(log, key=lambda r: r["score"])
+    nlp = spacy.load(model)
+    res = evaluate_squad(nlp, data, batch_size=args.batch_size)
+    res.pop("predictions")
+    machine.log(
+        f"listener {run}: EM {res['exact_match']:.2f} F1 {res['f1']:.2f} "
+        f"({res['questions']} questions, {res['questions_per_s']} q/s)"
+    )
+    return {
+        "run": machine.relative(model),
+        "step": rec["step"],
+        "questions_seen": rec["step"] * QUESTIONS_PER_STEP,
+        "train_seconds": rec["seconds"],
+        **{k: res[k] for k in ("exact_match", "f1", "questions", "baseline")},
+        "questions_per_s": res["questions_per_s"],
+    }
+
+
 def render(res: Dict[str, Any]) -> str:
-    md = harness.header(
+    md = tables.header(
         "Span QA on SQuAD v1.1: the DCN's learning curve, the Hugging Face peer, "
         "the papers",
         res["meta"],
@@ -121,7 +182,20 @@ def render(res: Dict[str, Any]) -> str:
             "(the peer's budget counts training steps only, so the same-budget row below "
             "does not favour the DCN).\n\n"
         )
-        md += harness.md_records(
+        runs = res.get("runs", [])
+        if len(runs) > 1:
+            md += (
+                f"The curve joins {len(runs)} `spacy train` runs of one model: "
+                + "; ".join(
+                    f"`{r['run']}` from step {r['from_step']:,}" for r in runs[1:]
+                )
+                + " continued the run before it with `benchmarks/squad_continue.py` "
+                "(the weights carry over; Adam's moments and the shuffle order "
+                "start afresh, with a new seed, so some questions come round a "
+                "second time before others were seen once). Wall minutes add the "
+                "runs' training loops, not their start-up.\n\n"
+            )
+        md += tables.md_records(
             [
                 {
                     "step": c["step"],
@@ -175,12 +249,19 @@ def render(res: Dict[str, Any]) -> str:
                 f" training questions in {budget / 60:.0f} min",
             }
         )
+    listener = res.get("listener")
     rows.append(
         {
             "model": "DCN over the MiniLM listener (configs/squad_transformer.cfg)",
-            "EM": "not run",
-            "F1": "not run",
-            "source": "CPU budget: see the report's note",
+            "EM": f"{listener['exact_match']:.1f}" if listener else "not run",
+            "F1": f"{listener['f1']:.1f}" if listener else "not run",
+            "source": (
+                f"subset of {listener['questions']:,} dev questions, "
+                f"{listener['questions_seen']:,} training questions in "
+                f"{listener['train_seconds'] / 60:.0f} min (`{listener['run']}`)"
+            )
+            if listener
+            else "CPU budget: see the report's note",
         }
     )
     rows.append(
@@ -195,10 +276,10 @@ def render(res: Dict[str, Any]) -> str:
         {k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}
         for r in REFERENCE
     ]
-    md += harness.md_records(rows)
+    md += tables.md_records(rows)
     if final:
         md += "\n## Out of domain (SQuADShifts, trained on SQuAD)\n\n"
-        md += harness.md_records(
+        md += tables.md_records(
             [
                 {
                     "set": name,
@@ -221,11 +302,22 @@ def main(argv: Optional[List[str]] = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--run", required=True, help="the spacy train output folder")
+    p.add_argument(
+        "--continued",
+        action="append",
+        default=[],
+        help="a run continued from --run (benchmarks/squad_continue.py); repeatable",
+    )
+    p.add_argument(
+        "--listener",
+        default="",
+        help="a configs/squad_transformer.cfg run (with checkpoints) to score",
+    )
     p.add_argument("--splits", default="corpus/squad")
     p.add_argument(
-        "--subset-file", default=str(harness.RESULTS / "squad_dev_subset.json")
+        "--subset-file", default=str(machine.RESULTS / "squad_dev_subset.json")
     )
-    p.add_argument("--peer", default=str(harness.RESULTS / "squad_hf.json"))
+    p.add_argument("--peer", default=str(machine.RESULTS / "squad_hf.json"))
     p.add_argument("--curve-limit", type=int, default=-1, help="0 = full dev")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
@@ -236,32 +328,44 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = p.parse_args(argv)
     import os
 
-    os.environ.update(harness.thread_env(args.threads))
+    os.environ.update(spacy_runs.thread_env(args.threads))
     import torch
 
     torch.set_num_threads(args.threads)
     from spacy_attn.squad import load_squad_json
 
     run, splits = Path(args.run), Path(args.splits)
-    out = harness.RESULTS / "squad.json"
+    out = machine.RESULTS / "squad.json"
     res = json.loads(out.read_text()) if out.exists() else {}
-    if res.get("run") != harness.relative(run):
-        res = {"run": harness.relative(run), "curve": {}}
+    if res.get("run") != machine.relative(run):
+        res = {"run": machine.relative(run), "curve": {}}
     manifest = json.loads((splits / "manifest.json").read_text())
     test = load_squad_json(splits / "test.json")
     curve_data = test
     if args.curve_limit != 0 and Path(args.subset_file).exists():
         ids = json.loads(Path(args.subset_file).read_text())["ids"]
-        curve_data = harness.squad_subset(test, ids)
-    res["curve"] = score_checkpoints(run, curve_data, res.get("curve", {}), args)
+        curve_data = datafiles.squad_subset(test, ids)
+    segments = run_segments(run, [Path(c) for c in args.continued])
+    res["curve"] = score_checkpoints(segments, curve_data, res.get("curve", {}), args)
+    res["runs"] = [
+        {
+            "run": machine.relative(seg["run"]),
+            "from_step": seg["step0"],
+            "steps": max(seg["log"]),
+        }
+        for seg in segments
+    ]
+    if args.listener:
+        res["listener"] = score_listener(Path(args.listener), curve_data, args)
     if args.final:
         # The workflow's test step (scripts/squad_eval.py --ood) scored
         # model-best on the full official dev set and the SQuADShifts sets.
         metrics = json.loads(Path(args.final).read_text())
-        log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
+        last = segments[-1]
+        seconds = last["seconds0"] + last["log"][max(last["log"])]["seconds"]
         res["final"] = {
             "model": metrics["model"],
-            "train_minutes": log[-1]["seconds"] / 60,
+            "train_minutes": seconds / 60,
             "sets": metrics["sets"],
         }
     if Path(args.peer).exists():
@@ -272,9 +376,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     res["train_source"] = manifest.get("train_source")
     res["train_questions"] = manifest["counts"]["train"]["questions"]
     res["heldout_articles"] = manifest["counts"]["dev"]["articles"]
-    res["meta"] = harness.metadata()
+    res["meta"] = machine.metadata()
     res["updated"] = datetime.datetime.now().isoformat(timespec="seconds")
-    harness.write_results("squad", res, render(res), out_dir=harness.RESULTS)
+    tables.write_results("squad", res, render(res), out_dir=machine.RESULTS)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import random
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import harness
+from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
 PAPER = {"exact_match": 65.4, "f1": 75.6}
 ROWS = {
@@ -64,7 +64,7 @@ def train_row(row: str, args) -> Dict[str, Any]:
     ``--max-train-minutes``), or the finished run of an earlier invocation."""
     run = args.runs / row
     if (run / "train.json").exists() and not args.force:
-        harness.log(f"{row}: reusing {harness.relative(run)}")
+        machine.log(f"{row}: reusing {machine.relative(run)}")
         return json.loads((run / "train.json").read_text())
     splits, glove = Path(args.splits), row == "glove"
     steps = args.steps_glove if glove else args.steps_transformer
@@ -79,14 +79,14 @@ def train_row(row: str, args) -> Dict[str, Any]:
         "training.patience": 0,
     }
     if glove:
-        overrides["paths.vectors"] = harness.spacy_vectors()
+        overrides["paths.vectors"] = datafiles.spacy_vectors()
     else:
-        overrides["paths.transformer"] = harness.minilm_dir()
+        overrides["paths.transformer"] = datafiles.minilm_dir()
         overrides["training.batcher.size"] = batch_size
-    harness.log(f"{row}: training ({steps} steps) -> {harness.relative(run)}/train.log")
+    machine.log(f"{row}: training ({steps} steps) -> {machine.relative(run)}/train.log")
     # A run stopped by the wall-time budget keeps its last model-best
     # checkpoint (saved at every dev evaluation).
-    res = harness.spacy_train(
+    res = spacy_runs.spacy_train(
         ROWS[row]["config"],
         run / "model",
         overrides=overrides,
@@ -96,11 +96,11 @@ def train_row(row: str, args) -> Dict[str, Any]:
     )
     if not res["stopped"] and res["returncode"] != 0:
         raise RuntimeError(
-            f"{row}: spacy train failed:\n  {harness.log_tail(res['log'])}"
+            f"{row}: spacy train failed:\n  {spacy_runs.log_tail(res['log'])}"
         )
     if not (run / "model" / "model-best").exists():
         raise RuntimeError(
-            f"{row}: no model-best checkpoint in {harness.relative(run / 'model')}"
+            f"{row}: no model-best checkpoint in {machine.relative(run / 'model')}"
         )
     result = {
         "batch_size": batch_size,
@@ -110,14 +110,14 @@ def train_row(row: str, args) -> Dict[str, Any]:
         "max_train_minutes": args.max_train_minutes,
         **best_dev(res["log"]),
     }
-    harness.write_json(run / "train.json", result)
+    datafiles.write_json(run / "train.json", result)
     return result
 
 
 def best_dev(log_path: Path) -> Dict[str, Any]:
     """Steps run and the best dev F1 / EM of spaCy's console log, whose
     columns end in ``QA_F1  QA_EXACT_MATCH  SCORE``."""
-    rows = harness.train_log_rows(log_path)
+    rows = spacy_runs.train_log_rows(log_path)
     if not rows:
         return {"steps": None, "best_dev_f1": None, "best_dev_em": None}
     best = max(rows, key=lambda r: r[-3])
@@ -135,11 +135,11 @@ def count_parameters(nlp) -> Dict[str, int]:
     is counted separately."""
     model = nlp.get_pipe("attn_span_qa").model
     counts = {
-        "dcn_torch": harness.count_params(model, thinc=False),
-        "tok2vec_thinc": harness.count_params(model, torch=False),
+        "dcn_torch": scoring.count_params(model, thinc=False),
+        "tok2vec_thinc": scoring.count_params(model, torch=False),
     }
     if "transformer" in nlp.pipe_names:
-        counts["transformer"] = harness.count_params(
+        counts["transformer"] = scoring.count_params(
             nlp.get_pipe("transformer").model, thinc=False
         )
     trainable = sum(counts.values())
@@ -160,22 +160,22 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
     model_path = args.runs / row / "model" / "model-best"
     nlp = spacy.load(model_path)
     data = load_squad_json(Path(args.splits) / "test.json")
-    rows = harness.squad_rows(data)
+    rows = datafiles.squad_rows(data)
     subset = None
     if args.subset_file.exists():
         subset = set(json.loads(args.subset_file.read_text())["ids"])
     if args.subset_only:  # slow backbones
         rows = [r for r in rows if r["id"] in subset]
     rows = rows[: args.test_limit or None]
-    harness.log(f"{row}: answering {len(rows)} SQuAD dev questions")
+    machine.log(f"{row}: answering {len(rows)} SQuAD dev questions")
     pairs = [(r["question"], r["context"]) for r in rows]
     qa = spacy_attn.answer_questions
-    infer, answers = harness.timed(
+    infer, answers = machine.timed(
         lambda: list(qa(nlp, pairs, top_k=1, batch_size=args.batch_size))
     )
     preds = {r["id"]: (a[0]["text"] if a else "") for r, a in zip(rows, answers)}
     result = {
-        "model_path": harness.relative(model_path),
+        "model_path": machine.relative(model_path),
         "test_questions": len(rows),
         **em_f1(data, preds),
         "inference_seconds": round(infer, 1),
@@ -193,7 +193,7 @@ def evaluate_row(row: str, args) -> Dict[str, Any]:
 
 def em_f1(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float]:
     """The official ``exact_match`` and ``f1`` (0-100), to 2 decimals."""
-    return {k: round(v, 2) for k, v in harness.squad_scores(data, preds).items()}
+    return {k: round(v, 2) for k, v in scoring.squad_scores(data, preds).items()}
 
 
 def train_speed(nlp, args) -> Dict[str, Any]:
@@ -204,9 +204,9 @@ def train_speed(nlp, args) -> Dict[str, Any]:
     path, limit = Path(args.splits) / "train.json", 32 * args.speed_batches
     examples, _ = read_squad(path, nlp, shuffle=True, seed=1, limit=limit, log=False)
     optimizer = nlp.resume_training()
-    batches = harness.chunk(examples, 32)
+    batches = machine.chunk(examples, 32)
     random.seed(0)
-    seconds, _ = harness.timed(
+    seconds, _ = machine.timed(
         lambda: [nlp.update(b, sgd=optimizer, drop=0.0) for b in batches]
     )
     return {
@@ -235,7 +235,7 @@ def collect_rows(runs: Path) -> Dict[str, Any]:
 
 def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> Dict[str, Any]:
     """One DCN row of the results table (``md_records``: column -> cell)."""
-    f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
+    f = lambda x: tables.fmt(x, 1, none="n/a")  # noqa: E731
     steps, stopped = t.get("steps") or 0, t.get("stopped_by_time_budget")
     sub, best = e.get("subset"), t.get("best_dev_step")
     sub_cell = f"{f(sub['exact_match'])} / {f(sub['f1'])}" if sub else "n/a"
@@ -265,7 +265,7 @@ def table_row(row: str, t: Dict[str, Any], e: Dict[str, Any]) -> Dict[str, Any]:
 def hf_row(hf: Dict[str, Any]) -> Dict[str, Any]:
     """squad_hf.py scores its training run on the subset; an eval-only pass
     of the same saved model over all of dev is merged under "full_dev"."""
-    f = lambda x: harness.fmt(x, 1, none="n/a")  # noqa: E731
+    f = lambda x: tables.fmt(x, 1, none="n/a")  # noqa: E731
     full = hf.get("full_dev") or {}
     main, sub = (hf, "(= left)")
     if full.get("dev_questions"):
@@ -318,7 +318,7 @@ def render(results: Dict[str, Any]) -> str:
         "train questions seen": "87,599 x epochs",
         "trainable params": "~",
     }
-    md += harness.md_records(
+    md += tables.md_records(
         [table_row(row, r["train"], r["eval"]) for row, r in rows.items()]
         + ([hf_row(hf)] if hf else [])
         + [paper]
@@ -349,7 +349,7 @@ def render(results: Dict[str, Any]) -> str:
         t = r["train"]
         md += (
             f"\n- {row}: `{t['command']}`\n"
-            f"  - best dev F1 {harness.fmt(t.get('best_dev_f1'), 2, none='n/a')} "
+            f"  - best dev F1 {tables.fmt(t.get('best_dev_f1'), 2, none='n/a')} "
             f"(0-100, spaCy's log, dev sample) at step {t.get('best_dev_step')}; parameters "
             f"{r['eval']['parameters']}"
         )
@@ -363,7 +363,7 @@ def render(results: Dict[str, Any]) -> str:
             full = hf["full_dev"]
             md += (
                 f"\n  - full SQuAD dev: `{full['command']}` ({full['dev_questions']:,} questions, "
-                f"{harness.fmt(full['inference_questions_per_s'], 1)} q/s)"
+                f"{tables.fmt(full['inference_questions_per_s'], 1)} q/s)"
             )
     return md + "\n"
 
@@ -373,14 +373,14 @@ def write_report(results: Dict[str, Any], runs: Path, out_dir: Path) -> None:
     rows recorded in ``results`` whose run folder is gone stay as recorded)
     and the HF baseline of ``benchmarks/results/squad_shifts_hf.json``."""
     results["rows"] = {**results.get("rows", {}), **collect_rows(runs)}
-    hf = harness.RESULTS / "squad_shifts_hf.json"
+    hf = machine.RESULTS / "squad_shifts_hf.json"
     results["hf_baseline"] = json.loads(hf.read_text()) if hf.exists() else None
-    harness.write_results("squad_shifts", results, render(results), out_dir=out_dir)
+    tables.write_results("squad_shifts", results, render(results), out_dir=out_dir)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    p = harness.squad_parser(__doc__)
-    p.add_argument("--rows", type=harness.name_list(ROWS), default="glove")
+    p = options.squad_parser(__doc__)
+    p.add_argument("--rows", type=options.name_list(ROWS), default="glove")
     p.add_argument("--steps-glove", type=int, default=1500)
     p.add_argument("--steps-transformer", type=int, default=400)
     p.add_argument("--eval-frequency", type=int, default=250)
@@ -394,14 +394,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--force", action="store_true", help="retrain finished rows")
     p.add_argument("--report-only", action="store_true", help="from squad_shifts.json")
     args = p.parse_args(argv)
-    args.runs, out_dir = harness.RUNS / "squad", harness.RESULTS
-    args.subset_file = harness.RESULTS / "squad_dev_subset.json"
+    args.runs, out_dir = machine.RUNS / "squad", machine.RESULTS
+    args.subset_file = machine.RESULTS / "squad_dev_subset.json"
     if args.quick:
-        args.runs, out_dir = harness.RUNS / "squad_quick", harness.RUNS
+        args.runs, out_dir = machine.RUNS / "squad_quick", machine.RUNS
         args.steps_glove = args.steps_transformer = args.eval_frequency = 2
         args.force, args.dev_limit, args.test_limit = True, 10, 20
         args.speed_batches, args.transformer_batch_size = 1, 4
-    os.environ.update({**harness.thread_env(args.threads), **OFFLINE})
+    os.environ.update({**spacy_runs.thread_env(args.threads), **OFFLINE})
     previous = out_dir / "squad_shifts.json"
     if args.report_only:  # keeps the recorded "reading" (a person's)
         results = json.loads(previous.read_text()) if previous.exists() else {}
@@ -413,8 +413,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     else:
         results = {
             "updated": datetime.datetime.now().isoformat(timespec="seconds"),
-            "command": harness.command_line(),
-            "environment": harness.environment(args.threads),
+            "command": machine.command_line(),
+            "environment": machine.environment(args.threads),
             "batch_size": args.batch_size,
             "paper": PAPER,
         }
@@ -424,8 +424,8 @@ def main(argv: Optional[List[str]] = None) -> None:
             **evaluate_row(row, args),
             "benchmark_command": results["command"],
         }
-        harness.write_json(args.runs / row / "eval.json", evaluation)
-        harness.log(f"{row}: EM {evaluation['exact_match']} F1 {evaluation['f1']}")
+        datafiles.write_json(args.runs / row / "eval.json", evaluation)
+        machine.log(f"{row}: EM {evaluation['exact_match']} F1 {evaluation['f1']}")
         write_report(results, args.runs, out_dir)
     write_report(results, args.runs, out_dir)
 

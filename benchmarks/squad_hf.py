@@ -38,10 +38,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import harness
 import numpy
+from bench import datafiles, machine, options, scoring
 
-SUBSET_FILE = harness.RESULTS / "squad_dev_subset.json"
+SUBSET_FILE = machine.RESULTS / "squad_dev_subset.json"
 MODEL = "AutoModelForQuestionAnswering (linear start/end head) on all-MiniLM-L6-v2"
 
 
@@ -182,7 +182,7 @@ def predict(model, tokenizer, rows, args) -> Tuple[Dict[str, str], float]:
     model.eval()
     t0 = time.perf_counter()
     with torch.no_grad():
-        for idx in harness.chunk(order, args.eval_batch_size):
+        for idx in machine.chunk(order, args.eval_batch_size):
             out = model(**collate([features[i] for i in idx], tokenizer.pad_token_id))
             for j, i in enumerate(idx):
                 n = len(features[i]["input_ids"])
@@ -218,19 +218,31 @@ def dev_subset(dev_rows, n: int, seed: int, dev_sha256: str, path: Path) -> List
     return subset
 
 
+def train_source(splits: Path) -> str:
+    """What the splits' train.json holds, from scripts/squad_splits.py's
+    manifest (the protocol and, for SQuAD, the official or rebuilt file)."""
+    path = splits / "manifest.json"
+    if not path.exists():
+        return "no manifest.json"
+    manifest = json.loads(path.read_text())
+    return ", ".join(
+        str(manifest[k]) for k in ("protocol", "train_source") if manifest.get(k)
+    )
+
+
 def load_rows(args):
     """Training questions (seeded sample), the scored dev questions and the
     dev data (for the official metric)."""
     from spacy_attn.squad import load_squad_json
 
     splits = Path(args.splits)
-    train_rows = harness.squad_rows(load_squad_json(splits / "train.json"))
+    train_rows = datafiles.squad_rows(load_squad_json(splits / "train.json"))
     random.Random(args.seed).shuffle(train_rows)
     train_rows = [] if args.eval_only else train_rows[: args.train_examples or None]
     test_path = splits / "test.json"
     test_data = load_squad_json(test_path)
-    dev_rows = harness.squad_rows(test_data)
-    sha = harness.file_sha256(test_path)
+    dev_rows = datafiles.squad_rows(test_data)
+    sha = datafiles.file_sha256(test_path)
     keep = set(
         dev_subset(dev_rows, args.dev_subset, args.seed, sha, Path(args.subset_file))
     )
@@ -272,7 +284,7 @@ def train(model, tokenizer, features, args) -> Dict[str, Any]:
     while not done():
         order = list(range(len(features)))
         rng.shuffle(order)
-        for idx in harness.chunk(order, args.batch_size):
+        for idx in machine.chunk(order, args.batch_size):
             if done():
                 break
             batch = collate([features[i] for i in idx], tokenizer.pad_token_id)
@@ -287,7 +299,7 @@ def train(model, tokenizer, features, args) -> Dict[str, Any]:
             losses.append(loss.item())
             if step % 10 == 0 or step == total_steps:
                 el = time.perf_counter() - t0
-                harness.log(
+                machine.log(
                     f"step {step}/{total_steps} loss {numpy.mean(losses[-10:]):.3f} "
                     f"{seen / el:.2f} features/s elapsed {el:.0f}s"
                 )
@@ -306,16 +318,16 @@ def measure(args) -> Dict[str, Any]:
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
     torch.set_num_threads(args.threads)
-    harness.seed_all(args.seed)
+    machine.seed_all(args.seed)
     t_start = time.perf_counter()
     train_rows, dev_rows, test_data = load_rows(args)
-    path = Path(args.eval_only) if args.eval_only else harness.minilm_dir()
+    path = Path(args.eval_only) if args.eval_only else datafiles.minilm_dir()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForQuestionAnswering.from_pretrained(path, local_files_only=True)
     features = (
         make_features(tokenizer, train_rows, args, train=True) if train_rows else []
     )
-    harness.log(
+    machine.log(
         f"transformers {transformers.__version__}, torch {torch.__version__}, "
         f"{torch.get_num_threads()} thread(s); {len(train_rows)} training questions -> "
         f"{len(features)} features; dev {len(dev_rows)} questions"
@@ -325,24 +337,24 @@ def measure(args) -> Dict[str, Any]:
         model.save_pretrained(args.save_model)
         tokenizer.save_pretrained(args.save_model)
     preds, infer_time = predict(model, tokenizer, dev_rows, args)
-    scores = harness.squad_scores(test_data, preds)
+    scores = scoring.squad_scores(test_data, preds)
     per_s = t["seen"] / t["seconds"]
     # Questions/s = features/s scaled by questions per feature (long contexts
     # give several windows).
     q_per_s = per_s * len(train_rows) / len(features) if features else None
     loss = float(numpy.mean(t["losses"][-10:])) if t["losses"] else None
-    subset = len(dev_rows) < len(harness.squad_rows(test_data))
+    subset = len(dev_rows) < len(datafiles.squad_rows(test_data))
     return {
         "model": MODEL,
         "n_parameters": sum(p.numel() for p in model.parameters()),
         "protocol": (
-            "train: seeded sample of corpus/squad/train.json "
-            "(SQuADShifts new_wiki+reddit+nyt, see "
-            "scripts/squad_splits.py); test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
+            f"train: seeded sample of {args.splits}/train.json "
+            f"({train_source(Path(args.splits))}, see scripts/squad_splits.py); "
+            "test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
         ),
         **scores,  # exact_match, f1
         "dev_questions": len(dev_rows),
-        "dev_subset_file": harness.relative(args.subset_file) if subset else None,
+        "dev_subset_file": machine.relative(args.subset_file) if subset else None,
         "eval_only_model": args.eval_only or None,
         "train_questions": len(train_rows),
         "train_features": len(features),
@@ -358,22 +370,22 @@ def measure(args) -> Dict[str, Any]:
         "wall_seconds": round(time.perf_counter() - t_start, 1),
         "threads": torch.get_num_threads(),
         "device": "cpu",
-        "cpu": harness.cpu_model(),
+        "cpu": machine.cpu_model(),
         "versions": {
             "transformers": transformers.__version__,
             "torch": torch.__version__,
         },
         "config": {
-            k: harness.relative(v) if isinstance(v, str) and os.path.isabs(v) else v
+            k: machine.relative(v) if isinstance(v, str) and os.path.isabs(v) else v
             for k, v in vars(args).items()
             if k != "output"
         },
-        "command": harness.command_line(),
+        "command": machine.command_line(),
     }
 
 
 def main(argv=None) -> None:
-    p = harness.squad_parser(__doc__)
+    p = options.squad_parser(__doc__)
     p.add_argument("--train-examples", type=int, default=3000, help="0 = all")
     p.add_argument("--dev-subset", type=int, default=2000, help="questions (0 = all)")
     p.add_argument("--epochs", type=float, default=1.0)
@@ -385,7 +397,7 @@ def main(argv=None) -> None:
     p.add_argument("--max-length", type=int, default=384)
     p.add_argument("--doc-stride", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--output", default=str(harness.RESULTS / "squad_hf.json"))
+    p.add_argument("--output", default=str(machine.RESULTS / "squad_hf.json"))
     p.add_argument("--subset-file", default=str(SUBSET_FILE), help="dev ids, written")
     p.add_argument("--save-model", default="", help="save the fine-tuned model here")
     p.add_argument("--eval-only", default="", help="score this saved model only")
@@ -394,15 +406,15 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.quick:
         args.train_examples, args.dev_subset = 16, 20
-        args.output = str(harness.RUNS / "squad_hf_quick.json")
-        args.subset_file = str(harness.RUNS / "squad_dev_subset_quick.json")
+        args.output = str(machine.RUNS / "squad_hf_quick.json")
+        args.subset_file = str(machine.RUNS / "squad_dev_subset_quick.json")
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     result = measure(args)
     out = Path(args.output)
     if args.merge_key:
         merged = json.loads(out.read_text(encoding="utf8")) if out.exists() else {}
         result = {**merged, args.merge_key: result}
-    harness.write_json(out, result)
+    datafiles.write_json(out, result)
     shown = ("exact_match", "f1", "dev_questions", "steps", "wall_seconds")
     result = result.get(args.merge_key) or result
     print(json.dumps({k: v for k, v in result.items() if k in shown}))

@@ -47,10 +47,10 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import harness
+from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
-RUNS = harness.RUNS / "textcat"
-BASE_CONFIG = harness.REPO / "configs" / "textcat_selfattn.cfg"
+RUNS = machine.RUNS / "textcat"
+BASE_CONFIG = machine.REPO / "configs" / "textcat_selfattn.cfg"
 DATASETS = {
     "rt": {"max_steps": 800, "eval_frequency": 200},
     "imdb": {"max_steps": 250, "eval_frequency": 125},
@@ -144,7 +144,7 @@ def model_for(row: str, base_model: Dict[str, Any]) -> Dict[str, Any]:
     elif row == "genpool":
         # The encoder of configs/textcat_generalized.cfg (5 heads, attention
         # penalty 0.1) on this config's tok2vec.
-        config = harness.project_config("textcat_generalized.cfg")
+        config = datafiles.project_config("textcat_generalized.cfg")
         genpool = config["components"]["textcat"]["model"]["encoder"]
         model["encoder"] = {**genpool, "tok2vec": encoder["tok2vec"]}
     elif row in ABLATIONS:
@@ -161,9 +161,9 @@ def ensure_splits(name: str) -> Dict[str, Any]:
     """
     out = RUNS / "splits" / name
     if not (out / "manifest.json").exists():
-        script, mirror = "scripts/textcat_splits.py", str(harness.data_dir())
-        cmd = [sys.executable, script, name, harness.relative(out), "--mirror", mirror]
-        subprocess.run(cmd, check=True, cwd=harness.REPO)
+        script, mirror = "scripts/textcat_splits.py", str(machine.data_dir())
+        cmd = [sys.executable, script, name, machine.relative(out), "--mirror", mirror]
+        subprocess.run(cmd, check=True, cwd=machine.REPO)
     manifest = json.loads((out / "manifest.json").read_text())
     return {
         "paths": {s: out / f"{s}.jsonl.gz" for s in ("train", "dev", "test")},
@@ -199,7 +199,7 @@ def run_one(
 
     run_dir = run_dir or (RUNS / "quick" if quick else RUNS) / dataset / row
     if (run_dir / "result.json").exists() and not force:
-        return harness.log(f"skip {dataset}/{row} (done)")
+        return machine.log(f"skip {dataset}/{row} (done)")
     config = Config().from_disk(BASE_CONFIG, interpolate=False)
     textcat = config["components"]["textcat"]
     textcat["model"] = model_for(row, textcat["model"])
@@ -210,15 +210,16 @@ def run_one(
     config["training"].update(patience=0, **budget)
     run_dir.mkdir(parents=True, exist_ok=True)
     config.to_disk(run_dir / "config.cfg")
-    harness.log(f"train {dataset}/{row}")
+    machine.log(f"train {dataset}/{row}")
     overrides = {f"paths.{s}": splits["paths"][s] for s in ("train", "dev")}
     overrides["paths.vectors"] = vectors
-    run = harness.spacy_train(
+    run = spacy_runs.spacy_train(
         run_dir / "config.cfg", run_dir / "model", threads=1, overrides=overrides
     )
     if run["returncode"]:
         raise SystemExit(
-            f"{dataset}/{row}: spacy train failed:\n  " + harness.log_tail(run["log"])
+            f"{dataset}/{row}: spacy train failed:\n  "
+            + spacy_runs.log_tail(run["log"])
         )
     result = {
         "dataset": dataset,
@@ -231,9 +232,9 @@ def run_one(
         "seed": seed,
         "command": run["command"],
     }
-    harness.write_json(run_dir / "result.json", result)
+    datafiles.write_json(run_dir / "result.json", result)
     acc, macro_f = result["test_acc"], result["test_macro_f"]
-    harness.log(f"done {dataset}/{row}: acc {acc:.4f} macro-F {macro_f:.4f}")
+    machine.log(f"done {dataset}/{row}: acc {acc:.4f} macro-F {macro_f:.4f}")
 
 
 def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
@@ -245,12 +246,12 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
 
     torch.set_num_threads(1)
     nlp = spacy.load(run_dir / "model" / "model-best")
-    test = harness.read_jsonl_gz(splits["paths"]["test"], limit=200 if quick else 0)
+    test = datafiles.read_jsonl_gz(splits["paths"]["test"], limit=200 if quick else 0)
     texts, golds = [r["text"] for r in test], [str(r["label"]) for r in test]
-    infer_s, docs = harness.timed(lambda: list(nlp.pipe(texts, batch_size=256)))
+    infer_s, docs = machine.timed(lambda: list(nlp.pipe(texts, batch_size=256)))
     labels = sorted(set(golds))
     preds = [max(d.cats, key=d.cats.get) for d in docs]
-    scores = harness.accuracy_macro_f(golds, preds, labels)
+    scores = scoring.accuracy_macro_f(golds, preds, labels)
     result = {
         "n_test": len(test),
         "test_acc": scores["acc"],
@@ -261,11 +262,11 @@ def evaluate_run(run_dir: Path, splits, *, quick: bool) -> Dict[str, Any]:
     model = nlp.get_pipe("textcat").model
     if model.has_ref("encoder"):
         result.update(redundancy(nlp, model.get_ref("encoder"), texts))
-    result["params"] = harness.count_params(model)
+    result["params"] = scoring.count_params(model)
     result["train_docs_per_s"] = train_speed(
         run_dir, splits, n_batches=5 if quick else 20
     )
-    result["dev_curve"] = harness.parse_train_log(run_dir / "train.log")["dev_curve"]
+    result["dev_curve"] = spacy_runs.parse_train_log(run_dir / "train.log")["dev_curve"]
     return result
 
 
@@ -288,12 +289,12 @@ def train_speed(run_dir: Path, splits, *, n_batches: int) -> float:
     import spacy
 
     nlp = spacy.load(run_dir / "model" / "model-best")
-    rows = harness.read_jsonl_gz(splits["paths"]["train"], limit=32 * (n_batches + 3))
-    examples = harness.cats_examples(nlp, rows, splits["labels"])
+    rows = datafiles.read_jsonl_gz(splits["paths"]["train"], limit=32 * (n_batches + 3))
+    examples = datafiles.cats_examples(nlp, rows, splits["labels"])
     optimizer = nlp.resume_training()
     times = [
-        harness.timed(lambda b=b: nlp.update(b, sgd=optimizer, drop=0.1))[0]
-        for b in harness.chunk(examples, 32)
+        machine.timed(lambda b=b: nlp.update(b, sgd=optimizer, drop=0.1))[0]
+        for b in machine.chunk(examples, 32)
     ]
     return round(32 / statistics.median(times[3:]), 1)
 
@@ -342,8 +343,8 @@ def _dataset_table(dataset: str, rows: List[Dict[str, Any]]) -> str:
     records = [
         {
             "model": r["model"],
-            "test acc": harness.pct(r["test_acc"]),
-            "test macro F": harness.pct(r["test_macro_f"]),
+            "test acc": tables.pct(r["test_acc"]),
+            "test macro F": tables.pct(r["test_macro_f"]),
             "‖AAᵀ−I‖²/doc": f"{r['test_redundancy']:.2f} (r={r['hops']})"
             if "test_redundancy" in r
             else "",
@@ -356,26 +357,26 @@ def _dataset_table(dataset: str, rows: List[Dict[str, Any]]) -> str:
     ]
     return (
         f"## {dataset}: {r0['n_test']} test docs, {r0['max_steps']} steps of batch 32 "
-        f"(majority class {harness.pct(r0['majority_acc'])}%)\n\n"
-        + harness.md_records(records)
+        f"(majority class {tables.pct(r0['majority_acc'])}%)\n\n"
+        + tables.md_records(records)
     )
 
 
 def write_report(payload: Dict[str, Any]) -> None:
-    harness.write_results("textcat", payload, render(payload))
+    tables.write_results("textcat", payload, render(payload))
 
 
 def main(argv=None) -> int:
-    p = harness.grid_parser(__doc__, DATASETS, ROW_TEXT, quick="40 steps, 200 docs")
+    p = options.grid_parser(__doc__, DATASETS, ROW_TEXT, quick="40 steps, 200 docs")
     args = p.parse_args(argv)
     if args.report_only:
-        saved = json.loads((harness.RESULTS / "textcat.json").read_text())
+        saved = json.loads((machine.RESULTS / "textcat.json").read_text())
         results = collect(saved["results"])
         same = results == saved["results"]
-        env = saved["environment"] if same else harness.environment(1)
+        env = saved["environment"] if same else machine.environment(1)
         return write_report({"environment": env, "results": results})
-    env = harness.environment(1)
-    opts = dict(vectors=harness.spacy_vectors(), quick=args.quick, force=args.force)
+    env = machine.environment(1)
+    opts = dict(vectors=datafiles.spacy_vectors(), quick=args.quick, force=args.force)
     for dataset in args.datasets:
         splits = ensure_splits(dataset)
         # The ablations run on rt only, unless --rows names them.

@@ -25,7 +25,7 @@ E    #       LOSS TEXTCAT  CATS_SCORE  CATS_MICRO_F  SCORE
 
 @pytest.fixture(scope="module")
 def curves():
-    # benchmarks/ is a folder of scripts that import their sibling harness.
+    # benchmarks/ is a folder of scripts that import their sibling package bench.
     sys.path.insert(0, str(BENCHMARKS))
     try:
         yield importlib.import_module("paper_curves")

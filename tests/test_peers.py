@@ -1,7 +1,9 @@
-"""benchmarks/peers.py's pure parts: the seeded training subsets of the
-learning curve, the per-dataset aggregation and the noise screen."""
+"""The pure parts of benchmarks/peers.py and its part modules: the seeded
+training subsets of the learning curve (peers_textcat), the per-dataset
+aggregation (peers) and the noise screen (peers_seeds)."""
 
 import gzip
+import importlib
 import json
 from pathlib import Path
 
@@ -11,14 +13,27 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def peers():
+def benchmarks_path():
     # benchmarks/ is a folder of scripts that import each other by name.
     mp = pytest.MonkeyPatch()
     mp.syspath_prepend(str(BENCHMARKS))
-    import peers as module
-
-    yield module
+    yield
     mp.undo()
+
+
+@pytest.fixture(scope="module")
+def peers(benchmarks_path):
+    return importlib.import_module("peers")
+
+
+@pytest.fixture(scope="module")
+def peers_textcat(benchmarks_path):
+    return importlib.import_module("peers_textcat")
+
+
+@pytest.fixture(scope="module")
+def peers_seeds(benchmarks_path):
+    return importlib.import_module("peers_seeds")
 
 
 def _write(path: Path, rows):
@@ -32,15 +47,15 @@ def _read(path: Path):
         return [json.loads(line) for line in f]
 
 
-def test_fraction_splits(peers, tmp_path):
+def test_fraction_splits(peers_textcat, tmp_path):
     rows = [{"text": f"doc {i}", "label": "pos" if i % 2 else "neg"} for i in range(40)]
     _write(tmp_path / "full" / "train.jsonl.gz", rows)
     splits = {
         "paths": {s: tmp_path / "full" / f"{s}.jsonl.gz" for s in ("train", "dev")},
         "labels": ["neg", "pos"],
     }
-    assert peers.fraction_splits(splits, 1.0, 0, tmp_path / "a") is splits
-    cut = peers.fraction_splits(splits, 0.25, 3, tmp_path / "a")
+    assert peers_textcat.fraction_splits(splits, 1.0, 0, tmp_path / "a") is splits
+    cut = peers_textcat.fraction_splits(splits, 0.25, 3, tmp_path / "a")
     assert cut["paths"]["dev"] == splits["paths"]["dev"]
     assert cut["labels"] == splits["labels"]
     kept = _read(cut["paths"]["train"])
@@ -49,10 +64,10 @@ def test_fraction_splits(peers, tmp_path):
     assert len({r["text"] for r in kept}) == 10
     # Same seed, same subset (made afresh elsewhere); another seed, another one.
     again = _read(
-        peers.fraction_splits(splits, 0.25, 3, tmp_path / "b")["paths"]["train"]
+        peers_textcat.fraction_splits(splits, 0.25, 3, tmp_path / "b")["paths"]["train"]
     )
     other = _read(
-        peers.fraction_splits(splits, 0.25, 4, tmp_path / "b")["paths"]["train"]
+        peers_textcat.fraction_splits(splits, 0.25, 4, tmp_path / "b")["paths"]["train"]
     )
     assert again == kept
     assert other != kept
@@ -72,7 +87,7 @@ def _run(dataset, row, seed, acc, docs):
     }
 
 
-def test_summarize_keeps_the_curve_out_of_the_full_table(peers):
+def test_summarize_keeps_the_curve_out_of_the_full_table(peers, peers_textcat):
     runs = [
         _run(d, row, s, acc + 0.01 * s, docs)
         for d, docs, base in (("rt", 800, 0.8), ("rt_f25", 200, 0.6))
@@ -90,7 +105,7 @@ def test_summarize_keeps_the_curve_out_of_the_full_table(peers):
     assert out["textcat"]["bow"]["acc"]["mean"] == pytest.approx(0.81)
     assert set(out["textcat_curve"]) == {"rt", "rt_f25", "rt_s2400"}
     assert out["textcat_curve"]["rt_f25"]["bow"]["acc"]["mean"] == pytest.approx(0.61)
-    md = peers._render_curve(out["textcat_curve"])
+    md = peers_textcat.render_curve(out["textcat_curve"])
     # Smallest training set first; the gap row per size.
     assert (
         md.index("200 train docs, 800 steps")
@@ -103,15 +118,15 @@ def test_summarize_keeps_the_curve_out_of_the_full_table(peers):
     full_only = [r for r in runs if r["dataset"] == "rt"]
     out = peers.summarize({"similarity": [], "pairs": [], "textcat": full_only})
     assert out["textcat_curve"] == {}
-    assert peers._render_curve(out["textcat_curve"]) == ""
+    assert peers_textcat.render_curve(out["textcat_curve"]) == ""
 
 
-def test_gap_noise_screen(peers):
+def test_gap_noise_screen(peers_seeds):
     def agg(mean, sd, n=3):
         return {"acc": {"mean": mean, "sd": sd, "n": n}}
 
-    clear = peers.gap(agg(0.80, 0.005), agg(0.75, 0.005))
+    clear = peers_seeds.gap(agg(0.80, 0.005), agg(0.75, 0.005))
     assert clear["diff"] == pytest.approx(0.05)
     assert clear["beyond"] is True
-    assert peers.gap(agg(0.80, 0.03), agg(0.79, 0.03))["beyond"] is False
-    assert peers.gap(agg(None, None), agg(0.79, 0.03)) is None
+    assert peers_seeds.gap(agg(0.80, 0.03), agg(0.79, 0.03))["beyond"] is False
+    assert peers_seeds.gap(agg(None, None), agg(0.79, 0.03)) is None

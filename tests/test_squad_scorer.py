@@ -260,8 +260,9 @@ def test_hf_baseline_features_round_trip(monkeypatch):
 
     from .util import REPO
 
-    # The benchmark imports its shared harness as a sibling module, as it does
-    # when run as a script (python benchmarks/squad_hf.py).
+    # The benchmark imports its shared helpers (benchmarks/bench/) as a
+    # sibling package, as it does when run as a script
+    # (python benchmarks/squad_hf.py).
     monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
     spec = importlib.util.spec_from_file_location(
         "squad_hf", REPO / "benchmarks" / "squad_hf.py"
@@ -272,9 +273,9 @@ def test_hf_baseline_features_round_trip(monkeypatch):
     data = {
         "data": [{**data["data"][1], "paragraphs": data["data"][1]["paragraphs"][:6]}]
     }
-    rows = hf.harness.squad_rows(data)
+    rows = hf.datafiles.squad_rows(data)
     tokenizer = AutoTokenizer.from_pretrained(
-        hf.harness.minilm_dir(), local_files_only=True
+        hf.datafiles.minilm_dir(), local_files_only=True
     )
     args = SimpleNamespace(max_length=96, doc_stride=32)
     train = hf.make_features(tokenizer, rows, args, train=True)

@@ -1,35 +1,48 @@
-"""The benchmark harness's pure helpers (tables, numbers, logs, paths)."""
+"""The benchmark helpers' pure parts (benchmarks/bench/: tables, numbers,
+logs, paths, scores)."""
 
-import importlib.util
-from pathlib import Path
+import importlib
+import os
 
 import pytest
 
-HARNESS_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "harness.py"
+from .util import MIRROR_ENV, REPO
 
 
 @pytest.fixture(scope="module")
-def harness():
-    # Loaded from its file: benchmarks/ is a folder of scripts, not a package.
-    spec = importlib.util.spec_from_file_location("bench_harness", HARNESS_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench():
+    # benchmarks/ is a folder of scripts that import their sibling package
+    # ``bench``; put it on the path as running a script does.
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(REPO / "benchmarks"))
+    package = importlib.import_module("bench")
+    for module in (
+        "machine",
+        "datafiles",
+        "spacy_runs",
+        "bare_loop",
+        "tables",
+        "options",
+        "scoring",
+    ):
+        importlib.import_module(f"bench.{module}")
+    yield package
+    mp.undo()
 
 
-def test_md_table(harness):
-    table = harness.md_table(
+def test_md_table(bench):
+    table = bench.tables.md_table(
         ["model", "acc", "note"], [["a", "81.2", ""], ["b", "7", "x"]], align="lrl"
     )
     assert table == (
         "| model | acc | note |\n| --- | ---: | --- |\n| a | 81.2 |  |\n| b | 7 | x |\n"
     )
-    assert harness.md_table(["a", "b"], []).splitlines()[1] == "| --- | ---: |"
+    assert bench.tables.md_table(["a", "b"], []).splitlines()[1] == "| --- | ---: |"
 
 
-def test_md_records(harness):
+def test_md_records(bench):
     # Columns in first-seen key order; a short record leaves its cells empty.
-    table = harness.md_records(
+    table = bench.tables.md_records(
         [{"model": "a", "acc": "failed"}, {"model": "b", "acc": 7, "n": 3}]
     )
     assert table == (
@@ -37,17 +50,17 @@ def test_md_records(harness):
     )
 
 
-def test_numbers(harness):
-    assert harness.fmt(12345.678, 1) == "12,345.7"
-    assert harness.fmt(None) == "—"
-    assert harness.fmt(None, 1, none="n/a") == "n/a"
-    assert harness.pct(0.81234) == "81.2"
-    assert harness.pct(None) == ""
-    assert harness.minutes(42.4) == "42 s"
-    assert harness.minutes(150) == "2.5 min"
+def test_numbers(bench):
+    assert bench.tables.fmt(12345.678, 1) == "12,345.7"
+    assert bench.tables.fmt(None) == "—"
+    assert bench.tables.fmt(None, 1, none="n/a") == "n/a"
+    assert bench.tables.pct(0.81234) == "81.2"
+    assert bench.tables.pct(None) == ""
+    assert bench.tables.minutes(42.4) == "42 s"
+    assert bench.tables.minutes(150) == "2.5 min"
 
 
-def test_parse_train_log(harness, tmp_path):
+def test_parse_train_log(bench, tmp_path):
     log = tmp_path / "train.log"
     log.write_text(
         "ℹ Pipeline: ['textcat']\n"
@@ -57,39 +70,39 @@ def test_parse_train_log(harness, tmp_path):
         "  3     200         31.02       71.50    0.72\n"
         "✔ Saved pipeline to output directory\n"
     )
-    assert harness.train_log_rows(log) == [
+    assert bench.spacy_runs.train_log_rows(log) == [
         [0, 0, 0.25, 48.0, 0.48],
         [3, 200, 31.02, 71.5, 0.72],
     ]
-    assert harness.parse_train_log(log) == {
+    assert bench.spacy_runs.parse_train_log(log) == {
         "epochs": 3,
         "steps": 200,
         "dev_curve": [[0, 0.48], [200, 0.72]],
     }
 
 
-def test_relative_paths(harness):
+def test_relative_paths(bench):
     assert (
-        harness.relative(harness.REPO / "benchmarks" / "runs" / "x")
+        bench.machine.relative(bench.machine.REPO / "benchmarks" / "runs" / "x")
         == "benchmarks/runs/x"
     )
-    if not harness.os.environ.get(harness.MIRROR_ENV):
+    if not os.environ.get(MIRROR_ENV):
         assert (
-            harness.relative(harness.REPO.parent / "shared" / "data")
+            bench.machine.relative(bench.machine.REPO.parent / "shared" / "data")
             == "../shared/data"
         )
-    cmd = harness.command_line(
+    cmd = bench.machine.command_line(
         [
-            str(harness.REPO / "benchmarks" / "squad_dcn.py"),
+            str(bench.machine.REPO / "benchmarks" / "squad_dcn.py"),
             "--splits",
-            str(harness.REPO / "corpus" / "squad"),
+            str(bench.machine.REPO / "corpus" / "squad"),
         ]
     )
     assert cmd == "python benchmarks/squad_dcn.py --splits corpus/squad"
 
 
 @pytest.mark.parametrize("shared", ["directory", "symlink", "absent"])
-def test_relative_paths_beside_shared(harness, tmp_path, monkeypatch, shared):
+def test_relative_paths_beside_shared(bench, tmp_path, monkeypatch, shared):
     """``../shared`` beside the checkout, as the README sets it up: a real
     folder, a symlink to the mirror elsewhere (the link is not resolved away),
     or missing altogether."""
@@ -101,24 +114,24 @@ def test_relative_paths_beside_shared(harness, tmp_path, monkeypatch, shared):
         (tmp_path / "work" / "shared" / "data").mkdir(parents=True)
     elif shared == "symlink":
         (tmp_path / "work" / "shared").symlink_to(target, target_is_directory=True)
-    monkeypatch.setattr(harness, "REPO", checkout)
-    monkeypatch.delenv(harness.MIRROR_ENV, raising=False)
+    monkeypatch.setattr(bench.machine, "REPO", checkout)
+    monkeypatch.delenv(MIRROR_ENV, raising=False)
     data = tmp_path / "work" / "shared" / "data"
-    assert harness.relative(data) == "../shared/data"
-    assert harness.relative(data / "snli" / "dev.jsonl.gz") == (
+    assert bench.machine.relative(data) == "../shared/data"
+    assert bench.machine.relative(data / "snli" / "dev.jsonl.gz") == (
         "../shared/data/snli/dev.jsonl.gz"
     )
-    assert harness.relative(checkout / "benchmarks" / "x.md") == "benchmarks/x.md"
+    assert bench.machine.relative(checkout / "benchmarks" / "x.md") == "benchmarks/x.md"
     # A path given through the link's target is still not absolute.
     if shared == "symlink":
-        assert harness.relative(target / "data" / "snli") == "snli"
+        assert bench.machine.relative(target / "data" / "snli") == "snli"
     # The mirror named by the environment variable, through a symlink too.
-    monkeypatch.setenv(harness.MIRROR_ENV, str(data))
-    assert harness.relative(data / "snli") == f"${harness.MIRROR_ENV}/snli"
+    monkeypatch.setenv(MIRROR_ENV, str(data))
+    assert bench.machine.relative(data / "snli") == f"${MIRROR_ENV}/snli"
 
 
-def test_accuracy_macro_f(harness):
-    scores = harness.accuracy_macro_f(
+def test_accuracy_macro_f(bench):
+    scores = bench.scoring.accuracy_macro_f(
         ["a", "a", "b", "b"], ["a", "b", "b", "b"], ["a", "b"]
     )
     assert scores["acc"] == 0.75
@@ -126,32 +139,36 @@ def test_accuracy_macro_f(harness):
     assert scores["macro_f"] == pytest.approx((2 / 3 + 0.8) / 2)
 
 
-def test_spearman(harness):
+def test_spearman(bench):
     # Monotone but not linear: rank correlation 1, reversed -1.
-    assert harness.spearman([1, 2, 3, 4], [1, 10, 100, 1000]) == pytest.approx(1.0)
-    assert harness.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert bench.scoring.spearman([1, 2, 3, 4], [1, 10, 100, 1000]) == pytest.approx(
+        1.0
+    )
+    assert bench.scoring.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     # Ties get their average rank (scipy.stats.spearmanr's values).
-    assert harness.spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) == pytest.approx(
+    assert bench.scoring.spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) == pytest.approx(
         0.8207826816681233
     )
-    assert harness.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(
+    assert bench.scoring.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(
         0.9486832980505138
     )
 
 
-def test_mean_sd(harness):
-    m = harness.mean_sd([0.5, 0.7, None, 0.6])
+def test_mean_sd(bench):
+    m = bench.scoring.mean_sd([0.5, 0.7, None, 0.6])
     assert (
         m["n"] == 3
         and m["mean"] == pytest.approx(0.6)
         and m["sd"] == pytest.approx(0.1)
     )
-    assert harness.mean_sd([0.4]) == {"mean": 0.4, "sd": None, "n": 1}
-    assert harness.mean_sd([]) == {"mean": None, "sd": None, "n": 0}
+    assert bench.scoring.mean_sd([0.4]) == {"mean": 0.4, "sd": None, "n": 1}
+    assert bench.scoring.mean_sd([]) == {"mean": None, "sd": None, "n": 0}
 
 
-def test_grid_parser(harness):
-    p = harness.grid_parser("Title.\n\nMore.", ["a", "b"], ["x", "y"], quick="smoke")
+def test_grid_parser(bench):
+    p = bench.options.grid_parser(
+        "Title.\n\nMore.", ["a", "b"], ["x", "y"], quick="smoke"
+    )
     args = p.parse_args(["--rows", "y", "--quick"])
     assert (args.datasets, args.rows, args.quick) == (["a", "b"], ["y"], True)
     assert not args.force and not args.report_only
@@ -162,13 +179,15 @@ def test_grid_parser(harness):
 
 
 @pytest.mark.parametrize("n_oov", [0, 3])
-def test_torch_vectors_oov(harness, n_oov):
+def test_torch_vectors_oov(bench, n_oov):
     import numpy
     import torch
     from spacy.vectors import Vectors
 
     vectors = Vectors(data=numpy.ones((2, 4), dtype="float32"), keys=[10, 11])
-    lookup = harness.torch_vectors(vectors, n_oov, normalize=False, device="cpu")
+    lookup = bench.bare_loop.torch_vectors(
+        vectors, n_oov, normalize=False, device="cpu"
+    )
     ids = lookup.ids([10, 12345, 11])
     X = lookup(*lookup.pad([ids]))
     assert X.shape == (1, 3, 4)
@@ -183,7 +202,7 @@ def test_torch_vectors_oov(harness, n_oov):
         assert trainable == []
 
 
-def test_header_says_who_measured(harness):
+def test_header_says_who_measured(bench):
     machine = {
         "device": "CPU",
         "torch": "2",
@@ -199,8 +218,8 @@ def test_header_says_who_measured(harness):
         "commit": "abc",
         "machine": machine,
     }
-    assert "measured in that run" in harness.header("T", meta)
-    collected = harness.header("T", meta, measured=False)
+    assert "measured in that run" in bench.tables.header("T", meta)
+    collected = bench.tables.header("T", meta, measured=False)
     assert "measured in that run" not in collected
     assert "runs' own checkpoints" in collected
     assert "load average at start 1.00 0.50 0.25" in collected
