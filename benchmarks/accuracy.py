@@ -3,7 +3,7 @@
 baseline, side by side on the same splits of real pair-classification data.
 
 Datasets (``DATASETS``, split by ``build_splits``) are read from the data
-mirror (``spacy_attn.mirror.mirror_dir()``: ``$SPACY_ATTN_MIRROR``, else
+mirror (``scripts/data_mirror.py``'s ``mirror_dir()``: ``$SPACY_ATTN_MIRROR``, else
 ``../shared/data``). Rows (models): ``ROWS`` and ``ROW_NOTES``. Each is
 trained with spaCy's own loop (``python -m spacy train``) from a config
 generated out of ``configs/glove_adam.cfg``; every row of a dataset has the

@@ -222,7 +222,7 @@ def pipe_n_process(model: str, src: str, out: str, batch_size: int):
     if predictor.kind == "pair":
         tasks = [(r["id"], (r["premise"], r["hypothesis"])) for r in rows]
         inputs = (
-            spacy_attn.make_pair(nlp, a, b, span_key=predictor.pair_key)
+            spacy_attn.make_pair(nlp, a, b, pair_key=predictor.pair_key)
             for _, (a, b) in tasks
         )
     else:

@@ -41,8 +41,9 @@ OPTIMIZER = {"learn_rate": 0.001, "grad_clip": 5.0}  # configs/squad_glove.cfg
 
 
 def build_nlp(n: int):
+    from bench.machine import data_dir as mirror_dir
+
     import spacy_attn
-    from spacy_attn.mirror import mirror_dir
 
     component = dict(
         datafiles.project_config("squad_glove.cfg")["components"]["attn_span_qa"]

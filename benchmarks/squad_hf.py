@@ -52,7 +52,7 @@ def first_answer_chars(row: Dict[str, Any]) -> Optional[Tuple[int, int]]:
     """Character span of the first gold answer, with the offset corrected the
     way ``spacy_attn.squad`` does it (nyt_bigbench has 10 answers whose
     stored offset is off by one), so both models train on the same gold."""
-    from spacy_attn.squad import _find_near
+    from spacy_attn.squad import find_near as _find_near
 
     if not row["answers"]:
         return None

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import spacy
+from data_mirror import DataError, Mirror, sha256
 from spacy.tokens import DocBin
 
 from spacy_attn import make_pair
-from spacy_attn.mirror import DataError, Mirror, sha256
 from spacy_attn.readers import PairRow, cats_for, read_pair_rows
 
 # sha256 of official files, from public loaders (see project.yml asset

@@ -26,7 +26,7 @@ Sources, in order of preference: official files under --assets
 ``assets/squad_shifts/{set}_v1.0.json``, fetched by ``spacy project assets``
 and checked against their published sha256), else the mirror folder
 (--mirror or $SPACY_ATTN_MIRROR), verified against its SHA256SUMS by
-``spacy_attn.mirror.Mirror``. The mirror's train file is a REBUILD
+``Mirror`` (scripts/data_mirror.py). The mirror's train file is a REBUILD
 (``squad/train-v1.1.rebuilt.json.gz``: official texts and order, synthetic
 question ids, ``answer_start`` inferred as the answer's first occurrence); the
 manifest's ``train_source`` says which file was used ("official" or
@@ -53,7 +53,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from spacy_attn.mirror import DataError, Mirror, sha256
+from data_mirror import DataError, Mirror, sha256
+
 from spacy_attn.squad import load_squad_json
 
 SETS = ("new_wiki", "reddit", "nyt")

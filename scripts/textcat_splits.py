@@ -26,7 +26,7 @@ import tarfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from spacy_attn.mirror import DataError, Mirror
+from data_mirror import DataError, Mirror
 
 SOURCES = {"rt": "rotten_tomatoes/train.jsonl.gz", "imdb": "imdb/train.jsonl.gz"}
 DEFAULT_SIZES = {"rt": None, "imdb": (4000, 500, 2000)}

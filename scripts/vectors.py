@@ -13,7 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from spacy_attn.mirror import DataError, Mirror
+from data_mirror import DataError, Mirror
 
 
 def main(argv=None) -> None:

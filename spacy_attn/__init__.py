@@ -7,8 +7,7 @@ pipelines (``span_embedding``, ``answer_questions``, ``render``,
 scorers are used by their registered names in configs (``spacy-attn.*``,
 ``attn_*``); their Python functions stay in their modules
 (``spacy_attn.layers``, ``spacy_attn.pipeline``, ``spacy_attn.readers``,
-``spacy_attn.scorers``, ``spacy_attn.optimizers``). The names this module exported before
-are still found here, with a ``DeprecationWarning`` that gives their module.
+``spacy_attn.scorers``, ``spacy_attn.optimizers``).
 
 Importing the package registers its factories, architectures, layers, readers
 and scorers (the imports below); spaCy also finds them through the entry
@@ -19,16 +18,14 @@ file), which installs the fork-safety hook of ``spacy_attn.parallel``: without
 it, ``nlp.pipe(..., n_process=N)`` hangs once torch's thread pool is running.
 """
 
-import importlib
-import warnings
-from typing import Any
-
 # Registrations: the architectures and layers, the factories, the scorers,
-# the readers, the optimizer and the pair-carrying callback.
-from . import compat, layers, optimizers, pipeline, readers, scorers  # noqa: F401
+# the readers and the optimizer. Not the pair-carrying callback: its module
+# (spacy_attn.corpus_patch) patches spaCy's Corpus when used, so only a config
+# that names it imports it, through its entry point.
+from . import layers, optimizers, pipeline, readers, scorers  # noqa: F401
 from .about import __version__
 from .pairs import (
-    DEFAULT_SPAN_KEY,
+    DEFAULT_PAIR_KEY,
     PairError,
     get_pair_bounds,
     get_pair_spans,
@@ -54,7 +51,7 @@ _install_fork_safety()
 __all__ = [
     "__version__",
     # Pair docs
-    "DEFAULT_SPAN_KEY",
+    "DEFAULT_PAIR_KEY",
     "PairError",
     "make_pair",
     "make_pairs",
@@ -75,38 +72,3 @@ __all__ = [
     "read_squad",
     "squad_evaluate",
 ]
-
-# Names exported before the API was trimmed, and where they live.
-_MOVED = {
-    "FrozenVectors": "spacy_attn.layers",
-    "build_decomposable_attention": "spacy_attn.layers.decomposable_attention",
-    "build_structured_self_attention": "spacy_attn.layers.self_attention",
-    "build_generalized_pooling": "spacy_attn.layers.self_attention",
-    "build_self_attentive_textcat": "spacy_attn.layers.self_attention",
-    "build_siamese_self_attention": "spacy_attn.layers.self_attention",
-    "build_dynamic_coattention": "spacy_attn.layers.coattention",
-    "make_doc_embedder": "spacy_attn.pipeline",
-    "make_pair_classifier": "spacy_attn.pipeline",
-    "make_span_qa": "spacy_attn.pipeline",
-    "pair_classifier_score": "spacy_attn.scorers",
-    "PairCorpus": "spacy_attn.readers",
-    "create_pair_corpus_reader": "spacy_attn.readers",
-    "SquadCorpus": "spacy_attn.readers",
-    "create_squad_corpus_reader": "spacy_attn.readers",
-    "squad_score": "spacy_attn.scorers",
-    "install_fork_safety": "spacy_attn.parallel",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        module = _MOVED[name]
-        warnings.warn(
-            f"spacy_attn.{name} is no longer part of the package's top-level "
-            f"API; import it from {module} (registered functions are best "
-            f"used by their registered names in configs).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module 'spacy_attn' has no attribute {name!r}")

@@ -22,12 +22,12 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, NoReturn, Optional
 
 import typer
 from typing_extensions import Annotated
 
-from .pairs import DEFAULT_SPAN_KEY
+from .pairs import DEFAULT_PAIR_KEY
 
 HELP = """spacy-attn: attention models as spaCy components. Batch prediction,
 evaluation and conversion for pair, doc and QA pipelines.
@@ -45,8 +45,8 @@ Arg = typer.Argument
 Opt = typer.Option
 
 # Options that several pair commands declare alike.
-SpanKeyOpt = Annotated[
-    str, Opt("--span-key", help="Key of the pair's two texts in doc.spans")
+PairKeyOpt = Annotated[
+    str, Opt("--pair-key", help="Name of the pair in the docs (pair_key of make_pair)")
 ]
 LabelMapOpt = Annotated[
     Optional[str],
@@ -70,7 +70,7 @@ PositiveLabelOpt = Annotated[
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``Error: message`` (one line) on stderr and exit with ``code``."""
     typer.echo(f"Error: {message}", err=True)
     raise typer.Exit(code)
@@ -439,7 +439,7 @@ def evaluate_cli(
             show_default=False,
         ),
     ] = None,
-    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
     limit: Annotated[
@@ -461,7 +461,7 @@ def evaluate_cli(
         nlp = load_pipeline(model, gpu_id=gpu_id)
         corpus = PairCorpus(
             data,
-            span_key=span_key,
+            pair_key=pair_key,
             label_map=mapping,
             positive_label=positive_label,
             limit=limit,
@@ -506,7 +506,7 @@ def convert_cli(
     input_format: Annotated[
         str, Opt("--format", help="Input format: auto, jsonl or tsv")
     ] = "auto",
-    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
     limit: Annotated[
@@ -539,7 +539,7 @@ def convert_cli(
         )
         docbin = DocBin(store_user_data=True)
         for row in rows:
-            doc = make_pair(nlp, row.first, row.second, span_key=span_key)
+            doc = make_pair(nlp, row.first, row.second, pair_key=pair_key)
             assert row.label is not None  # read_pair_rows skips unlabelled rows
             doc.cats = cats_for(row.label, positive_label)
             docbin.add(doc)
@@ -584,7 +584,7 @@ def benchmark_speed_cli(
     warmup_epochs: Annotated[
         int, Opt("--warmup", help="Warm-up passes over the corpus")
     ] = 3,
-    span_key: SpanKeyOpt = DEFAULT_SPAN_KEY,
+    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     gpu_id: GpuIdOpt = -1,
     output: Annotated[
         Optional[Path],
@@ -617,10 +617,10 @@ def benchmark_speed_cli(
     with user_errors():
         nlp = load_pipeline(model, gpu_id=gpu_id)
         size = batch_size or nlp.batch_size
-        docs = [eg.predicted for eg in PairCorpus(data, span_key=span_key)(nlp)]
+        docs = [eg.predicted for eg in PairCorpus(data, pair_key=pair_key)(nlp)]
     if not docs:
         fail(f"{data}: no pairs to benchmark.")
-    texts = [get_pair_texts(doc, span_key) for doc in docs]
+    texts = [get_pair_texts(doc, pair_key) for doc in docs]
     typer.echo(f"Warming up for {warmup_epochs} epochs...")
     warmup(nlp, docs, warmup_epochs, size)
     typer.echo(f"\nBenchmarking {batches} batches...")
@@ -628,7 +628,7 @@ def benchmark_speed_cli(
     picks = [rng.choice(texts) for _ in range(batches * size)]
     # A generator, not a list: tokenization stays inside the timed loop, as
     # in `spacy benchmark speed`.
-    pairs = (make_pair(nlp, a, b, span_key=span_key) for a, b in picks)
+    pairs = (make_pair(nlp, a, b, pair_key=pair_key) for a, b in picks)
     wps = annotate(nlp, pairs, size)  # type: ignore[arg-type]
     typer.echo()
     print_outliers(wps)
@@ -682,9 +682,22 @@ def device_check_cli(
             show_default=False,
         ),
     ] = None,
+    mirror: Annotated[
+        Optional[Path],
+        Opt(
+            "--mirror",
+            envvar="SPACY_ATTN_MIRROR",
+            help=(
+                "Data mirror folder with snli/dev.jsonl.gz, "
+                "rotten_tomatoes/train.jsonl.gz and squad/dev-v1.1.json.gz "
+                "(default: $SPACY_ATTN_MIRROR)"
+            ),
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Train, save, reload and compare every component on a device (data:
-    $SPACY_ATTN_MIRROR); exit code 1 if a check failed."""
+    """Train, save, reload and compare every component on a device (data: a
+    mirror folder); exit code 1 if a check failed."""
     from .device_check import BACKBONES, COMPONENTS, run
 
     components = list(components or COMPONENTS)
@@ -699,6 +712,12 @@ def device_check_cli(
         )
     if steps < 1:
         fail("--steps must be >= 1.")
+    if mirror is None:
+        fail(
+            "No data: pass --mirror DIR (a data mirror folder) or set SPACY_ATTN_MIRROR."
+        )
+    if not mirror.is_dir():
+        fail(f"--mirror {mirror}: no such folder.")
     if gpu_id >= 0:
         import torch
 
@@ -706,7 +725,11 @@ def device_check_cli(
             fail("No CUDA device: run with --gpu-id -1 for the CPU check.", code=2)
     with user_errors():
         results = run(
-            gpu_id=gpu_id, steps=steps, components=components, backbones=backbones
+            data=mirror,
+            gpu_id=gpu_id,
+            steps=steps,
+            components=components,
+            backbones=backbones,
         )
     if output:
         output.write_text(json.dumps(results, indent=2) + "\n")
@@ -760,7 +783,7 @@ def squad_eval_cli(
 def code_path_cli() -> None:
     """Print the path of the file to pass to `spacy train|evaluate --code`
     so that spaCy's own corpus keeps the pairs of pair docs."""
-    from .compat import code_path
+    from .corpus_patch import code_path
 
     typer.echo(code_path())
 

@@ -10,8 +10,9 @@ spacy-transformers listener on all-MiniLM-L6-v2 where the packages are
 installed) it
 
 1. trains ``--steps`` updates on the device on small slices of real data from
-   the mirror (``$SPACY_ATTN_MIRROR`` or ``../shared/data``) and checks that
-   the loss falls;
+   a data mirror folder (``--mirror DIR`` or ``$SPACY_ATTN_MIRROR``; it reads
+   ``snli/dev.jsonl.gz``, ``rotten_tomatoes/train.jsonl.gz`` and
+   ``squad/dev-v1.1.json.gz`` there) and checks that the loss falls;
 2. saves the pipeline, loads it again on the same device and checks that the
    predictions are identical;
 3. loads it on the CPU and checks that the predictions agree within float
@@ -35,19 +36,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy
 
 from .layers.defaults import small_tok2vec_config
-from .mirror import mirror_dir
 
 COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
 BACKBONES = ("vectors", "tok2vec", "transformer")
 # Probabilities and embeddings computed on two devices differ in the last
 # bits (other kernels, other reduction orders, TF32 on recent GPUs).
 CPU_TOLERANCE = 2e-2
-
-
-def mirror() -> Path:
-    """The data mirror: ``$SPACY_ATTN_MIRROR`` or ``../shared/data``
-    (``spacy_attn.mirror.mirror_dir``)."""
-    return mirror_dir()
 
 
 def _jsonl(path: Path, n: int) -> List[Dict[str, Any]]:
@@ -106,13 +100,13 @@ def _model(component: str, backbone: str) -> Dict[str, Any]:
     }
 
 
-def _examples(nlp, component: str, n: int):
-    """Small slices of real data as training examples."""
+def _examples(nlp, component: str, n: int, data: Path):
+    """Small slices of real data (from the mirror folder ``data``) as training
+    examples."""
     from spacy.training import Example
 
     from .pairs import make_pair
 
-    data = mirror()
     examples = []
     if component == "attn_pair_classifier":
         for row in _jsonl(data / "snli" / "dev.jsonl.gz", n):
@@ -184,12 +178,19 @@ def _outputs(nlp, component: str, docs) -> numpy.ndarray:
 
 
 def check(
-    component: str, backbone: str, *, gpu_id: int = -1, steps: int = 20, n: int = 16
+    component: str,
+    backbone: str,
+    *,
+    data: Path,
+    gpu_id: int = -1,
+    steps: int = 20,
+    n: int = 16,
 ) -> Dict[str, Any]:
     """Train, round-trip and compare one component on one backbone.
 
     component (str): A spacy-attn factory name.
     backbone (str): "vectors", "tok2vec" or "transformer".
+    data (Path): The data mirror folder the training slices are read from.
     gpu_id (int): The device (-1: CPU).
     steps (int): Training updates.
     n (int): Training examples (one batch).
@@ -234,7 +235,7 @@ def check(
                 },
             )
         nlp.add_pipe(component, config={"model": _model(component, backbone)})
-        examples = _examples(nlp, component, n)
+        examples = _examples(nlp, component, n, data)
         if backbone == "vectors":
             _add_vectors(nlp, examples)
         optimizer = nlp.initialize(lambda: examples)
@@ -283,6 +284,7 @@ def check(
 
 def run(
     *,
+    data: Path,
     gpu_id: int = 0,
     steps: int = 20,
     components: Sequence[str] = COMPONENTS,
@@ -291,12 +293,14 @@ def run(
 ) -> List[Dict[str, Any]]:
     """Run ``check`` for every component x backbone.
 
+    data (Path): The data mirror folder the training slices are read from.
+
     RETURNS (List[Dict[str, Any]]): One result per combination.
     """
     results = []
     for component in components:
         for backbone in backbones:
-            res = check(component, backbone, gpu_id=gpu_id, steps=steps)
+            res = check(component, backbone, data=data, gpu_id=gpu_id, steps=steps)
             log(
                 f"{component:22} {backbone:12} {res['status']:8} "
                 + (

@@ -20,6 +20,7 @@ transformer touches it. Docs of the old format (a span group with two spans)
 are still read.
 """
 
+import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
@@ -28,7 +29,7 @@ from spacy.attrs import IDX
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-DEFAULT_SPAN_KEY = "pair"
+DEFAULT_PAIR_KEY = "pair"
 # The file for spaCy's --code that makes its Corpus keep pairs (named in errors).
 _CARRY_PAIRS_CODE = Path(__file__).with_name("carry_pairs.py")
 SEGMENT_LABELS = ("first", "second")
@@ -39,14 +40,48 @@ class PairError(ValueError):
     """Raised when a ``Doc`` does not carry a valid text pair."""
 
 
-def pair_data_key(span_key: str = DEFAULT_SPAN_KEY) -> str:
+def pair_data_key(pair_key: str = DEFAULT_PAIR_KEY) -> str:
     """The ``doc.user_data`` key that holds the boundary of the pair named
-    ``span_key`` (``"spacy_attn.pair"`` by default).
+    ``pair_key`` (``"spacy_attn.pair"`` by default).
 
-    span_key (str): The name of the pair (the components' ``span_key``).
+    pair_key (str): The name of the pair (the components' ``pair_key``).
     RETURNS (str): The key.
     """
-    return _DATA_PREFIX + span_key
+    return _DATA_PREFIX + pair_key
+
+
+OLD_PAIR_KEY_SETTING = "span_key"
+"""What the pair classifier and the readers called ``pair_key`` before the
+rename (spacy-attn 0.1.0 was unreleased): still accepted from configs of
+pipelines trained before it, with a ``DeprecationWarning``."""
+
+
+def renamed_pair_key(pair_key: str, span_key: Optional[str], where: str) -> str:
+    """The pair's key from a component's or reader's settings, where a config
+    written before the rename may still set ``span_key``. The one place that
+    accepts the old name: it warns and uses the old setting's value.
+
+    pair_key (str): The ``pair_key`` setting (filled with its default when a
+        config has only the old name).
+    span_key (Optional[str]): The old setting; None when not set.
+    where (str): The component or reader, for the messages.
+    RETURNS (str): The pair's key.
+    RAISES (ValueError): If both names are set, to different keys.
+    """
+    if span_key is None:
+        return pair_key
+    if pair_key not in (DEFAULT_PAIR_KEY, span_key):
+        raise ValueError(
+            f"{where}: both pair_key = {pair_key!r} and its old name span_key = "
+            f"{span_key!r} are set; keep only pair_key."
+        )
+    warnings.warn(
+        f"{where}: the setting span_key is now called pair_key; rename it in the "
+        f"config (pair_key = {span_key!r}). The old name will stop working.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return span_key
 
 
 def _tokenizer(nlp_or_tokenizer):
@@ -59,7 +94,7 @@ def make_pair(
     first: str,
     second: str,
     *,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
 ) -> Doc:
     """Make one pair ``Doc`` from two strings.
 
@@ -73,7 +108,7 @@ def make_pair(
     first (str): The first text (premise, question, ...). May be empty.
         Leading and trailing whitespace is removed from both texts.
     second (str): The second text (hypothesis, context, ...). May be empty.
-    span_key (str): The name of the pair (see ``pair_data_key``).
+    pair_key (str): The name of the pair (see ``pair_data_key``).
     RETURNS (Doc): The pair doc; ``get_pair_spans(doc)`` gives the segments.
     """
     if not isinstance(first, str) or not isinstance(second, str):
@@ -96,7 +131,7 @@ def make_pair(
     else:
         doc = make_doc(second)
         boundary = 0
-    doc.user_data[pair_data_key(span_key)] = boundary
+    doc.user_data[pair_data_key(pair_key)] = boundary
     return doc
 
 
@@ -104,7 +139,7 @@ def make_pairs(
     nlp: Union[Language, Callable[[str], Doc]],
     pairs: Iterable[Sequence[str]],
     *,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
 ) -> Iterator[Doc]:
     """Lazily make pair docs from an iterable of ``(first, second)`` strings,
     ready for ``nlp.pipe``.
@@ -117,16 +152,16 @@ def make_pairs(
                 f"make_pairs: item {i} is {pair!r}; each item must be a "
                 f"(first, second) pair of strings."
             )
-        yield make_pair(nlp, pair[0], pair[1], span_key=span_key)
+        yield make_pair(nlp, pair[0], pair[1], pair_key=pair_key)
 
 
-def set_pair(doc: Doc, boundary: int, *, span_key: str = DEFAULT_SPAN_KEY) -> Doc:
+def set_pair(doc: Doc, boundary: int, *, pair_key: str = DEFAULT_PAIR_KEY) -> Doc:
     """Mark an existing doc as a pair: tokens ``[0, boundary)`` are the first
     segment and ``[boundary, len(doc))`` the second.
 
     doc (Doc): The doc, modified in place.
     boundary (int): The first token of the second text.
-    span_key (str): The name of the pair.
+    pair_key (str): The name of the pair.
     RETURNS (Doc): The doc.
     RAISES (PairError): If ``boundary`` is outside ``0..len(doc)``.
     """
@@ -136,14 +171,14 @@ def set_pair(doc: Doc, boundary: int, *, span_key: str = DEFAULT_SPAN_KEY) -> Do
         raise PairError(
             f"set_pair: boundary {boundary} is outside the doc (0..{len(doc)})."
         )
-    doc.user_data[pair_data_key(span_key)] = int(boundary)
+    doc.user_data[pair_data_key(pair_key)] = int(boundary)
     return doc
 
 
-def has_pair(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> bool:
-    """RETURNS (bool): Whether ``doc`` carries a pair named ``span_key``
+def has_pair(doc: Doc, pair_key: str = DEFAULT_PAIR_KEY) -> bool:
+    """RETURNS (bool): Whether ``doc`` carries a pair named ``pair_key``
     (in either storage format)."""
-    return pair_data_key(span_key) in doc.user_data or span_key in doc.spans
+    return pair_data_key(pair_key) in doc.user_data or pair_key in doc.spans
 
 
 def _describe(doc: Doc, index: Optional[int]) -> Tuple[str, str]:
@@ -153,16 +188,16 @@ def _describe(doc: Doc, index: Optional[int]) -> Tuple[str, str]:
     return where, text[:60] + ("..." if len(text) > 60 else "")
 
 
-def _missing_pair_error(doc: Doc, span_key: str, index: Optional[int]) -> PairError:
+def _missing_pair_error(doc: Doc, pair_key: str, index: Optional[int]) -> PairError:
     where, snippet = _describe(doc, index)
     return PairError(
         f"{where}({snippet!r}) has no text pair: doc.user_data"
-        f"[{pair_data_key(span_key)!r}] is missing (pair '{span_key}'). Make pair "
+        f"[{pair_data_key(pair_key)!r}] is missing (pair '{pair_key}'). Make pair "
         f"docs with spacy_attn.make_pair(nlp, first, second) or "
         f"spacy_attn.set_pair(doc, boundary), or read corpora with "
         f"spacy-attn.PairCorpus.v1. Docs read from a DocBin keep the pair only "
         f"if it was written with DocBin(store_user_data=True). If your docs use "
-        f"another pair name, set the component's span_key. `spacy evaluate` "
+        f"another pair name, set the component's pair_key. `spacy evaluate` "
         f"re-tokenizes its corpus and drops the pair unless the pipeline's config "
         f"sets [nlp] after_pipeline_creation = "
         f'{{"@callbacks":"spacy-attn.carry_pairs.v1"}}: for other pipelines add '
@@ -172,10 +207,10 @@ def _missing_pair_error(doc: Doc, span_key: str, index: Optional[int]) -> PairEr
 
 
 def _legacy_bounds(
-    doc: Doc, span_key: str, index: Optional[int]
+    doc: Doc, pair_key: str, index: Optional[int]
 ) -> Tuple[int, int, int, int]:
     """Bounds from the span-group storage of spacy-attn 0.1 (still read)."""
-    group = doc.spans[span_key]
+    group = doc.spans[pair_key]
     empty = group.attrs.get("empty")
     if len(group) == 2 and empty is None:
         first, second = group[0], group[1]
@@ -190,24 +225,24 @@ def _legacy_bounds(
     where, snippet = _describe(doc, index)
     raise PairError(
         f"{where}({snippet!r}) has {len(group)} span(s) in "
-        f"doc.spans[{span_key!r}]; a pair needs exactly 2 (first, second)."
+        f"doc.spans[{pair_key!r}]; a pair needs exactly 2 (first, second)."
     )
 
 
 def get_pair_bounds(
-    doc: Doc, span_key: str = DEFAULT_SPAN_KEY, *, index: Optional[int] = None
+    doc: Doc, pair_key: str = DEFAULT_PAIR_KEY, *, index: Optional[int] = None
 ) -> Tuple[int, int, int, int]:
     """Return the token offsets ``(start1, end1, start2, end2)`` of a pair doc.
 
     doc (Doc): A pair doc.
-    span_key (str): The name of the pair.
+    pair_key (str): The name of the pair.
     index (Optional[int]): The doc's position in its batch, for the error.
     RETURNS (Tuple[int, int, int, int]): The two segments' token offsets.
     RAISES (PairError): If the doc carries no valid pair. The message names
         the doc (its position in the batch, when given, and the start of its
         text) and how to fix it.
     """
-    boundary = doc.user_data.get(_DATA_PREFIX + span_key)
+    boundary = doc.user_data.get(_DATA_PREFIX + pair_key)
     if boundary is not None:
         n = len(doc)
         if not 0 <= boundary <= n:
@@ -218,22 +253,22 @@ def get_pair_bounds(
                 f"spacy_attn.set_pair(doc, boundary) again."
             )
         return 0, boundary, boundary, n
-    if span_key in doc.spans:
-        return _legacy_bounds(doc, span_key, index)
-    raise _missing_pair_error(doc, span_key, index)
+    if pair_key in doc.spans:
+        return _legacy_bounds(doc, pair_key, index)
+    raise _missing_pair_error(doc, pair_key, index)
 
 
 def get_batch_bounds(
-    docs: Sequence[Doc], span_key: str = DEFAULT_SPAN_KEY
+    docs: Sequence[Doc], pair_key: str = DEFAULT_PAIR_KEY
 ) -> numpy.ndarray:
     """The pair bounds of a batch, as the model layers need them.
 
     docs (Sequence[Doc]): Pair docs.
-    span_key (str): The name of the pair.
+    pair_key (str): The name of the pair.
     RETURNS (numpy.ndarray): (n_docs, 4) int32 ``(start1, end1, start2, end2)``.
     RAISES (PairError): For the first doc without a valid pair (named).
     """
-    key = _DATA_PREFIX + span_key
+    key = _DATA_PREFIX + pair_key
     out = numpy.empty((len(docs), 4), dtype="int32")
     for i, doc in enumerate(docs):
         boundary = doc.user_data.get(key)
@@ -243,46 +278,46 @@ def get_batch_bounds(
         if boundary is not None and 0 <= boundary <= n:
             out[i] = (0, boundary, boundary, n)
         else:
-            out[i] = get_pair_bounds(doc, span_key, index=i)
+            out[i] = get_pair_bounds(doc, pair_key, index=i)
     return out
 
 
-def get_pair_spans(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[Span, Span]:
+def get_pair_spans(doc: Doc, pair_key: str = DEFAULT_PAIR_KEY) -> Tuple[Span, Span]:
     """The two segments of a pair doc as spans (labels "first", "second").
 
     RETURNS (Tuple[Span, Span]): The first and the second text.
     """
-    s1, e1, s2, e2 = get_pair_bounds(doc, span_key)
+    s1, e1, s2, e2 = get_pair_bounds(doc, pair_key)
     return (
         Span(doc, s1, e1, label=SEGMENT_LABELS[0]),
         Span(doc, s2, e2, label=SEGMENT_LABELS[1]),
     )
 
 
-def get_pair_texts(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Tuple[str, str]:
+def get_pair_texts(doc: Doc, pair_key: str = DEFAULT_PAIR_KEY) -> Tuple[str, str]:
     """Return the two segment texts of a pair doc."""
-    s1, e1, s2, e2 = get_pair_bounds(doc, span_key)
+    s1, e1, s2, e2 = get_pair_bounds(doc, pair_key)
     return doc[s1:e1].text, doc[s2:e2].text
 
 
-def upgrade_pair(doc: Doc, span_key: str = DEFAULT_SPAN_KEY) -> Doc:
-    """Move a pair stored in the old format (span group ``doc.spans[span_key]``
+def upgrade_pair(doc: Doc, pair_key: str = DEFAULT_PAIR_KEY) -> Doc:
+    """Move a pair stored in the old format (span group ``doc.spans[pair_key]``
     of two adjacent spans covering the doc) to the current one, in place.
     Docs already in the current format, or whose old spans do not cover the
     doc as two adjacent segments, are left as they are (still readable).
 
     RETURNS (Doc): The doc.
     """
-    if pair_data_key(span_key) in doc.user_data or span_key not in doc.spans:
+    if pair_data_key(pair_key) in doc.user_data or pair_key not in doc.spans:
         return doc
-    s1, e1, s2, e2 = _legacy_bounds(doc, span_key, None)
+    s1, e1, s2, e2 = _legacy_bounds(doc, pair_key, None)
     if s1 == 0 and e1 == s2 and e2 == len(doc):
-        doc.user_data[pair_data_key(span_key)] = e1
-        del doc.spans[span_key]
+        doc.user_data[pair_data_key(pair_key)] = e1
+        del doc.spans[pair_key]
     return doc
 
 
-def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
+def align_pair_to_predicted(example, pair_key: str = DEFAULT_PAIR_KEY) -> None:
     """Give an ``Example``'s predicted doc the pair of its reference doc, if
     it lacks it.
 
@@ -294,15 +329,15 @@ def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
     RAISES (PairError): If the boundary falls inside a predicted token.
     """
     predicted, reference = example.predicted, example.reference
-    if has_pair(predicted, span_key) or not has_pair(reference, span_key):
+    if has_pair(predicted, pair_key) or not has_pair(reference, pair_key):
         return
-    s1, e1, s2, e2 = get_pair_bounds(reference, span_key)
+    s1, e1, s2, e2 = get_pair_bounds(reference, pair_key)
     if not (s1 == 0 and e1 == s2 and e2 == len(reference)):
-        _align_legacy_spans(example, span_key)
+        _align_legacy_spans(example, pair_key)
         return
     if len(predicted) == len(reference) and predicted.text == reference.text:
         # Same text, same tokenizer: the token offsets carry over as they are.
-        predicted.user_data[pair_data_key(span_key)] = e1
+        predicted.user_data[pair_data_key(pair_key)] = e1
         return
     char = reference[e1].idx if e1 < len(reference) else len(reference.text)
     starts = predicted.to_array(IDX)
@@ -318,25 +353,27 @@ def align_pair_to_predicted(example, span_key: str = DEFAULT_SPAN_KEY) -> None:
             f"{reference.text[:60]!r}: the pair boundary of the reference doc "
             f"(character {char}) falls inside a token of the predicted doc."
         )
-    predicted.user_data[pair_data_key(span_key)] = boundary
+    predicted.user_data[pair_data_key(pair_key)] = boundary
 
 
-def _align_legacy_spans(example, span_key: str) -> None:
+def _align_legacy_spans(example, pair_key: str) -> None:
     # Old-format pairs with arbitrary (e.g. overlapping) spans: align them as
     # spans, as spacy-attn 0.1 did.
-    spans = example.reference.spans[span_key]
+    spans = example.reference.spans[pair_key]
     aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
     if len(aligned) != len(spans):
         raise PairError(
             f"{example.reference.text[:60]!r}: the pair spans of the reference doc "
             f"do not align with the predicted doc's tokens."
         )
-    example.predicted.spans[span_key] = aligned
-    example.predicted.spans[span_key].attrs.update(spans.attrs)
+    example.predicted.spans[pair_key] = aligned
+    example.predicted.spans[pair_key].attrs.update(spans.attrs)
 
 
 __all__ = [
-    "DEFAULT_SPAN_KEY",
+    "DEFAULT_PAIR_KEY",
+    "OLD_PAIR_KEY_SETTING",
+    "renamed_pair_key",
     "PairError",
     "make_pair",
     "make_pairs",

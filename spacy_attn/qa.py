@@ -6,26 +6,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, SpanGroup
 
 from .pairs import PairError, get_pair_bounds, make_pair
-
-
-def _qa_component(nlp: Language, component: Optional[str]):
-    if component is not None:
-        return nlp.get_pipe(component)
-    names = [
-        name
-        for name, pipe in nlp.pipeline
-        if hasattr(pipe, "answers_key") and hasattr(pipe, "pair_key")
-    ]
-    if not names:
-        raise ValueError(
-            f"The pipeline has no span QA component (components: {nlp.pipe_names}); "
-            f"add one with nlp.add_pipe('attn_span_qa') or load a trained QA pipeline."
-        )
-    if len(names) > 1:
-        raise ValueError(
-            f"The pipeline has several span QA components {names}; pass component=."
-        )
-    return nlp.get_pipe(names[0])
+from .pipeline.lookup import find_component
+from .pipeline.span_qa import SpanQA
 
 
 def _pairs_to_docs(
@@ -39,7 +21,7 @@ def _pairs_to_docs(
             )
         question, context = pair
         kept.append(context)
-        yield make_pair(nlp, question, context, span_key=pair_key)
+        yield make_pair(nlp, question, context, pair_key=pair_key)
 
 
 def answer_questions(
@@ -71,7 +53,10 @@ def answer_questions(
         span probability (see ``SpanQA``). An empty context gives ``[]``.
         With ``as_docs``, the docs (answers in ``doc.spans[answers_key]``).
     """
-    pipe = _qa_component(nlp, component)
+    # RAISES ComponentLookupError (a ValueError) naming the components.
+    name, _ = find_component(nlp, component, tasks=("qa",))
+    pipe = nlp.get_pipe(name)
+    assert isinstance(pipe, SpanQA)  # what find_component checked
     if top_k is not None and top_k < 1:
         raise ValueError(f"answer_questions: top_k must be >= 1, got {top_k}.")
     contexts: List[str] = []

@@ -55,7 +55,7 @@ from spacy.util import ensure_path, registry
 from spacy.vocab import Vocab
 
 from .errors import CorpusFormatError
-from .pairs import DEFAULT_SPAN_KEY, make_pair, upgrade_pair
+from .pairs import DEFAULT_PAIR_KEY, make_pair, renamed_pair_key, upgrade_pair
 from .squad import DEFAULT_ANSWERS_KEY, SquadStats, read_squad, without_answers
 
 logger = logging.getLogger("spacy_attn")
@@ -146,17 +146,32 @@ def _is_docbin_name(path: Path) -> bool:
     return name.endswith(".spacy")
 
 
-def detect_format(path: Path) -> str:
-    """Guess ``jsonl``, ``tsv`` or ``spacy`` from the file name and first line."""
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+def detect_format(path: Union[str, Path]) -> str:
+    """The format of an input file, for the corpus readers and batch
+    prediction alike (each then says which formats it takes).
+
+    From the name (a ``.gz`` suffix ignored): ``.spacy`` -> ``spacy`` (a
+    DocBin), ``.jsonl`` / ``.json`` / ``.ndjson`` -> ``jsonl``, ``.csv`` ->
+    ``csv``, ``.tsv`` -> ``tsv``. Any other name (SNLI's ``.txt`` among
+    them) falls back to the first line (a UTF-8 BOM skipped): ``jsonl`` if it
+    starts with ``{``, ``tsv`` if it holds a tab, else ``csv``.
+
+    path (Union[str, Path]): The file.
+    RETURNS (str): "spacy", "jsonl", "csv" or "tsv".
+    """
+    path = Path(path)
     if _is_docbin_name(path):
         return "spacy"
-    if name.endswith((".jsonl", ".json")):
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if suffix in ("jsonl", "json", "ndjson"):
         return "jsonl"
-    if name.endswith((".tsv", ".txt")):
-        return "tsv"
+    if suffix in ("csv", "tsv"):
+        return suffix
     first = next(_text_lines(path), "").lstrip()
-    return "jsonl" if first.startswith("{") else "tsv"
+    if first.startswith("{"):
+        return "jsonl"
+    return "tsv" if "\t" in first else "csv"
 
 
 # What a damaged or foreign file raises inside DocBin.from_bytes / get_docs:
@@ -304,8 +319,10 @@ def iter_pair_rows(
                 ),
             )
     else:
+        detected = f" (detected from {path.name})" if format == "auto" else ""
         raise ValueError(
-            f"Unknown pair corpus format {format!r}: use auto, jsonl, tsv or spacy."
+            f"Unknown pair corpus format {fmt!r}{detected}: use auto, jsonl, tsv "
+            f"or spacy."
         )
 
 
@@ -358,19 +375,20 @@ def create_pair_corpus_reader(
     path: Optional[Union[str, Path]],
     *,
     format: str = "auto",
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
     label_map: Optional[Dict[str, str]] = None,
     positive_label: Optional[str] = None,
     limit: int = 0,
     shuffle: bool = False,
     seed: int = 0,
+    span_key: Optional[str] = None,
 ) -> Callable[[Language], Iterable[Example]]:
     """Read a text-pair corpus for training and evaluation.
 
     path (Union[str, Path]): A jsonl, tsv or DocBin (.spacy) file, optionally
         gzipped. None gives an empty corpus (e.g. for an unused dev set).
     format (str): "auto", "jsonl", "tsv" or "spacy".
-    span_key (str): The name of the pair (see ``spacy_attn.pairs``).
+    pair_key (str): The name of the pair (see ``spacy_attn.pairs``).
     label_map (Optional[Dict[str, str]]): Rename raw labels, e.g.
         {"0": "not_duplicate", "1": "duplicate"}.
     positive_label (Optional[str]): For a single-score binary model
@@ -378,12 +396,15 @@ def create_pair_corpus_reader(
     limit (int): Read at most this many labelled rows (0 = all).
     shuffle (bool): Shuffle the rows once, with ``seed``, before ``limit`` is
         applied through the order (useful for subsampling).
+    span_key (Optional[str]): The old name of ``pair_key``, read from configs
+        written before the rename (with a ``DeprecationWarning``); leave it
+        unset (``null``).
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
     """
     return PairCorpus(
         path,
         format=format,
-        span_key=span_key,
+        pair_key=renamed_pair_key(pair_key, span_key, "spacy-attn.PairCorpus.v1"),
         label_map=label_map,
         positive_label=positive_label,
         limit=limit,
@@ -402,7 +423,7 @@ class PairCorpus:
         path: Optional[Union[str, Path]],
         *,
         format: str = "auto",
-        span_key: str = DEFAULT_SPAN_KEY,
+        pair_key: str = DEFAULT_PAIR_KEY,
         label_map: Optional[Dict[str, str]] = None,
         positive_label: Optional[str] = None,
         limit: int = 0,
@@ -411,7 +432,7 @@ class PairCorpus:
     ) -> None:
         self.path = ensure_path(path) if path is not None else None
         self.format = format
-        self.span_key = span_key
+        self.pair_key = pair_key
         self.label_map = dict(label_map) if label_map else None
         self.positive_label = positive_label
         self.limit = limit
@@ -442,7 +463,7 @@ class PairCorpus:
             yield from self._read_docbin(nlp)
             return
         for row in self._load_rows():
-            predicted = make_pair(nlp, row.first, row.second, span_key=self.span_key)
+            predicted = make_pair(nlp, row.first, row.second, pair_key=self.pair_key)
             reference = predicted.copy()
             assert row.label is not None  # read_pair_rows keeps labelled rows only
             reference.cats = cats_for(row.label, self.positive_label)
@@ -455,7 +476,7 @@ class PairCorpus:
                 break
             # DocBins of spacy-attn 0.1 hold the pair as a span group, which
             # makes every Doc.copy in nlp.update slow: move it to user_data.
-            upgrade_pair(reference, self.span_key)
+            upgrade_pair(reference, self.pair_key)
             predicted = reference.copy()
             predicted.cats = {}
             yield Example(predicted, reference)
@@ -601,11 +622,12 @@ def create_squad_corpus_reader(
     path: Optional[Union[str, Path]],
     *,
     answers_key: str = DEFAULT_ANSWERS_KEY,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
     articles: Optional[List[Union[str, int]]] = None,
     limit: int = 0,
     shuffle: bool = False,
     seed: int = 0,
+    span_key: Optional[str] = None,
 ) -> Callable[[Language], Iterable[Example]]:
     """Read a SQuAD-format QA corpus for training and evaluation.
 
@@ -613,18 +635,21 @@ def create_squad_corpus_reader(
         ``.gz``) or a DocBin (``.spacy``) of QA docs. None gives an empty
         corpus.
     answers_key (str): ``doc.spans`` key of the gold answers.
-    span_key (str): ``doc.spans`` key of the question/context pair.
+    pair_key (str): ``doc.spans`` key of the question/context pair.
     articles (Optional[List[Union[str, int]]]): Keep only these articles
         (titles or 0-based indices); JSON input only.
     limit (int): At most this many questions (0 = all).
     shuffle (bool): Shuffle the questions once with ``seed`` before ``limit``.
+    span_key (Optional[str]): The old name of ``pair_key``, read from configs
+        written before the rename (with a ``DeprecationWarning``); leave it
+        unset (``null``).
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
         ``stats`` (a ``SquadStats``) are set once the JSON has been read.
     """
     return SquadCorpus(
         path,
         answers_key=answers_key,
-        span_key=span_key,
+        pair_key=renamed_pair_key(pair_key, span_key, "spacy-attn.SquadCorpus.v1"),
         articles=articles,
         limit=limit,
         shuffle=shuffle,
@@ -645,7 +670,7 @@ class SquadCorpus:
         path: Optional[Union[str, Path]],
         *,
         answers_key: str = DEFAULT_ANSWERS_KEY,
-        span_key: str = DEFAULT_SPAN_KEY,
+        pair_key: str = DEFAULT_PAIR_KEY,
         articles: Optional[Sequence[Union[str, int]]] = None,
         limit: int = 0,
         shuffle: bool = False,
@@ -653,7 +678,7 @@ class SquadCorpus:
     ) -> None:
         self.path = ensure_path(path) if path is not None else None
         self.answers_key = answers_key
-        self.span_key = span_key
+        self.pair_key = pair_key
         self.articles = list(articles) if articles is not None else None
         self.limit = limit
         self.shuffle = shuffle
@@ -670,7 +695,7 @@ class SquadCorpus:
                 self.path,
                 nlp,
                 answers_key=self.answers_key,
-                span_key=self.span_key,
+                pair_key=self.pair_key,
                 articles=self.articles,
                 limit=self.limit,
                 shuffle=self.shuffle,
@@ -699,5 +724,5 @@ class SquadCorpus:
         for i, reference in enumerate(docs):
             if self.limit and i >= self.limit:
                 break
-            upgrade_pair(reference, self.span_key)  # DocBins of spacy-attn 0.1
+            upgrade_pair(reference, self.pair_key)  # DocBins of spacy-attn 0.1
             yield Example(without_answers(reference, self.answers_key), reference)

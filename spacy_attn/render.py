@@ -36,7 +36,7 @@ import numpy
 from spacy.tokens import Doc
 from spacy.util import is_in_jupyter
 
-from .pairs import DEFAULT_SPAN_KEY, get_pair_bounds
+from .pairs import DEFAULT_PAIR_KEY, get_pair_bounds
 
 # The Doc extension the self-attentive embedder writes its (r, n_tokens)
 # per-hop weights to.
@@ -107,7 +107,7 @@ def render(
     color: str = DEFAULT_COLOR,
     scale: str = "absolute",
     title: Optional[str] = None,
-    span_key: Optional[str] = None,
+    pair_key: Optional[str] = None,
     page: bool = False,
     jupyter: Optional[bool] = None,
     path: Optional[Union[str, Path]] = None,
@@ -146,8 +146,8 @@ def render(
         looks pale. ``"doc"``: each doc's largest shown weight gets the full
         colour (shows the pattern of flat attention; the legend says so).
     title (Optional[str]): Heading above the visualisation, also the page title.
-    span_key (Optional[str]): Alignment and QA: the ``doc.spans`` key of the
-        pair segments; defaults to the pipe's ``span_key`` (``pair_key``),
+    pair_key (Optional[str]): Alignment and QA: the ``doc.spans`` key of the
+        pair segments; defaults to the pipe's ``pair_key``,
         or ``"pair"``.
     page (bool): Return a complete HTML page instead of a fragment.
     jupyter (Optional[bool]): Display in a notebook with
@@ -190,9 +190,9 @@ def render(
             for doc, w in zip(docs, matrices)
         ]
     elif style == "alignment":
-        if span_key is None:
-            span_key = getattr(pipe, "span_key", DEFAULT_SPAN_KEY)
-        bounds = [get_pair_bounds(doc, span_key, index=i) for i, doc in enumerate(docs)]
+        if pair_key is None:
+            pair_key = getattr(pipe, "pair_key", DEFAULT_PAIR_KEY)
+        bounds = [get_pair_bounds(doc, pair_key, index=i) for i, doc in enumerate(docs)]
         matrices = _alignment_weights(
             docs, bounds, _per_doc(weights, docs, single), pipe
         )
@@ -202,9 +202,9 @@ def render(
             for doc, b, w, p in zip(docs, bounds, matrices, predictions)
         ]
     else:
-        if span_key is None:
-            span_key = getattr(pipe, "pair_key", DEFAULT_SPAN_KEY)
-        bounds = [get_pair_bounds(doc, span_key, index=i) for i, doc in enumerate(docs)]
+        if pair_key is None:
+            pair_key = getattr(pipe, "pair_key", DEFAULT_PAIR_KEY)
+        bounds = [get_pair_bounds(doc, pair_key, index=i) for i, doc in enumerate(docs)]
         matrices = _qa_weights(docs, bounds, _per_doc(weights, docs, single), pipe)
         answers = _qa_answers(docs, bounds, pipe)
         parts = [

@@ -6,9 +6,7 @@ import os
 
 import pytest
 
-from spacy_attn.mirror import MIRROR_ENV
-
-from .util import REPO
+from .util import MIRROR_ENV, REPO
 
 
 @pytest.fixture(scope="module")

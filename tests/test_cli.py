@@ -112,7 +112,9 @@ def test_model_mistakes_end_in_one_line(pair_model, tmp_path):
         assert_one_line_error(invoke(attn_cli, command), "is a file")
 
 
-def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path):
+def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path, monkeypatch):
+    # device-check reads its data from --mirror or this variable only.
+    monkeypatch.delenv("SPACY_ATTN_MIRROR", raising=False)
     src = tmp_path / "in.jsonl"
     src.write_text('{"premise": "A dog.", "hypothesis": "An animal."}\n')
     out = str(tmp_path / "out.jsonl")
@@ -130,6 +132,8 @@ def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path):
         (["convert", str(tmp_path / "nope.jsonl"), out], "INPUT not found"),
         (["squad-eval", str(src), str(tmp_path / "nope.json")], "not found"),
         (["device-check", "--backbone", "lstm"], "Unknown component or backbone"),
+        (["device-check", "--gpu-id", "-1"], "--mirror"),
+        (["device-check", "--mirror", str(tmp_path / "nope")], "no such folder"),
     ]
     for args, fragment in cases:
         assert_one_line_error(invoke(attn_cli, [*args]), fragment)

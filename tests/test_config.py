@@ -73,8 +73,8 @@ def test_default_config_fill():
     pipe = nlp.add_pipe("attn_pair_classifier")
     cfg = nlp.config["components"]["attn_pair_classifier"]
     assert cfg["model"]["@architectures"] == "spacy-attn.DecomposableAttention.v1"
-    assert cfg["span_key"] == "pair"
-    assert pipe.span_key == "pair"
+    assert cfg["pair_key"] == "pair"
+    assert pipe.pair_key == "pair"
     # cfg must be JSON-serialisable (it is written to cfg on disk)
     import json
 

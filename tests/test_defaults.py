@@ -254,14 +254,21 @@ def test_pair_architecture_alone_in_pair_classifier(arch):
         assert pipe.model.get_ref("self_attention").attrs["penalty_reduction"] == "mean"
 
 
-@pytest.mark.parametrize("version", ["v1", "v2"])
-def test_frozen_vectors_alone_as_sublayer(version):
+@pytest.mark.parametrize(
+    "version,vectors",
+    [
+        ("v1", "FrozenVectors.v1"),
+        ("v2", "FrozenVectors.v1"),
+        ("v2", "TrainableVectors.v1"),
+    ],
+)
+def test_frozen_vectors_alone_as_sublayer(version, vectors):
     nlp = spacy.blank("en")
     examples = _pair_examples(nlp)
     add_random_vectors(nlp, [eg.reference.text for eg in examples], width=16)
     model = {
         "@architectures": f"spacy-attn.DecomposableAttention.{version}",
-        "tok2vec": {"@architectures": f"spacy-attn.FrozenVectors.{version}"},
+        "tok2vec": {"@architectures": f"spacy-attn.{vectors}"},
     }
     nlp.add_pipe("attn_pair_classifier", config={"model": model})
     pipe = _one_update(nlp, examples, "attn_pair_classifier")

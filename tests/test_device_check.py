@@ -11,7 +11,7 @@ import torch
 
 from spacy_attn import device_check, make_pair
 
-from .util import add_random_vectors, pair_config
+from .util import add_random_vectors, mirror_dir, pair_config
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -76,7 +76,7 @@ def test_device_check_runs_on_cpu():
     """The one-command check itself works (here on the CPU): every component
     trains (loss falls), round-trips identically and agrees with the CPU."""
     results = device_check.run(
-        gpu_id=-1, steps=4, backbones=["vectors"], log=lambda s: None
+        data=mirror_dir(), gpu_id=-1, steps=4, backbones=["vectors"], log=lambda s: None
     )
     assert [(r["component"], r["status"]) for r in results] == [
         (c, "ok") for c in device_check.COMPONENTS
@@ -94,7 +94,9 @@ def test_device_check_runs_on_cpu():
 @pytest.mark.parametrize("component", device_check.COMPONENTS)
 @pytest.mark.parametrize("backbone", device_check.BACKBONES)
 def test_gpu_train_round_trip_and_cpu_agreement(component, backbone):
-    result = device_check.check(component, backbone, gpu_id=0, steps=10)
+    result = device_check.check(
+        component, backbone, data=mirror_dir(), gpu_id=0, steps=10
+    )
     if result["status"] == "skipped":
         pytest.skip(result["why"])
     assert result["status"] == "ok", result.get("traceback", result)

@@ -96,7 +96,7 @@ def test_mirror_problem_names_the_missing_files(tmp_path):
 # that reached the fixture would be a FileNotFoundError, not a skip.
 MARKED_TESTS = """
 import pytest
-from spacy_attn.mirror import mirror_dir
+from tests.util import mirror_dir
 
 @pytest.fixture
 def snli_head():

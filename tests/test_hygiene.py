@@ -2,10 +2,12 @@
 keeps things. Such paths break for everyone else (a default data path that
 does not exist on their machine) and leak nothing useful (a result file's
 command line that cannot be re-run). Use repo-relative paths, ../shared/data
-or $SPACY_ATTN_MIRROR (spacy_attn.mirror.mirror_dir) instead."""
+or $SPACY_ATTN_MIRROR (scripts/data_mirror.py) instead. And the package holds
+what a user runs: nothing in it finds files relative to the checkout."""
 
 import re
 import subprocess
+import sys
 
 from .util import REPO
 
@@ -75,3 +77,105 @@ def test_no_machine_paths_in_tracked_files():
         "absolute paths of a development machine in tracked files:\n"
         + "\n".join(shown + more)
     )
+
+
+# A path computed from the package's own location up into the checkout
+# (site-packages once installed), or the checkout's data folder by name.
+CHECKOUT_RELATIVE = re.compile(r"parent\.parent|shared/data|\"shared\"\s*/\s*\"data\"")
+
+
+def test_package_finds_nothing_relative_to_the_checkout():
+    """What the wheel ships (spacy_attn/, setup.cfg's ``packages = find:``)
+    names no data mirror beside the checkout: that default lives in
+    scripts/data_mirror.py, and packaged commands take the folder explicitly
+    (``device-check --mirror`` / ``$SPACY_ATTN_MIRROR``)."""
+    package = REPO / "spacy_attn"
+    assert not (package / "mirror.py").exists()
+    hits = [
+        f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+        for path in sorted(package.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1)
+        if CHECKOUT_RELATIVE.search(line)
+    ]
+    assert not hits, "checkout-relative paths in the package:\n" + "\n".join(hits)
+    # The pattern catches what the package's mirror helper used to hold.
+    assert CHECKOUT_RELATIVE.search('_CHECKOUT.parent / "shared" / "data"')
+    assert CHECKOUT_RELATIVE.search("Path(__file__).resolve().parent.parent")
+
+
+IMPORT_PATCHES_NOTHING = """
+import sys
+from spacy.training.corpus import Corpus
+spacys_own = Corpus._make_example
+import spacy_attn, spacy_attn.layers, spacy_attn.pipeline
+patchers = sorted(
+    name for name, module in list(sys.modules.items())
+    if name.startswith("spacy_attn") and hasattr(module, "carry_pair_spans")
+)
+assert not patchers, patchers
+assert Corpus._make_example is spacys_own
+"""
+
+
+def test_import_neither_loads_nor_installs_the_corpus_patch():
+    """``import spacy_attn`` (layers and pipeline included) leaves spaCy's
+    ``Corpus`` alone and does not even import the module that can patch it:
+    only a config naming ``spacy-attn.carry_pairs.v1`` or ``--code`` does.
+    A fresh process, since this one's tests may have imported it."""
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_PATCHES_NOTHING],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def private_imports(paths):
+    """(file:line, statement) for every import of another module's private
+    (single-underscore) name from spacy_attn: ``from .x import _y``,
+    ``from spacy_attn.x import _y``. A package's ``_util`` module of shared
+    helpers is not a private name (its names are public to the package)."""
+    import ast
+
+    hits = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf8"), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            module = node.module or ""
+            if node.level == 0 and not module.startswith("spacy_attn"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    stmt = f"from {'.' * node.level}{module} import {alias.name}"
+                    hits.append((f"{path}:{node.lineno}", stmt))
+    return hits
+
+
+def test_no_module_imports_another_modules_private_names():
+    files = [
+        path
+        for folder in ("spacy_attn", "scripts", "benchmarks")
+        for path in sorted((REPO / folder).glob("**/*.py"))
+    ]
+    hits = private_imports(files)
+    assert not hits, "imports of private names:\n" + "\n".join(
+        f"{where}: {stmt}" for where, stmt in hits
+    )
+
+
+def test_private_import_check_can_fail(tmp_path):
+    # What the package held before (models/siamese.py, squad/__init__.py).
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from .self_attention import _SelfAttentionBase\n"
+        "from spacy_attn.squad import _find_near\n"
+        "from ._util import length_mask\n"
+        "from os import _exit\n"
+    )
+    assert [stmt for _, stmt in private_imports([bad])] == [
+        "from .self_attention import _SelfAttentionBase",
+        "from spacy_attn.squad import _find_near",
+    ]

@@ -238,14 +238,14 @@ def test_spacy_corpus_predicted_docs_get_pair_spans(trained):
     assert get_pair_bounds(new.predicted) == get_pair_bounds(eg.reference)
 
 
-def test_custom_span_key(snli_rows, tmp_path):
+def test_custom_pair_key(snli_rows, tmp_path):
     nlp = spacy.blank("en")
     config = pair_config()
-    config["span_key"] = "nli"
+    config["pair_key"] = "nli"
     nlp.add_pipe("attn_pair_classifier", config=config)
     examples = []
     for row in snli_rows[:8]:
-        doc = make_pair(nlp, row["premise"], row["hypothesis"], span_key="nli")
+        doc = make_pair(nlp, row["premise"], row["hypothesis"], pair_key="nli")
         ref = doc.copy()
         ref.cats = {row["label"]: 1.0}
         examples.append(Example(doc, ref))
@@ -254,5 +254,44 @@ def test_custom_span_key(snli_rows, tmp_path):
         nlp(make_pair(nlp, "a", "b"))  # default key "pair" is not the configured one
     nlp.to_disk(tmp_path / "m")
     nlp2 = spacy.load(tmp_path / "m")
-    assert nlp2.get_pipe("attn_pair_classifier").span_key == "nli"
-    assert nlp2(make_pair(nlp2, "a", "b", span_key="nli")).cats
+    assert nlp2.get_pipe("attn_pair_classifier").pair_key == "nli"
+    assert nlp2(make_pair(nlp2, "a", "b", pair_key="nli")).cats
+
+
+def test_old_span_key_setting_warns_and_still_loads(snli_rows, tmp_path):
+    """``pair_key`` was called ``span_key`` in the pair classifier before the
+    rename: a config (or a pipeline saved then) with the old name still
+    works, with a DeprecationWarning; both names set differently is an error."""
+    nlp = spacy.blank("en")
+    config = pair_config()
+    config["span_key"] = "nli"
+    with pytest.warns(DeprecationWarning, match="span_key is now called pair_key"):
+        pipe = nlp.add_pipe("attn_pair_classifier", config=config)
+    assert pipe.pair_key == "nli"
+    examples = []
+    for row in snli_rows[:4]:
+        doc = make_pair(nlp, row["premise"], row["hypothesis"], pair_key="nli")
+        ref = doc.copy()
+        ref.cats = {row["label"]: 1.0}
+        examples.append(Example(doc, ref))
+    nlp.initialize(lambda: examples)
+    labels = set(pipe.labels)
+    # Saved as the code before the rename saved it: the old name in both the
+    # config and the component's settings.
+    nlp.to_disk(tmp_path / "m")
+    cfg_path = tmp_path / "m" / "config.cfg"
+    # (The config saved now has both names: the raw setting and the filled
+    # default of the new one.)
+    text = cfg_path.read_text().replace('pair_key = "pair"\n', "")
+    cfg_path.write_text(text)
+    assert 'span_key = "nli"' in text and "pair_key" not in text
+    settings = tmp_path / "m" / "attn_pair_classifier" / "cfg"
+    settings.write_text(settings.read_text().replace('"pair_key"', '"span_key"'))
+    with pytest.warns(DeprecationWarning, match="pair_key = 'nli'"):
+        old = spacy.load(tmp_path / "m")
+    loaded = old.get_pipe("attn_pair_classifier")
+    assert loaded.pair_key == "nli" and "span_key" not in loaded.cfg
+    assert set(old(make_pair(old, "a", "b", pair_key="nli")).cats) == labels
+    config["pair_key"] = "other"
+    with pytest.raises(ValueError, match="keep only pair_key"):
+        spacy.blank("en").add_pipe("attn_pair_classifier", config=config)

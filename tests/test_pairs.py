@@ -72,7 +72,7 @@ def test_empty_segments(nlp):
 
 
 def test_make_pair_custom_key_and_types(nlp):
-    doc = make_pair(nlp, "a", "b", span_key="qa")
+    doc = make_pair(nlp, "a", "b", pair_key="qa")
     assert doc.user_data == {"spacy_attn.qa": 1}
     assert get_pair_texts(doc, "qa") == ("a", "b")
     with pytest.raises(PairError, match="no text pair"):

@@ -199,7 +199,7 @@ def test_da_v1_distance_bias_unchanged():
 
 
 def _null_tok2vec(width=8):
-    return registry.architectures.get("spacy-attn.FrozenVectors.v2")(oov_buckets=2)
+    return registry.architectures.get("spacy-attn.FrozenVectors.v1")(oov_buckets=2)
 
 
 # ---------------------------------------------------------------- DA init
@@ -423,9 +423,12 @@ def _vectors_textcat(trainable):
                     "attention_width": 4,
                     "hops": 2,
                     "tok2vec": {
-                        "@architectures": "spacy-attn.FrozenVectors.v2",
+                        "@architectures": (
+                            "spacy-attn.TrainableVectors.v1"
+                            if trainable
+                            else "spacy-attn.FrozenVectors.v1"
+                        ),
                         "oov_buckets": 3,
-                        "trainable": trainable,
                     },
                 },
             }
@@ -443,7 +446,7 @@ def _vectors_textcat(trainable):
 
 
 @pytest.mark.parametrize("trainable", [True, False])
-def test_frozen_vectors_v2_trainable(trainable):
+def test_trainable_vectors_train_and_frozen_vectors_do_not(trainable):
     nlp, examples = _vectors_textcat(trainable)
     optimizer = nlp.initialize(lambda: examples)
     tok2vec = nlp.get_pipe("textcat").model.get_ref("tok2vec")
@@ -459,7 +462,7 @@ def test_frozen_vectors_v2_trainable(trainable):
     numpy.testing.assert_array_equal(nlp.vocab.vectors.data, table_before)
 
 
-def test_frozen_vectors_v2_trainable_round_trip(tmp_path):
+def test_trainable_vectors_round_trip(tmp_path):
     nlp, examples = _vectors_textcat(True)
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(3):
@@ -479,17 +482,25 @@ def test_frozen_vectors_v2_trainable_round_trip(tmp_path):
     numpy.testing.assert_allclose(fresh.get_param("W"), tok2vec.get_param("W"))
 
 
-def test_frozen_vectors_v2_default_equals_v1():
+def test_trainable_vectors_start_as_frozen_vectors():
     nlp = spacy.blank("en")
     add_random_vectors(nlp, ["the cat sat on the mat"], width=8)
     docs = [nlp.make_doc("the cat sat on a mat")]
-    v1 = registry.architectures.get("spacy-attn.FrozenVectors.v1")(oov_buckets=3)
-    v2 = registry.architectures.get("spacy-attn.FrozenVectors.v2")(oov_buckets=3)
-    v1.initialize(X=docs)
-    v2.initialize(X=docs)
-    v2.set_param("E", v1.get_param("E"))
-    numpy.testing.assert_array_equal(v1.predict(docs)[0], v2.predict(docs)[0])
-    assert v2.param_names == ("E",)
+    frozen = registry.architectures.get("spacy-attn.FrozenVectors.v1")(oov_buckets=3)
+    trainable = registry.architectures.get("spacy-attn.TrainableVectors.v1")(
+        oov_buckets=3
+    )
+    frozen.initialize(X=docs)
+    trainable.initialize(X=docs)
+    trainable.set_param("E", frozen.get_param("E"))
+    numpy.testing.assert_array_equal(
+        frozen.predict(docs)[0], trainable.predict(docs)[0]
+    )
+    assert frozen.param_names == ("E",)
+    assert trainable.param_names == ("E", "W")
+    # The old name of the trainable layer is gone (0.1.0 was unreleased).
+    with pytest.raises(Exception, match="FrozenVectors.v2"):
+        registry.architectures.get("spacy-attn.FrozenVectors.v2")
 
 
 # ---------------------------------------------------------------- configs
@@ -531,7 +542,9 @@ PAPER_VALUES = {
         "components.attn_pair_classifier.model.encoder.penalty_coef": 0.3,
         "components.attn_pair_classifier.model.encoder.attention_width": 150,
         "components.attn_pair_classifier.model.encoder.hops": 30,
-        "components.attn_pair_classifier.model.encoder.tok2vec.trainable": True,
+        "components.attn_pair_classifier.model.encoder.tok2vec.@architectures": (
+            "spacy-attn.TrainableVectors.v1"
+        ),
     },
     "yelp_selfattn.cfg": {
         "training.optimizer.@optimizers": "SGD.v1",
@@ -544,7 +557,7 @@ PAPER_VALUES = {
         "components.textcat.model.dropout": 0.5,
         "components.textcat.model.hidden_width": 3000,
         "components.textcat.model.encoder.penalty_coef": 1.0,
-        "components.textcat.model.encoder.tok2vec.trainable": True,
+        "components.textcat.model.encoder.tok2vec.@architectures": "spacy-attn.TrainableVectors.v1",
         "components.textcat.model.encoder.tok2vec.key_attr": "ORTH",
     },
     "age_selfattn.cfg": {
@@ -555,7 +568,7 @@ PAPER_VALUES = {
         "training.dropout": 0.5,
         "components.textcat.model.dropout": 0.5,
         "components.textcat.model.hidden_width": 2000,
-        "components.textcat.model.encoder.tok2vec.trainable": True,
+        "components.textcat.model.encoder.tok2vec.@architectures": "spacy-attn.TrainableVectors.v1",
         "components.textcat.model.encoder.tok2vec.key_attr": "ORTH",
     },
     "squad_glove.cfg": {

@@ -249,7 +249,7 @@ def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
     import spacy
     from spacy.tokens import DocBin
 
-    from spacy_attn import compat
+    from spacy_attn import corpus_patch
 
     callback = {
         "nlp": {"after_pipeline_creation": {"@callbacks": "spacy-attn.carry_pairs.v1"}}
@@ -258,7 +258,7 @@ def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
         _pair_pipeline(tmp_path / "with_callback", callback)
         _pair_pipeline(tmp_path / "plain", {})
     finally:
-        compat.uncarry_pair_spans()  # building it installed the patch in this process
+        corpus_patch.uncarry_pair_spans()  # building it installed the patch in this process
     DocBin(docs=_labelled_pairs(spacy.blank("en")), store_user_data=True).to_disk(
         tmp_path / "test.spacy"
     )
@@ -271,7 +271,7 @@ def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
     assert 0.0 <= json.loads(out.read_text())["pair_acc"] <= 1.0
     bare = _run([*evaluate, str(tmp_path / "plain"), data], cwd=tmp_path, check=False)
     assert bare.returncode != 0 and "PairError" in bare.stderr
-    flag = f"--code {compat.code_path()}"
+    flag = f"--code {corpus_patch.code_path()}"
     assert flag in bare.stderr, bare.stderr[-2000:]
     out.unlink()
     _run(

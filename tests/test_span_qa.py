@@ -600,17 +600,17 @@ def test_custom_keys_round_trip(squad_questions, tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("attn_span_qa", config=qa_config(answers_key="gold_qa", pair_key="qa"))
     examples = qa_examples(
-        nlp, squad_questions[:4], answers_key="gold_qa", span_key="qa"
+        nlp, squad_questions[:4], answers_key="gold_qa", pair_key="qa"
     )
     train(nlp, examples, n_iter=2)
     with pytest.raises(PairError, match="'qa'"):
         nlp(make_pair(nlp, "a", "b"))
-    doc = nlp(make_pair(nlp, "Who?", "Tom did.", span_key="qa"))
+    doc = nlp(make_pair(nlp, "Who?", "Tom did.", pair_key="qa"))
     assert "gold_qa" in doc.spans and "answers" not in doc.spans
     nlp.to_disk(tmp_path / "m")
     pipe = spacy.load(tmp_path / "m").get_pipe("attn_span_qa")
     assert (pipe.pair_key, pipe.answers_key) == ("qa", "gold_qa")
-    assert pipe.model.get_ref("segments").attrs["span_key"] == "qa"
+    assert pipe.model.get_ref("segments").attrs["pair_key"] == "qa"
 
 
 # -- spacy train -----------------------------------------------------------

@@ -11,9 +11,8 @@ from spacy.tokens import DocBin
 from spacy.util import registry
 
 from spacy_attn import get_pair_spans, get_pair_texts, has_pair
-from spacy_attn.readers import CorpusFormatError
+from spacy_attn.readers import CorpusFormatError, SquadCorpus
 from spacy_attn.squad import (
-    SquadCorpus,
     context_offset,
     read_squad,
     write_squad_docbin,
@@ -191,7 +190,7 @@ def test_reader_registered_gz_squadshifts_layout_and_docbin(tmp_path, nlp):
     assert again[0].reference is not examples[0].reference
     assert [s.text for s in again[1].reference.spans["answers"]] == ["France"]
     # Article filter by title or index, limit, custom keys.
-    only_b = SquadCorpus(path, articles=["B"], answers_key="qa", span_key="pq")
+    only_b = SquadCorpus(path, articles=["B"], answers_key="qa", pair_key="pq")
     egs = list(only_b(nlp))
     assert [eg.reference.spans["qa"].attrs["id"] for eg in egs] == ["b1", "b2"]
     assert has_pair(egs[0].predicted, "pq") and "qa" not in egs[0].predicted.spans
@@ -318,23 +317,19 @@ def test_damaged_files_name_the_file(tmp_path, nlp):
             list(SquadCorpus(path)(nlp))
 
 
-def test_moved_names_still_import_from_squad():
-    """The SQuAD reader and scorer live in spacy_attn.readers / .scorers;
-    the old import paths give the same objects."""
+def test_squad_reader_and_scorer_live_with_the_others_only():
+    """The SQuAD reader and scorer live in spacy_attn.readers / .scorers, with
+    no second import path through spacy_attn.squad (0.1.0 is unreleased)."""
     import spacy_attn.readers
     import spacy_attn.scorers
     import spacy_attn.squad as squad
 
-    assert squad.SquadCorpus is spacy_attn.readers.SquadCorpus
-    assert (
-        squad.create_squad_corpus_reader
-        is spacy_attn.readers.create_squad_corpus_reader
-    )
-    assert squad.squad_score is spacy_attn.scorers.squad_score
-    assert squad.make_squad_scorer is spacy_attn.scorers.make_squad_scorer
+    for name in ("SquadCorpus", "create_squad_corpus_reader", "squad_score"):
+        assert not hasattr(squad, name), name
+    assert callable(spacy_attn.scorers.make_squad_scorer)
     assert (
         registry.readers.get("spacy-attn.SquadCorpus.v1")
-        is squad.create_squad_corpus_reader
+        is spacy_attn.readers.create_squad_corpus_reader
     )
     namespace = {}
     exec("from spacy_attn.squad import *", namespace)

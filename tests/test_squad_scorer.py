@@ -12,13 +12,13 @@ from spacy.training import Example
 from spacy.util import registry
 
 from spacy_attn import make_pair
+from spacy_attn.scorers import squad_score
 from spacy_attn.squad import (
     exact_match_score,
     f1_score,
     normalize_answer,
     read_squad,
     squad_evaluate,
-    squad_score,
 )
 
 from .util import mirror_dir, squad_dev
@@ -118,7 +118,7 @@ def test_component_scorer_matches_official():
     ]
     scorer = registry.scorers.get("spacy-attn.squad_scorer.v1")()
     # A component passes its whole cfg: unknown keys are ignored.
-    s = scorer(egs, answers_key="answers", span_key="pair", max_answer_length=30)
+    s = scorer(egs, answers_key="answers", pair_key="pair", max_answer_length=30)
     assert s["qa_n"] == 3
     assert s["qa_exact_match"] == pytest.approx(1 / 3)
     assert s["qa_f1"] == pytest.approx((1 + 2 / 3 + 0) / 3)

@@ -4,9 +4,11 @@ rules for tests that need the full data mirror (the ``mirror`` marker, see
 tests/conftest.py). conftest.py keeps only fixtures and hooks."""
 
 import gzip
+import importlib
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -16,7 +18,6 @@ from spacy.training import Example
 
 import spacy_attn
 from spacy_attn.layers.defaults import small_tok2vec_config
-from spacy_attn.mirror import MIRROR_ENV, mirror_dir
 from spacy_attn.squad import SquadQuestion
 
 __all__ = [
@@ -29,6 +30,23 @@ __all__ = [
 ]
 
 REPO = Path(__file__).resolve().parent.parent
+SCRIPTS = REPO / "scripts"
+
+
+def _on_path(folder: Path) -> None:
+    """Make a checkout folder of scripts importable: its scripts import their
+    siblings (scripts/data_mirror.py), as Python allows when it runs them as
+    files. Appended, so nothing installed is shadowed."""
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
+
+
+# The data mirror helper is checkout tooling (scripts/data_mirror.py), not
+# part of the package.
+_on_path(SCRIPTS)
+data_mirror = importlib.import_module("data_mirror")
+MIRROR_ENV: str = data_mirror.MIRROR_ENV
+mirror_dir = data_mirror.mirror_dir
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 """Small slices of the mirror's real data; tests/fixtures/README.md says which."""
 
@@ -202,8 +220,10 @@ def pair_config(
 
 def load_script(relpath: str) -> ModuleType:
     """Import a checkout script (e.g. "scripts/squad_splits.py") as a module:
-    scripts/ and benchmarks/ are not packages."""
+    scripts/ and benchmarks/ are not packages. Its folder goes on the path,
+    so that its imports of siblings work as when it is run as a file."""
     path = REPO / relpath
+    _on_path(path.parent)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)

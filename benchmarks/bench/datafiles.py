@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence
 
-from spacy_attn.mirror import MIRROR_ENV
-
 from . import machine
+from .machine import MIRROR_ENV
 
 GLOVE = "glove/glove.6B.100d.top100k.txt.gz"  # the mirror's GloVe 6B 100d, 100k words
 

@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from spacy_attn.mirror import MIRROR_ENV, mirror_dir
+# The data mirror helper is checkout tooling (scripts/data_mirror.py).
+sys.path.append(str(Path(__file__).resolve().parents[2] / "scripts"))
+from data_mirror import MIRROR_ENV, mirror_dir  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/bench/ -> the checkout
 
@@ -32,7 +34,7 @@ PathLike = Union[str, os.PathLike]
 
 
 def data_dir() -> Path:
-    """The data mirror (``spacy_attn.mirror.mirror_dir``: ``$SPACY_ATTN_MIRROR``,
+    """The data mirror (``scripts/data_mirror.py``'s ``mirror_dir``: ``$SPACY_ATTN_MIRROR``,
     else ``../shared/data`` beside the repository)."""
     return mirror_dir()
 

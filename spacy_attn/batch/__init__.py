@@ -53,8 +53,8 @@ from .driver import ENGINES, predict_file
 from .engines import Engine, EngineInfo, InProcessEngine, LocalPoolEngine
 from .errors import PredictError
 from .output import PredictStats, finished_lines
-from .predictor import Predictor, find_component, format_vector
-from .rows import Columns, InputRow, RowReader, count_rows, detect_input_format
+from .predictor import Predictor, format_vector
+from .rows import Columns, InputRow, RowReader, count_rows
 
 __all__ = [
     "ENGINES",
@@ -69,8 +69,6 @@ __all__ = [
     "Predictor",
     "RowReader",
     "count_rows",
-    "detect_input_format",
-    "find_component",
     "finished_lines",
     "format_vector",
     "predict_file",

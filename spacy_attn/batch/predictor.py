@@ -19,7 +19,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from ..pairs import make_pair
-from ..pipeline.doc_embedder import DocEmbedder
+from ..pipeline.lookup import ComponentLookupError, find_component
 from ..pipeline.pair_classifier import PairClassifier
 from ..pipeline.span_qa import SpanQA
 from ..qa import context_answers
@@ -85,48 +85,6 @@ def _reason(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"
 
 
-def find_component(nlp: Language, name: Optional[str] = None) -> Tuple[str, str]:
-    """The spacy-attn component that defines the task.
-
-    nlp (Language): The pipeline.
-    name (Optional[str]): The component's name, if the pipeline has several.
-    RETURNS (Tuple[str, str]): Its name and task: "pair", "doc" or "qa".
-    RAISES (PredictError): If there is none, or several and no ``name``.
-    """
-
-    def kind_of(pipe: Any) -> Optional[str]:
-        # Three separate classes (AttnClassifier is their common base).
-        if isinstance(pipe, SpanQA):
-            return "qa"
-        if isinstance(pipe, DocEmbedder):
-            return "doc"
-        if isinstance(pipe, PairClassifier):
-            return "pair"
-        return None
-
-    found = [
-        (pipe_name, kind) for pipe_name, pipe in nlp.pipeline if (kind := kind_of(pipe))
-    ]
-    if name is not None:
-        match = [item for item in found if item[0] == name]
-        if not match:
-            raise PredictError(
-                f"--component {name!r}: not a spacy-attn component of the pipeline "
-                f"(spacy-attn components: {[n for n, _ in found]}; all: {nlp.pipe_names})."
-            )
-        return match[0]
-    if not found:
-        raise PredictError(
-            f"The pipeline has no attn_pair_classifier, attn_doc_embedder or attn_span_qa "
-            f"component (components: {nlp.pipe_names})."
-        )
-    if len(found) > 1:
-        raise PredictError(
-            f"The pipeline has several spacy-attn components {found}; pass --component."
-        )
-    return found[0]
-
-
 class Predictor:
     """Turn a batch of tasks into output lines (JSON, no newline)."""
 
@@ -137,7 +95,12 @@ class Predictor:
         component (Optional[str]): The spacy-attn component's name, if several.
         """
         self.nlp = nlp
-        self.component, self.kind = find_component(nlp, component)
+        try:
+            self.component, self.kind = find_component(
+                nlp, component, option="--component"
+            )
+        except ComponentLookupError as err:
+            raise PredictError(str(err)) from None
         self._model_hash: Optional[str] = None
         pipe = nlp.get_pipe(self.component)
         # The name under which a pair doc holds its two texts (the embedder
@@ -147,7 +110,7 @@ class Predictor:
         if isinstance(pipe, SpanQA):
             self.pair_key, self.answers_key = pipe.pair_key, pipe.answers_key
         elif isinstance(pipe, PairClassifier) and self.kind == "pair":
-            self.pair_key = pipe.span_key
+            self.pair_key = pipe.pair_key
 
     def __call__(self, tasks: List[Task]) -> List[str]:
         """Predict a batch. A batch that fails is predicted again row by row,
@@ -188,7 +151,7 @@ class Predictor:
             assert self.pair_key is not None  # set for every pair task
             docs = nlp.pipe(
                 [
-                    make_pair(nlp, texts[0], texts[1], span_key=self.pair_key)
+                    make_pair(nlp, texts[0], texts[1], pair_key=self.pair_key)
                     for _, texts in tasks
                 ],
                 batch_size=len(tasks),
@@ -262,7 +225,6 @@ __all__ = [
     "MAX_CHARS",
     "ROW_ERROR_PREFIX",
     "Predictor",
-    "find_component",
     "format_vector",
     "row_error",
     "row_error_reason",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..readers import FIRST_KEYS, SECOND_KEYS
+from ..readers import FIRST_KEYS, SECOND_KEYS, detect_format
 from .errors import PredictError
 
 # One row for the model: (id, texts).
@@ -52,26 +52,6 @@ class InputRow:
     record: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
     prefix_sha256: str = ""
-
-
-def detect_input_format(path: Path) -> str:
-    """``jsonl``, ``csv`` or ``tsv`` from the file name (``.gz`` ignored);
-    otherwise jsonl if the first line starts with ``{``, else csv.
-
-    path (Path): The input file.
-    RETURNS (str): The format.
-    """
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    if suffix in ("jsonl", "json", "ndjson"):
-        return "jsonl"
-    if suffix in ("csv", "tsv"):
-        return suffix
-    with _open_binary(path) as f:
-        first = f.readline()
-    if first.startswith(codecs.BOM_UTF8):
-        first = first[len(codecs.BOM_UTF8) :]
-    return "jsonl" if first.lstrip().startswith(b"{") else "csv"
 
 
 def _open_binary(path: Path) -> BinaryIO:
@@ -113,7 +93,8 @@ class RowReader:
         if not self.path.is_file():
             raise PredictError(f"Input file not found: {self.path}")
         if input_format == "auto":
-            input_format = detect_input_format(self.path)
+            # One detector for every input (spacy_attn.readers.detect_format).
+            input_format = detect_format(self.path)
         if input_format not in FORMATS:
             raise PredictError(
                 f"Unknown input format {input_format!r}: use auto, {', '.join(FORMATS)}."
@@ -435,7 +416,6 @@ __all__ = [
     "InputRow",
     "RowReader",
     "Columns",
-    "detect_input_format",
     "count_rows",
     "prefix_sha256",
     "resolve_columns",

@@ -24,13 +24,13 @@ from thinc.api import (
 )
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.coattention import DynamicCoattention, top_spans
-from ..pairs import DEFAULT_SPAN_KEY
+from ..pairs import DEFAULT_PAIR_KEY
 from ._util import gather_segments
 from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
+from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 # One answer: (start token, end token exclusive, score), doc coordinates.
@@ -129,7 +129,7 @@ def build_dynamic_coattention(
         mixed_precision=mixed_precision,
     )
     segments = qa_windows(
-        tok2vec, span_key=DEFAULT_SPAN_KEY, window=window, stride=stride
+        tok2vec, pair_key=DEFAULT_PAIR_KEY, window=window, stride=stride
     )
     model: Model[List[Doc], QAOutput] = Model(
         "dynamic_coattention",
@@ -297,7 +297,7 @@ def _last_iteration(logits: Floats3d) -> torch.Tensor:
 def qa_windows(
     tok2vec: Model[List[Doc], List[Floats2d]],
     *,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
     window: int = 400,
     stride: int = 200,
 ) -> Model[List[Doc], Tuple[QAInput, QAWindows]]:
@@ -320,7 +320,7 @@ def qa_windows(
         init=windows_init,
         layers=[tok2vec],
         dims={"nO": None},
-        attrs={"span_key": span_key, "window": window, "stride": stride},
+        attrs={"pair_key": pair_key, "window": window, "stride": stride},
     )
 
 
@@ -360,7 +360,7 @@ def make_windows(bounds: numpy.ndarray, window: int, stride: int) -> QAWindows:
 def windows_forward(
     model: Model, docs: List[Doc], is_train: bool
 ) -> Tuple[Tuple[QAInput, QAWindows], Callable]:
-    bounds = get_bounds(docs, model.attrs["span_key"])
+    bounds = get_bounds(docs, model.attrs["pair_key"])
     windows = make_windows(bounds, model.attrs["window"], model.attrs["stride"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
     width = (

@@ -17,12 +17,12 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
 from thinc.types import Floats2d, Floats3d
 
-from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.decomposable_attention import DecomposableAttention
-from ..pairs import DEFAULT_SPAN_KEY
+from ..pairs import DEFAULT_PAIR_KEY
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
+from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
 # The gradient of Segments: None for the integer lengths, and for a tensor
 # whose gradient torch did not compute.
@@ -68,7 +68,7 @@ def build_decomposable_attention(
         tok2vec = build_default_tok2vec()
     return _da_model(
         tok2vec,
-        pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY),
+        pair_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY),
         hidden_width=hidden_width,
         dropout=dropout,
         intra_attention=intra_attention,
@@ -281,7 +281,7 @@ def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
     if encode not in ENCODINGS:
         raise ValueError(f"encode must be one of {ENCODINGS}, got {encode!r}")
     if encode == "joint":
-        return pair_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
+        return pair_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY)
     if is_listener(tok2vec):
         raise ValueError(
             'encode = "separate" needs a token encoder inside the model '
@@ -291,4 +291,4 @@ def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
             "pair doc, so it cannot encode each text on its own. Use "
             'encode = "joint" with a listener.'
         )
-    return separate_segments(tok2vec, span_key=DEFAULT_SPAN_KEY)
+    return separate_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY)

@@ -1,4 +1,6 @@
-"""Fixed pretrained word vectors with trainable hashed OOV embeddings.
+"""Pretrained word vectors with trainable hashed OOV embeddings: fixed
+(``spacy-attn.FrozenVectors.v1``) or fine-tuned
+(``spacy-attn.TrainableVectors.v1``).
 
 The paper setting of Parikh et al. (2016): GloVe vectors are kept fixed and
 each out-of-vocabulary word is hashed to one of 100 trainable random
@@ -86,7 +88,7 @@ def init(model: Model, X=None, Y=None) -> None:
     E = numpy.random.normal(0.0, 1.0, (max(n_oov, 1), width)) * scale
     model.set_param("E", model.ops.asarray2f(cast(Floats2d, E.astype("float32"))))
     if model.attrs.get("trainable") and X is not None and len(X):
-        # Fine-tuned vectors (FrozenVectors.v2, trainable = true) start as a
+        # Fine-tuned vectors (TrainableVectors.v1) start as a
         # copy of the vocab's table, unit-normalized if configured; after
         # that they are the model's own and are saved with it.
         table = _Table(model, _vectors_of(X)).table
@@ -116,7 +118,7 @@ class _Table:
         self.rows = rows[order].astype("int32")
         ops = model.ops
         data = vectors.data
-        # A trainable layer (FrozenVectors.v2) gathers from its own copy and
+        # A trainable layer (TrainableVectors.v1) gathers from its own copy and
         # needs only the key lookup: no second copy of the table.
         self.table: Optional[Floats2d] = None
         if with_table:
@@ -190,7 +192,7 @@ def forward(
         W = cast(Floats2d, model.get_param("W"))
         if W.shape[0] != vectors.shape[0]:
             raise ValueError(
-                f"spacy-attn.FrozenVectors.v2 (trainable) was initialized "
+                f"spacy-attn.TrainableVectors.v1 was initialized "
                 f"from a table of {W.shape[0]} rows but the vocab now has "
                 f"{vectors.shape[0]}."
             )
@@ -236,44 +238,43 @@ def forward(
     return outputs, backprop
 
 
-# --- spacy-attn.FrozenVectors.v2 ---------------------------------------------
-# v1 above is frozen (the table is always fixed). v2 can fine-tune the
-# vectors, as Lin et al. (2017) did.
+# --- spacy-attn.TrainableVectors.v1 ------------------------------------------
+# FrozenVectors.v1 above keeps the table fixed. Lin et al. (2017) fine-tuned
+# their word vectors: the same lookup, training a copy of the table. (Before
+# the 0.1.0 release this was FrozenVectors.v2 with ``trainable = true``: a
+# frozen layer that trains; renamed in place, as 0.1.0 was unreleased.)
 
 
-@registry.architectures("spacy-attn.FrozenVectors.v2")
-def FrozenVectors_v2(
+@registry.architectures("spacy-attn.TrainableVectors.v1")
+def TrainableVectors(
     *,
     key_attr: Union[int, str] = "LOWER",
     oov_buckets: int = 100,
     normalize: bool = True,
-    trainable: bool = False,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """``spacy-attn.FrozenVectors.v1`` with the option to fine-tune the word
-    vectors.
+    """Pretrained word vectors that are fine-tuned: ``FrozenVectors.v1``'s
+    lookup and OOV buckets, but the layer copies the vocab's table
+    (normalized if ``normalize``) into its own parameter "W" at
+    initialization and trains it. The vocab's table is never changed and the
+    trained copy is saved with the model. The copy is the whole table (rows x
+    width float32, once more on top of the vocab's) and, as Thinc's
+    optimizers update whole parameters, every step updates all of it: use a
+    table trimmed to the words you need (``spacy init vectors --prune`` /
+    ``--truncate``).
 
-    key_attr, oov_buckets, normalize: as in v1.
-    trainable (bool): False: the vocab's vectors stay fixed (v1). True: the
-        layer copies the table (normalized if ``normalize``) into its own
-        parameter "W" at initialization and trains it; the vocab's table is
-        never changed and the trained copy is saved with the model. The
-        copy is the whole table (rows x width float32, once more on top of
-        the vocab's) and, as Thinc's optimizers update whole parameters,
-        every step updates all of it: use a table trimmed to the words you
-        need (``spacy init vectors --prune`` / ``--truncate``).
+    key_attr, oov_buckets, normalize: as in ``spacy-attn.FrozenVectors.v1``.
     RETURNS (Model[List[Doc], List[Floats2d]]): Width = the vectors' width.
     """
     attr = intify_attr(key_attr) if isinstance(key_attr, str) else key_attr
     if attr is None:
-        raise ValueError(f"FrozenVectors: unknown key_attr {key_attr!r}.")
-    params: Dict[str, Optional[FloatsXd]] = {"E": None}
-    if trainable:
-        params["W"] = None  # the vocab's table, copied at initialization
+        raise ValueError(f"TrainableVectors: unknown key_attr {key_attr!r}.")
+    # "W": the vocab's table, copied at initialization.
+    params: Dict[str, Optional[FloatsXd]] = {"E": None, "W": None}
     return Model(
-        "frozen_vectors",
+        "trainable_vectors",
         forward,
         init=init,
         dims={"nO": None, "nV": oov_buckets},
         params=params,
-        attrs={"key_attr": attr, "normalize": normalize, "trainable": trainable},
+        attrs={"key_attr": attr, "normalize": normalize, "trainable": True},
     )

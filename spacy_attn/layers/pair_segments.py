@@ -7,20 +7,20 @@ from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
+from ..pairs import DEFAULT_PAIR_KEY, get_batch_bounds
 from ._util import gather_segments
 
 Segments = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 
 
 def pair_segments(
-    tok2vec: Model[List[Doc], List[Floats2d]], *, span_key: str = DEFAULT_SPAN_KEY
+    tok2vec: Model[List[Doc], List[Floats2d]], *, pair_key: str = DEFAULT_PAIR_KEY
 ) -> Model[List[Doc], Segments]:
     """Run ``tok2vec`` over whole pair docs, then cut each doc's vectors into
     its two segments and pad them.
 
-    The span key lives in ``model.attrs["span_key"]``; the pair component sets
-    it from its own ``span_key`` setting so there is one source of truth.
+    The span key lives in ``model.attrs["pair_key"]``; the pair component sets
+    it from its own ``pair_key`` setting so there is one source of truth.
 
     RETURNS (Model[List[Doc], Segments]): Output ``(A, A_lengths, B,
         B_lengths)`` with A (batch, La, width), B (batch, Lb, width) zero-padded
@@ -34,7 +34,7 @@ def pair_segments(
         init=init,
         layers=[tok2vec],
         dims={"nO": None},
-        attrs={"span_key": span_key},
+        attrs={"pair_key": pair_key},
     )
 
 
@@ -45,13 +45,13 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         model.set_dim("nO", tok2vec.get_dim("nO"))
 
 
-def get_bounds(docs: List[Doc], span_key: str) -> numpy.ndarray:
+def get_bounds(docs: List[Doc], pair_key: str) -> numpy.ndarray:
     """(n_docs, 4) int array of (start1, end1, start2, end2) token offsets."""
-    return get_batch_bounds(docs, span_key)
+    return get_batch_bounds(docs, pair_key)
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
-    bounds = get_bounds(docs, model.attrs["span_key"])
+    bounds = get_bounds(docs, model.attrs["pair_key"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
     width = (
         vectors[0].shape[1]

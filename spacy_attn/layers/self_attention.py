@@ -39,15 +39,15 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, Relu, chain
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..compat import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 from ..models.self_attention import build_encoder
 from ..models.siamese import SiameseSelfAttention
-from ..pairs import DEFAULT_SPAN_KEY
+from ..pairs import DEFAULT_PAIR_KEY
 from ._util import segment_index
 from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from .pair_segments import pair_segments
+from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
 SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
 POOLINGS = ("flatten", "mean", "max")
@@ -405,7 +405,7 @@ def build_siamese_self_attention(
     """
     if encoder is None:
         encoder = build_structured_self_attention()
-    segments = pair_segments(encoder.get_ref("tok2vec"), span_key=DEFAULT_SPAN_KEY)
+    segments = pair_segments(encoder.get_ref("tok2vec"), pair_key=DEFAULT_PAIR_KEY)
     return _siamese_model(
         encoder,
         segments,

@@ -16,7 +16,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
-from ..pairs import DEFAULT_SPAN_KEY, get_batch_bounds
+from ..pairs import DEFAULT_PAIR_KEY, get_batch_bounds
 from ._util import gather_segments
 from .pair_segments import Segments
 
@@ -24,7 +24,7 @@ ENCODINGS = ("joint", "separate")
 
 
 def separate_segments(
-    tok2vec: Model[List[Doc], List[Floats2d]], *, span_key: str = DEFAULT_SPAN_KEY
+    tok2vec: Model[List[Doc], List[Floats2d]], *, pair_key: str = DEFAULT_PAIR_KEY
 ) -> Model[List[Doc], Segments]:
     """Cut each pair doc into its two segments, each a doc of its own
     (``segment_docs``), run ``tok2vec`` over all of them at once and pad.
@@ -32,8 +32,8 @@ def separate_segments(
     tok2vec (Model[List[Doc], List[Floats2d]]): An encoder that runs on any
         docs it is given: not a listener, which can only read what its
         upstream component computed for the whole pair docs.
-    span_key (str): The pair's key; the pair component sets
-        ``model.attrs["span_key"]`` from its own setting, as for
+    pair_key (str): The pair's key; the pair component sets
+        ``model.attrs["pair_key"]`` from its own setting, as for
         ``pair_segments``.
     RETURNS (Model[List[Doc], Segments]): ``(A, A_lengths, B, B_lengths)``,
         the same layout as ``pair_segments``.
@@ -44,7 +44,7 @@ def separate_segments(
         init=init,
         layers=[tok2vec],
         dims={"nO": None},
-        attrs={"span_key": span_key},
+        attrs={"pair_key": pair_key},
     )
 
 
@@ -102,7 +102,7 @@ def _pad(ops, vectors: List[Floats2d], width: int):
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
     ops = model.ops
-    bounds = get_batch_bounds(docs, model.attrs["span_key"])
+    bounds = get_batch_bounds(docs, model.attrs["pair_key"])
     n = len(docs)
     firsts, seconds = [], []
     for doc, b in zip(docs, bounds):

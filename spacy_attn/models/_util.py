@@ -11,7 +11,7 @@ import torch
 # exactly 0 in float32, so padded positions get exactly zero weight and a
 # padded batch gives the same numbers as unpadded single examples; small
 # enough not to overflow in float16.
-_MASK_VALUE = -1e4
+MASK_VALUE = -1e4
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
@@ -23,7 +23,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.
     scores (Tensor): Attention logits.
     mask (Tensor): Bool tensor broadcastable to ``scores``; True = real token.
     """
-    weights = torch.softmax(scores.masked_fill(~mask, _MASK_VALUE), dim=dim)
+    weights = torch.softmax(scores.masked_fill(~mask, MASK_VALUE), dim=dim)
     return weights * mask
 
 
@@ -33,4 +33,4 @@ def length_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     return positions.unsqueeze(0) < lengths.unsqueeze(1)
 
 
-__all__ = ["length_mask", "masked_softmax"]
+__all__ = ["MASK_VALUE", "length_mask", "masked_softmax"]

@@ -21,7 +21,7 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
-from ._util import _MASK_VALUE, length_mask, masked_softmax
+from ._util import MASK_VALUE, length_mask, masked_softmax
 from .rnn import run_lstm
 
 __all__ = ["DynamicCoattention", "HighwayMaxout", "top_spans", "span_logits"]
@@ -218,7 +218,7 @@ class DynamicCoattention(nn.Module):
         pre_e = self.hmn_end.precompute(u)
 
         def scores(hmn, pre, h, u_s, u_e):
-            out = U.new_full((B, m), _MASK_VALUE)
+            out = U.new_full((B, m), MASK_VALUE)
             out[mask] = hmn(pre, example, h, u_s, u_e)
             return out
 
@@ -227,8 +227,8 @@ class DynamicCoattention(nn.Module):
         h = U.new_zeros(B, self.hidden)
         c = U.new_zeros(B, self.hidden)
         all_s, all_e = [], []
-        final_s = U.new_full((B, m), _MASK_VALUE)
-        final_e = U.new_full((B, m), _MASK_VALUE)
+        final_s = U.new_full((B, m), MASK_VALUE)
+        final_e = U.new_full((B, m), MASK_VALUE)
         iterations = torch.zeros(B, dtype=torch.long, device=U.device)
         active = torch.ones(B, dtype=torch.bool, device=U.device)
         for _ in range(self.max_iterations):

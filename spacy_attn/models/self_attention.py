@@ -83,7 +83,7 @@ class BiLSTM(nn.Module):
         return run_lstm(self.lstm, self.dropout(X), lengths)
 
 
-class _SelfAttentionBase(nn.Module):
+class SelfAttentionBase(nn.Module):
     """Shared parts: the BiLSTM, the penalty reduction and its validation."""
 
     n_rows: int  # rows of the attention matrix: set by the subclass (hops or heads)
@@ -189,7 +189,7 @@ class _SelfAttentionBase(nn.Module):
         return M, A, H, penalty
 
 
-class StructuredSelfAttention(_SelfAttentionBase):
+class StructuredSelfAttention(SelfAttentionBase):
     """Lin et al. (2017): BiLSTM + r-hop self-attention + ||AA^T - I||_F^2.
 
     nI (Optional[int]): Input width (None: inferred on the first batch).
@@ -255,7 +255,7 @@ def pairwise_hinge(X: torch.Tensor, margin: float) -> torch.Tensor:
     return torch.relu(margin - dist[..., upper]).sum(-1)
 
 
-class GeneralizedPooling(_SelfAttentionBase):
+class GeneralizedPooling(SelfAttentionBase):
     """Chen, Ling & Zhu (2018): vector-based multi-head attention pooling.
 
     nI (Optional[int]): Input width (None: inferred on the first batch).
@@ -335,7 +335,7 @@ class GeneralizedPooling(_SelfAttentionBase):
         return self.param_penalty * pairwise_hinge(self.W1.flatten(1), self.margin)
 
 
-def build_encoder(kind: str, nI: Optional[int], **kwargs) -> _SelfAttentionBase:
+def build_encoder(kind: str, nI: Optional[int], **kwargs) -> SelfAttentionBase:
     """Build ``StructuredSelfAttention`` ("structured") or
     ``GeneralizedPooling`` ("generalized") from keyword settings."""
     with warnings.catch_warnings():

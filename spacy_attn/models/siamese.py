@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
-from .self_attention import _SelfAttentionBase
+from .self_attention import SelfAttentionBase
 
 COMBINATIONS = ("features", "multiplicative")
 
@@ -15,7 +15,7 @@ COMBINATIONS = ("features", "multiplicative")
 class SiameseSelfAttention(nn.Module):
     """Encode both segments with the same encoder and combine them.
 
-    encoder (_SelfAttentionBase): ``StructuredSelfAttention`` or
+    encoder (SelfAttentionBase): ``StructuredSelfAttention`` or
         ``GeneralizedPooling``; its output M is (B, r, 2u).
     nH (int): Width of the combined representation fed to the MLP.
     combination (str): "features": the two embeddings u, v (M flattened) give
@@ -37,7 +37,7 @@ class SiameseSelfAttention(nn.Module):
 
     def __init__(
         self,
-        encoder: _SelfAttentionBase,
+        encoder: SelfAttentionBase,
         nH: int,
         *,
         n_rows: int,
@@ -74,7 +74,7 @@ class SiameseSelfAttention(nn.Module):
         reduction: Optional[str] = None,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         # reduction: the encoder's penalty reduction for this call (None:
-        # the encoder's own), see _SelfAttentionBase.forward. The per-doc
+        # the encoder's own), see SelfAttentionBase.forward. The per-doc
         # penalties belong to each text; a penalty on the parameters belongs
         # to the batch, once (see param_penalty_once).
         M_a, _, _, penalty_a = self.encoder(A, A_lengths, reduction)

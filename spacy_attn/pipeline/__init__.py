@@ -6,13 +6,16 @@ Importing this package registers the three factories (``attn_pair_classifier``,
 """
 
 from .doc_embedder import DocEmbedder, make_doc_embedder
+from .lookup import ComponentLookupError, find_component
 from .pair_classifier import PairClassifier, make_pair_classifier, pair_classifier_score
 from .span_qa import SpanQA, make_span_qa
 
 __all__ = [
+    "ComponentLookupError",
     "DocEmbedder",
     "PairClassifier",
     "SpanQA",
+    "find_component",
     "make_doc_embedder",
     "make_pair_classifier",
     "make_span_qa",

@@ -16,7 +16,7 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d
 
 from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
-from ..pairs import DEFAULT_SPAN_KEY
+from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key
 from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
 from .base import AttnClassifier
 from .defaults import default_tok2vec_config
@@ -42,7 +42,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
     requires=["doc.spans"],
     default_config={
         "model": DEFAULT_MODEL,
-        "span_key": DEFAULT_SPAN_KEY,
+        "pair_key": DEFAULT_PAIR_KEY,
         "threshold": 0.5,
         "scorer": {"@scorers": "spacy-attn.pair_classifier_scorer.v1"},
     },
@@ -58,22 +58,27 @@ def make_pair_classifier(
     name: str,
     model: Model[List[Doc], Floats2d],
     *,
-    span_key: str,
+    pair_key: str,
     threshold: float,
     scorer: Optional[Callable],
+    span_key: Optional[str] = None,
 ) -> "PairClassifier":
     """Create an ``attn_pair_classifier``: a text-pair classifier (NLI,
     duplicate / paraphrase detection) writing label scores to ``doc.cats``.
 
     model (Model[List[Doc], Floats2d]): Pair model, by default
         ``spacy-attn.DecomposableAttention.v1``.
-    span_key (str): ``doc.spans`` key holding the two segments of each pair.
+    pair_key (str): ``doc.spans`` key holding the two segments of each pair.
     threshold (float): Decision threshold of multi-label (sigmoid) models,
         used by the scorer; unused for exclusive classes.
     scorer (Optional[Callable]): Scoring function.
+    span_key (Optional[str]): The old name of ``pair_key``, read from
+        configs of pipelines trained before the rename (with a
+        ``DeprecationWarning``); leave it unset (``null``).
     """
+    pair_key = renamed_pair_key(pair_key, span_key, f"attn_pair_classifier {name!r}")
     return PairClassifier(
-        nlp.vocab, model, name, span_key=span_key, threshold=threshold, scorer=scorer
+        nlp.vocab, model, name, pair_key=pair_key, threshold=threshold, scorer=scorer
     )
 
 
@@ -83,11 +88,9 @@ class PairClassifier(PairInputMixin, AttnClassifier):
     Writes one score per label to ``doc.cats``: probabilities summing to one
     for mutually exclusive labels (``exclusive_classes = true`` in the model),
     independent probabilities otherwise. Labels, loss, training and
-    serialization are ``AttnClassifier``'s; the pair plumbing (span key,
+    serialization are ``AttnClassifier``'s; the pair plumbing (pair key,
     pairs copied to predicted docs) is ``PairInputMixin``'s.
     """
-
-    _pair_key_setting = "span_key"
 
     def __init__(
         self,
@@ -95,7 +98,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         model: Model,
         name: str = "attn_pair_classifier",
         *,
-        span_key: str = DEFAULT_SPAN_KEY,
+        pair_key: str = DEFAULT_PAIR_KEY,
         threshold: float = 0.5,
         scorer: Optional[Callable] = None,
     ) -> None:
@@ -104,7 +107,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         vocab (Vocab): The shared vocabulary.
         model (Model): The Thinc model: pair docs -> label probabilities.
         name (str): Component name, used as the key of its training loss.
-        span_key (str): ``doc.spans`` key of the pair segments.
+        pair_key (str): ``doc.spans`` key of the pair segments.
         threshold (float): Decision threshold for multi-label models.
         scorer (Optional[Callable]): Scoring function.
         """
@@ -112,15 +115,10 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             vocab,
             model,
             name,
-            {"span_key": span_key},
+            {"pair_key": pair_key},
             threshold=threshold,
             scorer=scorer,
         )
-
-    @property
-    def span_key(self) -> str:
-        """RETURNS (str): The ``doc.spans`` key of the pair segments."""
-        return self.cfg["span_key"]
 
     def predict(self, docs: Iterable[Doc]) -> Floats2d:
         """Score a batch of pair docs without modifying them.

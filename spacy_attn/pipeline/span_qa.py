@@ -25,7 +25,7 @@ from thinc.api import Config, Model, Optimizer, get_array_module, set_dropout_ra
 from thinc.types import Floats2d, Floats3d
 
 from ..layers.coattention import Answer, QAOutput, decode_answers
-from ..pairs import DEFAULT_SPAN_KEY, get_pair_bounds
+from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds
 from ..squad.data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY
 from .base import AttnPipe
 from .defaults import default_tok2vec_config
@@ -52,7 +52,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_QA_MODEL)["model"]
     requires=["doc.spans"],
     default_config={
         "model": DEFAULT_MODEL,
-        "pair_key": DEFAULT_SPAN_KEY,
+        "pair_key": DEFAULT_PAIR_KEY,
         "answers_key": DEFAULT_ANSWERS_KEY,
         "top_k": 5,
         "max_answer_length": 30,
@@ -115,15 +115,13 @@ class SpanQA(PairInputMixin, AttnPipe):
     copied to predicted docs) is ``PairInputMixin``'s.
     """
 
-    _pair_key_setting = "pair_key"
-
     def __init__(
         self,
         vocab: Vocab,
         model: Model,
         name: str = "attn_span_qa",
         *,
-        pair_key: str = DEFAULT_SPAN_KEY,
+        pair_key: str = DEFAULT_PAIR_KEY,
         answers_key: str = DEFAULT_ANSWERS_KEY,
         top_k: int = 5,
         max_answer_length: int = 30,
@@ -156,11 +154,6 @@ class SpanQA(PairInputMixin, AttnPipe):
         # predicted tokens (not serialized; reset with the process).
         self.n_skipped = 0
         self._warned_skip = False
-
-    @property
-    def pair_key(self) -> str:
-        """RETURNS (str): The ``doc.spans`` key of the question/context segments."""
-        return self.cfg["pair_key"]
 
     @property
     def answers_key(self) -> str:

@@ -23,13 +23,10 @@ One module per role:
 
 The registered reader ``spacy-attn.SquadCorpus.v1`` lives in
 ``spacy_attn.readers`` and the registered scorer ``spacy-attn.squad_scorer.v1``
-in ``spacy_attn.scorers``, with the other readers and scorers; their names are
-still importable from here.
+in ``spacy_attn.scorers``, with the other readers and scorers.
 """
 
-# _find_near: benchmarks/squad_hf.py relocates answers the same way.
-from .align import _find_near as _find_near
-from .align import align_answer, context_offset, make_qa_doc
+from .align import align_answer, context_offset, find_near, make_qa_doc
 from .corpus import read_squad, without_answers, write_squad_docbin
 from .data import (
     ALIGN_STATUSES,
@@ -50,50 +47,26 @@ from .metric import (
     squad_evaluate,
 )
 
-# Names that lived in the old spacy_attn/squad.py module and now have their
-# home in spacy_attn.readers / spacy_attn.scorers. Those modules import this
-# package, so they are looked up on first use instead of imported here
-# (PEP 562), which keeps the import graph free of cycles.
-_MOVED = {
-    "SquadCorpus": "readers",
-    "create_squad_corpus_reader": "readers",
-    "squad_score": "scorers",
-    "make_squad_scorer": "scorers",
-}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        import importlib
-
-        module = importlib.import_module(f"..{_MOVED[name]}", __name__)
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "ALIGN_STATUSES",
     "ANSWER_LABEL",
     "DEFAULT_ANSWERS_KEY",
-    "SquadCorpus",
     "SquadQuestion",
     "SquadStats",
     "align_answer",
     "context_offset",
-    "create_squad_corpus_reader",
     "exact_match_score",
     "f1_score",
+    "find_near",
     "gold_answer_texts",
     "iter_squad_questions",
     "load_squad_json",
     "make_qa_doc",
-    "make_squad_scorer",
     "metric_max_over_ground_truths",
     "normalize_answer",
     "predicted_answer_text",
     "read_squad",
     "squad_evaluate",
-    "squad_score",
     "without_answers",
     "write_squad_docbin",
 ]

@@ -19,7 +19,7 @@ from typing import Callable, Optional, Tuple, Union
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..pairs import DEFAULT_SPAN_KEY, get_pair_bounds, make_pair
+from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, make_pair
 from .data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY, SquadQuestion, SquadStats
 
 
@@ -44,7 +44,18 @@ def _trim(context: str, start: int, end: int) -> Tuple[int, int]:
     return start, end
 
 
-def _find_near(context: str, text: str, start: int, window: int) -> Optional[int]:
+def find_near(context: str, text: str, start: int, window: int) -> Optional[int]:
+    """The occurrence of ``text`` in ``context`` nearest to ``start``, within
+    ``window`` characters either side of the stated answer (how a stated
+    offset that is a little off is relocated; the HF peer benchmark relocates
+    answers the same way).
+
+    context (str): The context.
+    text (str): The answer text.
+    start (int): The stated character offset.
+    window (int): How far from ``start`` to look.
+    RETURNS (Optional[int]): The nearest offset, or None if there is none.
+    """
     best = None
     lo = max(0, start - window)
     hi = min(len(context), start + len(text) + window)
@@ -84,7 +95,7 @@ def align_answer(
     if context[answer_start : answer_start + len(text)] == text and answer_start >= 0:
         start, status = answer_start, "exact"
     else:
-        found = _find_near(context, text, answer_start, relocate_window)
+        found = find_near(context, text, answer_start, relocate_window)
         if found is None:
             return None, "unaligned"
         start, status = found, "relocated"
@@ -109,16 +120,16 @@ def make_qa_doc(
     question: SquadQuestion,
     *,
     answers_key: str = DEFAULT_ANSWERS_KEY,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
     stats: Optional[SquadStats] = None,
     relocate_window: int = 50,
 ) -> Doc:
     """Make the gold (reference) pair doc of one question: the pair spans
-    under ``span_key`` and the aligned gold answers under ``answers_key``,
+    under ``pair_key`` and the aligned gold answers under ``answers_key``,
     with ``attrs["texts"]`` (all gold strings) and ``attrs["id"]``.
     """
-    doc = make_pair(nlp, question.question, question.context, span_key=span_key)
-    _, _, context_start, context_end = get_pair_bounds(doc, span_key)
+    doc = make_pair(nlp, question.question, question.context, pair_key=pair_key)
+    _, _, context_start, context_end = get_pair_bounds(doc, pair_key)
     segment = doc[context_start:context_end]
     offset = context_offset(question.question, question.context)
     spans = []

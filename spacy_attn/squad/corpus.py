@@ -14,7 +14,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from ..pairs import DEFAULT_SPAN_KEY
+from ..pairs import DEFAULT_PAIR_KEY
 from .align import make_qa_doc
 from .data import DEFAULT_ANSWERS_KEY, SquadStats, iter_squad_questions, load_squad_json
 
@@ -35,7 +35,7 @@ def read_squad(
     nlp: Union[Language, Callable],
     *,
     answers_key: str = DEFAULT_ANSWERS_KEY,
-    span_key: str = DEFAULT_SPAN_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
     articles: Optional[Union[Sequence[Union[str, int]], str, Path]] = None,
     limit: int = 0,
     shuffle: bool = False,
@@ -84,7 +84,7 @@ def read_squad(
             nlp,
             question,
             answers_key=answers_key,
-            span_key=span_key,
+            pair_key=pair_key,
             stats=stats,
             relocate_window=relocate_window,
         )

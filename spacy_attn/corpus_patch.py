@@ -1,6 +1,6 @@
-"""Compatibility with spaCy's and Thinc's own machinery.
+"""The opt-in patch that keeps pairs in spaCy's ``Corpus``.
 
-**Pairs in spaCy's ``Corpus``.** spaCy's ``Corpus`` (used by ``spacy
+spaCy's ``Corpus`` (used by ``spacy
 evaluate`` and ``spacy.Corpus.v1``) builds each
 predicted doc by re-tokenizing the reference text (``Corpus._make_example``:
 ``Example(nlp.make_doc(reference.text), reference)``), so the predicted doc
@@ -27,39 +27,35 @@ The patch is installed by
 
     python -m spacy evaluate MODEL test.spacy --code "$(python -m spacy_attn code-path)"
 
-**Tensors between Thinc and PyTorch.** ``xp2torch`` / ``torch2xp`` do what
-Thinc's functions of the same names do, through the DLPack protocol
-(``torch.from_dlpack(array)``, ``cupy.from_dlpack(tensor)``) instead of the
-legacy capsule calls (``cupy.ndarray.toDlpack``, ``cupy.fromDlpack``) that
-CuPy deprecates and warns about on every GPU step.
+Importing this module installs nothing: it defines the patch and the
+callback. spaCy imports it (through its ``spacy_callbacks`` entry point) only
+for a config that names ``spacy-attn.carry_pairs.v1``; ``import spacy_attn``
+does not import it.
 """
 
-from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Optional, Set
+from typing import Callable, FrozenSet, Iterable, Set
 
 from spacy.language import Language
 from spacy.util import registry
 
-from .pairs import DEFAULT_SPAN_KEY, align_pair_to_predicted
-
-if TYPE_CHECKING:
-    import torch
+from .pairs import DEFAULT_PAIR_KEY, align_pair_to_predicted
 
 # The attribute that marks our wrapper of Corpus._make_example (and holds
 # the pair keys it carries).
 _KEYS_ATTR = "_spacy_attn_keys"
 
 
-def carry_pair_spans(span_keys: Iterable[str] = (DEFAULT_SPAN_KEY,)) -> None:
+def carry_pair_spans(pair_keys: Iterable[str] = (DEFAULT_PAIR_KEY,)) -> None:
     """Patch ``spacy.training.Corpus`` so predicted docs keep the pair of
     their reference doc. Idempotent: calling it again only adds keys; the
     patch wraps spaCy's method once.
 
-    span_keys (Iterable[str]): The pair names (the components' ``span_key`` /
-        ``pair_key``) to carry over.
+    pair_keys (Iterable[str]): The pair names (the components' ``pair_key``)
+        to carry over.
     """
     from spacy.training.corpus import Corpus
 
-    keys = set(span_keys)
+    keys = set(pair_keys)
     current = Corpus._make_example
     if getattr(current, _KEYS_ATTR, None) is not None:
         getattr(current, _KEYS_ATTR).update(keys)
@@ -99,13 +95,14 @@ def pipeline_pair_keys(nlp: Language) -> FrozenSet[str]:
     """The pair names the spacy-attn components of a pipeline read.
 
     nlp (Language): The pipeline.
-    RETURNS (FrozenSet[str]): Their ``span_key`` / ``pair_key`` values.
+    RETURNS (FrozenSet[str]): Their ``pair_key`` values.
     """
     keys: Set[str] = set()
     for _, pipe in nlp.pipeline:
         if type(pipe).__module__.startswith("spacy_attn."):
             cfg = getattr(pipe, "cfg", {})
-            keys.update(cfg[k] for k in ("span_key", "pair_key") if k in cfg)
+            if "pair_key" in cfg:
+                keys.add(cfg["pair_key"])
     return frozenset(keys)
 
 
@@ -135,57 +132,6 @@ def code_path() -> str:
     return str(Path(__file__).with_name("carry_pairs.py"))
 
 
-def xp2torch(
-    xp_tensor, requires_grad: bool = False, device: Optional["torch.device"] = None
-):
-    """Thinc's ``xp2torch`` without CuPy's deprecated ``toDlpack``: a numpy or
-    cupy array to a torch tensor (zero-copy where the devices agree).
-
-    xp_tensor (ArrayXd): The array.
-    requires_grad (bool): Whether the tensor takes part in autograd.
-    device (Optional[torch.device]): Where to put it; by default Thinc's
-        current device (``get_torch_default_device``).
-    RETURNS (torch.Tensor): The tensor.
-    """
-    import torch
-    from thinc.api import get_torch_default_device
-
-    if device is None:
-        device = get_torch_default_device()
-    if hasattr(xp_tensor, "__dlpack__"):
-        # numpy >= 1.22 and every supported cupy implement the protocol.
-        torch_tensor = torch.from_dlpack(xp_tensor)
-    else:
-        torch_tensor = torch.from_numpy(xp_tensor)
-    torch_tensor = torch_tensor.to(device)
-    if requires_grad:
-        torch_tensor.requires_grad_()
-    return torch_tensor
-
-
-def torch2xp(torch_tensor, *, ops=None):
-    """Thinc's ``torch2xp`` without the legacy DLPack capsule: a torch tensor
-    to a numpy array, or a cupy array for a CUDA tensor unless ``ops`` is
-    ``NumpyOps``.
-
-    torch_tensor (torch.Tensor): The tensor.
-    ops (Optional[Ops]): The ops whose array type to return.
-    RETURNS (ArrayXd): The array.
-    """
-    from thinc.api import NumpyOps
-
-    if torch_tensor.is_cuda and not isinstance(ops, NumpyOps):
-        import cupy
-
-        # detach(): torch refuses to export a tensor that requires grad.
-        return cupy.from_dlpack(torch_tensor.detach())
-    if ops is None or isinstance(ops, NumpyOps):
-        return torch_tensor.detach().cpu().numpy()
-    import cupy
-
-    return cupy.asarray(torch_tensor)
-
-
 __all__ = [
     "carry_pair_spans",
     "carried_pair_keys",
@@ -193,6 +139,4 @@ __all__ = [
     "pipeline_pair_keys",
     "make_carry_pairs",
     "code_path",
-    "xp2torch",
-    "torch2xp",
 ]

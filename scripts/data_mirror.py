@@ -1,5 +1,6 @@
-"""The local data mirror: one name for it across the package, scripts,
-benchmarks and tests.
+"""The local data mirror: one name for it across the checkout's scripts,
+benchmarks and tests (not part of the installed package: the default below is
+a path beside the checkout, which means nothing in site-packages).
 
 The project's data steps fetch the official files; a *mirror* is a local
 folder in the same layout as the workplace's ``shared/data`` (one file per
@@ -17,8 +18,7 @@ from typing import Dict, Optional, Union
 MIRROR_ENV = "SPACY_ATTN_MIRROR"
 """The environment variable that names the data mirror folder."""
 
-# The checkout that holds this package (for an editable or source install);
-# for a wheel this is site-packages, where only the environment variable helps.
+# The checkout that holds this file (scripts/ is one level below its root).
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
