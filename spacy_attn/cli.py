@@ -690,7 +690,8 @@ def device_check_cli(
             help=(
                 "Data mirror folder with snli/dev.jsonl.gz, "
                 "rotten_tomatoes/train.jsonl.gz and squad/dev-v1.1.json.gz "
-                "(default: $SPACY_ATTN_MIRROR)"
+                "(default: $SPACY_ATTN_MIRROR, else ../shared/data from the "
+                "working directory, as project.yml's vars.mirror)"
             ),
             show_default=False,
         ),
@@ -698,7 +699,7 @@ def device_check_cli(
 ) -> None:
     """Train, save, reload and compare every component on a device (data: a
     mirror folder); exit code 1 if a check failed."""
-    from .device_check import BACKBONES, COMPONENTS, run
+    from .device_check import BACKBONES, COMPONENTS, DATA_FILES, run
 
     components = list(components or COMPONENTS)
     backbones = list(backbones or BACKBONES)
@@ -713,11 +714,23 @@ def device_check_cli(
     if steps < 1:
         fail("--steps must be >= 1.")
     if mirror is None:
-        fail(
-            "No data: pass --mirror DIR (a data mirror folder) or set SPACY_ATTN_MIRROR."
-        )
+        # The project's own default (project.yml vars.mirror), taken from the
+        # working directory -- the project folder -- never from where the
+        # package is installed.
+        mirror = Path("..") / "shared" / "data"
+        if not mirror.is_dir():
+            fail(
+                "No data: pass --mirror DIR (a data mirror folder), set "
+                "SPACY_ATTN_MIRROR, or run from a project folder with "
+                "../shared/data beside it."
+            )
     if not mirror.is_dir():
         fail(f"--mirror {mirror}: no such folder.")
+    missing = [
+        DATA_FILES[c] for c in components if not (mirror / DATA_FILES[c]).exists()
+    ]
+    if missing:
+        fail(f"The data mirror {mirror} lacks {', '.join(missing)}.")
     if gpu_id >= 0:
         import torch
 

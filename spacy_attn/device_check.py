@@ -10,7 +10,8 @@ spacy-transformers listener on all-MiniLM-L6-v2 where the packages are
 installed) it
 
 1. trains ``--steps`` updates on the device on small slices of real data from
-   a data mirror folder (``--mirror DIR`` or ``$SPACY_ATTN_MIRROR``; it reads
+   a data mirror folder (``--mirror DIR``, ``$SPACY_ATTN_MIRROR``, else
+   ``../shared/data`` from the working directory; it reads
    ``snli/dev.jsonl.gz``, ``rotten_tomatoes/train.jsonl.gz`` and
    ``squad/dev-v1.1.json.gz`` there) and checks that the loss falls;
 2. saves the pipeline, loads it again on the same device and checks that the
@@ -39,6 +40,12 @@ from .layers.defaults import small_tok2vec_config
 
 COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
 BACKBONES = ("vectors", "tok2vec", "transformer")
+# The mirror file each component's training slice is read from.
+DATA_FILES = {
+    "attn_pair_classifier": "snli/dev.jsonl.gz",
+    "attn_doc_embedder": "rotten_tomatoes/train.jsonl.gz",
+    "attn_span_qa": "squad/dev-v1.1.json.gz",
+}
 # Probabilities and embeddings computed on two devices differ in the last
 # bits (other kernels, other reduction orders, TF32 on recent GPUs).
 CPU_TOLERANCE = 2e-2
@@ -109,15 +116,13 @@ def _examples(nlp, component: str, n: int, data: Path):
 
     examples = []
     if component == "attn_pair_classifier":
-        for row in _jsonl(data / "snli" / "dev.jsonl.gz", n):
+        for row in _jsonl(data / DATA_FILES[component], n):
             doc = make_pair(nlp, row["premise"], row["hypothesis"])
             ref = doc.copy()
             ref.cats = {row["label"]: 1.0}
             examples.append(Example(doc, ref))
     elif component == "attn_doc_embedder":
-        for row in _jsonl(data / "rotten_tomatoes" / "train.jsonl.gz", 4000)[
-            :: 4000 // n
-        ][:n]:
+        for row in _jsonl(data / DATA_FILES[component], 4000)[:: 4000 // n][:n]:
             doc = nlp.make_doc(row["text"])
             ref = doc.copy()
             label = str(row["label"])
@@ -129,9 +134,7 @@ def _examples(nlp, component: str, n: int, data: Path):
     else:
         from .squad import read_squad
 
-        found, _ = read_squad(
-            data / "squad" / "dev-v1.1.json.gz", nlp, log=False, limit=4 * n
-        )
+        found, _ = read_squad(data / DATA_FILES[component], nlp, log=False, limit=4 * n)
         examples = [eg for eg in found if len(eg.reference) < 250][:n]
     return examples
 

@@ -113,8 +113,10 @@ def test_model_mistakes_end_in_one_line(pair_model, tmp_path):
 
 
 def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path, monkeypatch):
-    # device-check reads its data from --mirror or this variable only.
+    # device-check reads its data from --mirror, this variable, or
+    # ../shared/data from the working directory: none of them here.
     monkeypatch.delenv("SPACY_ATTN_MIRROR", raising=False)
+    monkeypatch.chdir(tmp_path)
     src = tmp_path / "in.jsonl"
     src.write_text('{"premise": "A dog.", "hypothesis": "An animal."}\n')
     out = str(tmp_path / "out.jsonl")
@@ -134,6 +136,7 @@ def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path, monkeyp
         (["device-check", "--backbone", "lstm"], "Unknown component or backbone"),
         (["device-check", "--gpu-id", "-1"], "--mirror"),
         (["device-check", "--mirror", str(tmp_path / "nope")], "no such folder"),
+        (["device-check", "--mirror", str(tmp_path)], "lacks snli/dev.jsonl.gz"),
     ]
     for args, fragment in cases:
         assert_one_line_error(invoke(attn_cli, [*args]), fragment)
