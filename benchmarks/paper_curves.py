@@ -50,6 +50,7 @@ import collections
 import json
 import os
 import random
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -241,10 +242,6 @@ def run_one(
 ) -> Dict[str, Any]:
     """Train ``configs/<name>.cfg`` for at most ``minutes``, return its curve
     and test score; the result is also written to its run folder."""
-    import spacy
-
-    import spacy_attn  # noqa: F401
-
     config = machine.REPO / "configs" / f"{name}.cfg"
     run_dir = RUNS / name
     load = list(os.getloadavg())
@@ -262,14 +259,48 @@ def run_one(
             f"✘ {name}: spacy train failed ({train['returncode']}):\n  "
             + spacy_runs.log_tail(train["log"])
         )
-    load_after = list(os.getloadavg())
+    train["load_before"], train["load_after"] = load, list(os.getloadavg())
+    return score_run(name, data, train)
+
+
+def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int]):
+    """Score and record a run whose ``spacy train`` finished but whose
+    scoring did not (the process that trained it died afterwards): the
+    curve from its train.log, the test score of its model-best. Its wall
+    time and load were not recorded, so the tables say so."""
+    run_dir = RUNS / name
+    overrides = overrides_for(name, data, budget)
+    command = ["python", "-m", "spacy", "train", f"configs/{name}.cfg"]
+    command += ["--output", machine.relative(run_dir / "model")]
+    for key, value in overrides.items():
+        command += [f"--{key}", machine.relative(str(value))]
+    train = {
+        "command": shlex.join(command),
+        "log": run_dir / "train.log",
+        "seconds": None,
+        "stopped": False,
+        "load_before": None,
+        "load_after": None,
+    }
+    return score_run(name, data, train)
+
+
+def score_run(name: str, data: Dict[str, Any], train: Dict[str, Any]):
+    """The curve of a finished training run and the test score of its
+    model-best, written to the run folder's result.json."""
+    import spacy
+
+    import spacy_attn  # noqa: F401
+
+    config = machine.REPO / "configs" / f"{name}.cfg"
+    run_dir = RUNS / name
     parsed = spacy_runs.parse_train_log(train["log"])
     batch = batch_size(config)
     best = run_dir / "model" / "model-best"
     if not best.exists():
         raise SystemExit(
-            f"✘ {name}: no model-best after {minutes:g} min (no dev evaluation "
-            f"finished): lower eval_frequency or raise --minutes.\n  "
+            f"✘ {name}: no model-best (no dev evaluation finished): lower "
+            f"eval_frequency or raise --minutes.\n  "
             + spacy_runs.log_tail(train["log"])
         )
     machine.log(f"{name}: scoring model-best on {len(data['test']):,} test rows")
@@ -285,8 +316,8 @@ def run_one(
         "train_seconds": train["seconds"],
         "stopped_by_timeout": train["stopped"],
         "steps": parsed["steps"],
-        "load_before": load,
-        "load_after": load_after,
+        "load_before": train["load_before"],
+        "load_after": train["load_after"],
         "curve": log_curve(train["log"], batch),
         "dev_majority": majority(data["dev_labels"]),
         "test_majority": majority(golds),
@@ -320,6 +351,18 @@ def verdict(result: Dict[str, Any], margin: float) -> Dict[str, Any]:
     }
 
 
+def wall_and_load(r: Dict[str, Any]) -> str:
+    if r["train_seconds"] is None:
+        return (
+            "wall time and load not recorded: the run was scored afterwards "
+            "with `--finish`"
+        )
+    return (
+        f"{tables.minutes(r['train_seconds'])}, 1-min load average "
+        f"{r['load_before'][0]:.2f} before, {r['load_after'][0]:.2f} after, on 2 cores"
+    )
+
+
 def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> str:
     margin = results["margin"]
     runs = results["runs"]
@@ -331,7 +374,9 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
                 f"`{name}`",
                 DATA_NAMES[CONFIGS[name]["data"]],
                 tables.fmt(r["curve"][-1]["seen"] if r["curve"] else 0),
-                tables.minutes(r["train_seconds"]),
+                tables.minutes(r["train_seconds"])
+                if r["train_seconds"] is not None
+                else "not recorded",
                 f"{tables.pct(v['best_dev'])} / {tables.pct(r['dev_majority']['acc'])}",
                 tables.fmt(v["first_seen_above"], none="never"),
                 f"{tables.pct(r['test']['acc'])} / {tables.pct(r['test_majority']['acc'])}",
@@ -370,9 +415,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         out += f"\n## `{name}`\n\n{r['data']}. Batch {r['batch_size']}; "
         out += (
             f"{'stopped by the time limit' if r['stopped_by_timeout'] else 'finished'} "
-            f"after {tables.fmt(r['steps'])} steps ({tables.minutes(r['train_seconds'])}, "
-            f"1-min load average {r['load_before'][0]:.2f} before, "
-            f"{r['load_after'][0]:.2f} after, on 2 cores); dev majority class "
+            f"after {tables.fmt(r['steps'])} steps ({wall_and_load(r)}); dev majority class "
             f"`{r['dev_majority']['label']}` = {tables.pct(r['dev_majority']['acc'])}.\n\n"
             f"Run by `{r['invocation']}` at commit `{r['git_commit']}`:\n\n"
             f"```\n{r['train_command']}\n```\n\n"
@@ -432,6 +475,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--eval-frequency", type=int, help="instead of the config's")
     p.add_argument("--max-steps", type=int, help="instead of the config's")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument(
+        "--finish",
+        action="store_true",
+        help="score --configs runs whose training finished but scoring did not "
+        "(give the --max-steps / --eval-frequency they trained with)",
+    )
     args = p.parse_args(argv)
     import torch
 
@@ -448,7 +497,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 "eval_frequency": args.eval_frequency
                 or CONFIGS[name]["eval_frequency"],
             }
-            run_one(name, cache[kind], minutes=args.minutes, budget=budget)
+            if args.finish:
+                finish_one(name, cache[kind], budget)
+            else:
+                run_one(name, cache[kind], minutes=args.minutes, budget=budget)
     runs = collect()
     # The curves come from the logs and the baselines from the data, not from
     # the runs' files, so every run in the tables is read the same way.

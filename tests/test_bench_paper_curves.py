@@ -2,6 +2,7 @@
 ``spacy train`` log, the majority baseline and the learns / fails verdict."""
 
 import importlib
+import json
 import sys
 from pathlib import Path
 
@@ -68,3 +69,37 @@ def test_verdict(curves):
     assert good["learns"] and good["first_seen_above"] == 8
     # A good dev curve does not pass with a test score at the baseline.
     assert not curves.verdict(_run([0.36, 0.45], 0.35), 0.05)["learns"]
+
+
+def test_collect_keeps_committed_rows_of_configs_without_a_run(
+    curves, tmp_path, monkeypatch
+):
+    runs, results = tmp_path / "runs", tmp_path / "results"
+    (runs / "glove").mkdir(parents=True)
+    results.mkdir()
+    fresh = {**_run([0.36, 0.50], 0.49), "marker": "fresh"}
+    (runs / "glove" / "result.json").write_text(json.dumps(fresh))
+    committed = {
+        "glove": {**_run([0.36], 0.34), "marker": "old"},
+        "age_selfattn": {**_run([0.50], 0.52), "marker": "old"},
+    }
+    (results / "paper_curves.json").write_text(
+        json.dumps({"results": {"runs": committed}})
+    )
+    monkeypatch.setattr(curves, "RUNS", runs)
+    monkeypatch.setattr(curves.machine, "RESULTS", results)
+    got = curves.collect()
+    # A run folder wins over the committed row; a config without one keeps
+    # its committed row, marked as carried over; others stay absent.
+    assert got["glove"]["marker"] == "fresh" and "carried_over" not in got["glove"]
+    assert (
+        got["age_selfattn"]["marker"] == "old" and got["age_selfattn"]["carried_over"]
+    )
+    assert set(got) == {"glove", "age_selfattn"}
+
+
+def test_a_run_scored_with_finish_says_its_wall_time_was_not_recorded(curves):
+    run = {"train_seconds": None, "load_before": None, "load_after": None}
+    assert "not recorded" in curves.wall_and_load(run)
+    timed = {"train_seconds": 90.0, "load_before": [1.5], "load_after": [2.25]}
+    assert "1.50 before, 2.25 after" in curves.wall_and_load(timed)
