@@ -263,7 +263,7 @@ def run_one(
     return score_run(name, data, train)
 
 
-def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int]):
+def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int], note: str):
     """Score and record a run whose ``spacy train`` finished but whose
     scoring did not (the process that trained it died afterwards): the
     curve from its train.log, the test score of its model-best. Its wall
@@ -282,7 +282,11 @@ def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int]):
         "load_before": None,
         "load_after": None,
     }
-    return score_run(name, data, train)
+    result = score_run(name, data, train)
+    if note:
+        result["note"] = note
+        datafiles.write_json(run_dir / "result.json", result)
+    return result
 
 
 def score_run(name: str, data: Dict[str, Any], train: Dict[str, Any]):
@@ -420,6 +424,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
             f"Run by `{r['invocation']}` at commit `{r['git_commit']}`:\n\n"
             f"```\n{r['train_command']}\n```\n\n"
         )
+        if r.get("note"):
+            out += r["note"] + "\n\n"
         if r.get("alignment"):
             a = r["alignment"]
             out += (
@@ -481,6 +487,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="score --configs runs whose training finished but scoring did not "
         "(give the --max-steps / --eval-frequency they trained with)",
     )
+    p.add_argument("--note", default="", help="with --finish: how the run trained")
     args = p.parse_args(argv)
     import torch
 
@@ -498,7 +505,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 or CONFIGS[name]["eval_frequency"],
             }
             if args.finish:
-                finish_one(name, cache[kind], budget)
+                finish_one(name, cache[kind], budget, args.note)
             else:
                 run_one(name, cache[kind], minutes=args.minutes, budget=budget)
     runs = collect()
