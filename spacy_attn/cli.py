@@ -101,6 +101,18 @@ def user_errors() -> Iterator[None]:
         fail(f"{err.filename}: a directory where a file was expected")
 
 
+def project_mirror(folder: Path) -> Optional[Path]:
+    """The data mirror a spaCy project folder names (``vars.mirror`` of its
+    ``project.yml``, relative to the folder), or None."""
+    import srsly
+
+    config = folder / "project.yml"
+    if not config.exists():
+        return None
+    value = (srsly.read_yaml(config).get("vars") or {}).get("mirror")
+    return folder / value if value else None
+
+
 def parse_resources(value: Optional[str]) -> Optional[Dict[str, float]]:
     """``--resources GPU=1,MEM=2e9`` as a dict (None: no resources)."""
     if not value:
@@ -690,8 +702,8 @@ def device_check_cli(
             help=(
                 "Data mirror folder with snli/dev.jsonl.gz, "
                 "rotten_tomatoes/train.jsonl.gz and squad/dev-v1.1.json.gz "
-                "(default: $SPACY_ATTN_MIRROR, else ../shared/data from the "
-                "working directory, as project.yml's vars.mirror)"
+                "(default: $SPACY_ATTN_MIRROR, else vars.mirror of the "
+                "project.yml in the working directory)"
             ),
             show_default=False,
         ),
@@ -714,15 +726,15 @@ def device_check_cli(
     if steps < 1:
         fail("--steps must be >= 1.")
     if mirror is None:
-        # The project's own default (project.yml vars.mirror), taken from the
-        # working directory -- the project folder -- never from where the
-        # package is installed.
-        mirror = Path("..") / "shared" / "data"
-        if not mirror.is_dir():
+        # The setting of the spaCy project the command runs in (its
+        # project.yml's vars.mirror, relative to that folder), never a path
+        # derived from where the package is installed.
+        mirror = project_mirror(Path.cwd())
+        if mirror is None:
             fail(
                 "No data: pass --mirror DIR (a data mirror folder), set "
-                "SPACY_ATTN_MIRROR, or run from a project folder with "
-                "../shared/data beside it."
+                "SPACY_ATTN_MIRROR, or run from a project folder whose "
+                "project.yml sets vars.mirror."
             )
     if not mirror.is_dir():
         fail(f"--mirror {mirror}: no such folder.")

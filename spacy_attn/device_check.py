@@ -10,8 +10,8 @@ spacy-transformers listener on all-MiniLM-L6-v2 where the packages are
 installed) it
 
 1. trains ``--steps`` updates on the device on small slices of real data from
-   a data mirror folder (``--mirror DIR``, ``$SPACY_ATTN_MIRROR``, else
-   ``../shared/data`` from the working directory; it reads
+   a data mirror folder (``--mirror DIR``, ``$SPACY_ATTN_MIRROR``, else the
+   ``vars.mirror`` of the project.yml in the working directory; it reads
    ``snli/dev.jsonl.gz``, ``rotten_tomatoes/train.jsonl.gz`` and
    ``squad/dev-v1.1.json.gz`` there) and checks that the loss falls;
 2. saves the pipeline, loads it again on the same device and checks that the

@@ -113,8 +113,8 @@ def test_model_mistakes_end_in_one_line(pair_model, tmp_path):
 
 
 def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path, monkeypatch):
-    # device-check reads its data from --mirror, this variable, or
-    # ../shared/data from the working directory: none of them here.
+    # device-check reads its data from --mirror, this variable, or the
+    # project.yml of the working directory: none of them here.
     monkeypatch.delenv("SPACY_ATTN_MIRROR", raising=False)
     monkeypatch.chdir(tmp_path)
     src = tmp_path / "in.jsonl"
@@ -180,3 +180,13 @@ def test_truncated_json_row_is_reported_where_it_ends(tmp_path):
     assert parsed.error.startswith("invalid JSON (Unterminated string")
     column = int(parsed.error.rsplit("column ", 1)[1].rstrip(")"))
     assert column == row.index('"An ani') + 1
+
+
+def test_device_check_takes_the_mirror_of_the_project_it_runs_in(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPACY_ATTN_MIRROR", raising=False)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "project.yml").write_text('vars:\n  mirror: "data"\n')
+    monkeypatch.chdir(tmp_path)
+    # The project's (empty) mirror is the one checked, named in the error.
+    result = invoke(attn_cli, ["device-check", "--gpu-id", "-1"])
+    assert_one_line_error(result, "data", "lacks snli/dev.jsonl.gz")
