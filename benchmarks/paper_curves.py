@@ -50,7 +50,6 @@ import collections
 import json
 import os
 import random
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -269,13 +268,12 @@ def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int], note: st
     curve from its train.log, the test score of its model-best. Its wall
     time and load were not recorded, so the tables say so."""
     run_dir = RUNS / name
-    overrides = overrides_for(name, data, budget)
-    command = ["python", "-m", "spacy", "train", f"configs/{name}.cfg"]
-    command += ["--output", machine.relative(run_dir / "model")]
-    for key, value in overrides.items():
-        command += [f"--{key}", machine.relative(str(value))]
     train = {
-        "command": shlex.join(command),
+        "command": spacy_runs.train_command(
+            machine.REPO / "configs" / f"{name}.cfg",
+            run_dir / "model",
+            overrides_for(name, data, budget),
+        ),
         "log": run_dir / "train.log",
         "seconds": None,
         "stopped": False,

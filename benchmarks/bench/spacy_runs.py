@@ -25,6 +25,29 @@ def thread_env(threads: int = 0, **extra: str) -> Dict[str, str]:
     return env
 
 
+def _train_args(
+    config: machine.PathLike,
+    output: machine.PathLike,
+    overrides: Optional[Dict[str, Any]],
+) -> List[Any]:
+    args: List[Any] = ["-m", "spacy", "train", config, "--output", output]
+    for key, value in (overrides or {}).items():
+        args += [f"--{key}", value]
+    return args
+
+
+def train_command(
+    config: machine.PathLike,
+    output: machine.PathLike,
+    overrides: Optional[Dict[str, Any]] = None,
+) -> str:
+    """The ``python -m spacy train`` command line as it is recorded,
+    repository-relative (what :func:`spacy_train` runs)."""
+    return shlex.join(
+        ["python"] + machine.relative_args(_train_args(config, output, overrides))
+    )
+
+
 def spacy_train(
     config: machine.PathLike,
     output: machine.PathLike,
@@ -53,9 +76,7 @@ def spacy_train(
     output = Path(output)
     log_path = Path(log_path) if log_path else output.parent / "train.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    args = ["-m", "spacy", "train", config, "--output", output]
-    for key, value in (overrides or {}).items():
-        args += [f"--{key}", value]
+    args = _train_args(config, output, overrides)
     # Run with checkout paths relative to the checkout (the run's saved
     # config then holds no machine path); record every path relative.
     run_args = [_in_repo(a) for a in args]
@@ -76,7 +97,7 @@ def spacy_train(
             proc.wait()
             stopped = True
     return {
-        "command": shlex.join(["python"] + machine.relative_args(args)),
+        "command": train_command(config, output, overrides),
         "returncode": proc.returncode,
         "seconds": time.perf_counter() - start,
         "stopped": stopped,
