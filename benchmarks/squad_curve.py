@@ -453,8 +453,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     ]
     if args.paper_sizes:
         cached = res.get("paper_sizes", {}).get("points", {})
-        if not isinstance(cached, dict):  # the held-out-only format before
-            cached = {}
         res["paper_sizes"] = paper_size_curve(
             [Path(r) for r in args.paper_sizes], curve_data, cached, args
         )
