@@ -102,8 +102,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if test["f1"] < test["baseline"]["f1"] + args.min_margin:
         print(
             f"✘ the model's test F1 {test['f1']:.2f} is not {args.min_margin:g} points "
-            f"above the trivial baseline's {test['baseline']['f1']:.2f}: it has not "
-            "learned to answer. Train longer or check the training log.",
+            f"above the trivial baseline's {test['baseline']['f1']:.2f}; the squad "
+            "workflow stops here, before packaging. Train longer (the workflow's "
+            "--vars.squad_max_steps; docs/span_qa.md gives the budget) or check the "
+            "training log.",
             file=sys.stderr,
         )
         sys.exit(1)

@@ -577,3 +577,54 @@ def test_evaluate_squad_and_baseline(monkeypatch):
     assert res["questions"] == 2 and set(res["predictions"]) == {"q1", "q2"}
     assert res["baseline"] == {"exact_match": 0.0, "f1": 0.0}
     assert one["questions"] == 1 and one["exact_match"] == 100.0
+
+
+@pytest.mark.parametrize("answer,code", [("Denver Broncos", 0), ("In 2016", 1)])
+def test_squad_eval_script_prints_scores_and_fails_below_the_margin(
+    tmp_path, monkeypatch, capsys, answer, code
+):
+    """scripts/squad_eval.py (the workflow's evaluate-squad step) writes the
+    scores and the train source, and exits 1, naming the budget, when the model
+    is not --min-margin F1 points above the trivial baseline."""
+    import spacy_attn.squad.evaluate as ev
+
+    ctx = "In 2016 the Denver Broncos won the Super Bowl."
+    squad_file(
+        tmp_path,
+        [article("a", (ctx, [qa("q1", "Who won?", ("Denver Broncos", 12))]))],
+        name="test.json",
+    )
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"protocol": "squad", "train_source": "rebuilt"})
+    )
+
+    def fake_answers(_nlp, pairs, **_kwargs):
+        for _ in pairs:
+            start = ctx.index(answer)
+            yield [
+                {
+                    "text": answer,
+                    "score": 1.0,
+                    "start_char": start,
+                    "end_char": start + len(answer),
+                }
+            ]
+
+    monkeypatch.setattr(ev, "answer_questions", fake_answers)
+    monkeypatch.setattr(spacy, "load", lambda _path: object())
+    script = load_script("scripts/squad_eval.py")
+    out = tmp_path / "metrics" / "squad.json"
+    args = ["model", str(tmp_path), "--output", str(out)]
+    if code:
+        with pytest.raises(SystemExit) as exc:
+            script.main(args)
+        assert exc.value.code == 1
+    else:
+        script.main(args)
+    printed = capsys.readouterr()
+    assert ("test: EM   0.00" if code else "test: EM 100.00") in printed.out
+    assert ("not 10 points above" in printed.err) == bool(code)
+    assert ("stops here, before packaging" in printed.err) == bool(code)
+    res = json.loads(out.read_text())
+    assert res["train_source"] == "rebuilt"
+    assert res["sets"]["test"]["f1"] == (0.0 if code else 100.0)
