@@ -1,14 +1,11 @@
 """benchmarks/paper_curves.py's pure helpers: reading the dev curve from a
 ``spacy train`` log, the majority baseline and the learns / fails verdict."""
 
-import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from .util import load_script
 
 PAIR_LOG = """\
 E    #       LOSS ATTN_...  PAIR_ACC  PAIR_MACRO_F  SCORE
@@ -26,12 +23,7 @@ E    #       LOSS TEXTCAT  CATS_SCORE  CATS_MICRO_F  SCORE
 
 @pytest.fixture(scope="module")
 def curves():
-    # benchmarks/ is a folder of scripts that import their sibling package bench.
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("paper_curves")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_script("benchmarks/paper_curves.py")
 
 
 def test_log_curve_reads_the_accuracy_column(curves, tmp_path):

@@ -1,15 +1,13 @@
 """benchmarks/squad_curve.py's helpers: joining continued runs into one curve
 and keeping a score measured before (no model is trained or loaded here)."""
 
-import importlib
 import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from .util import load_script
 
 DATA = {
     "data": [
@@ -35,12 +33,7 @@ DATA = {
 
 @pytest.fixture(scope="module")
 def curve():
-    # benchmarks/ is a folder of scripts that import their sibling package bench.
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("squad_curve")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return load_script("benchmarks/squad_curve.py")
 
 
 def write_run(path: Path, records):
