@@ -531,6 +531,25 @@ def test_squad_splits_paper_protocol(tmp_path, nlp):
         )
 
 
+def answering(answer, context):
+    """Stands in for ``spacy_attn.answer_questions``: every question gets
+    ``answer``, at its first place in ``context``."""
+    start = context.index(answer)
+
+    def answer_questions(_nlp, pairs, **_kwargs):
+        for _ in pairs:
+            yield [
+                {
+                    "text": answer,
+                    "score": 1.0,
+                    "start_char": start,
+                    "end_char": start + len(answer),
+                }
+            ]
+
+    return answer_questions
+
+
 def test_evaluate_squad_and_baseline(monkeypatch):
     """The official metric over answers from a pipeline, beside the trivial
     baseline; ``limit`` scores only the first questions."""
@@ -559,18 +578,7 @@ def test_evaluate_squad_and_baseline(monkeypatch):
 
     import spacy_attn.squad.evaluate as ev
 
-    def fake_answers(_nlp, pairs, **_kwargs):
-        for _ in pairs:
-            yield [
-                {
-                    "text": "Denver Broncos",
-                    "score": 1.0,
-                    "start_char": 12,
-                    "end_char": 26,
-                }
-            ]
-
-    monkeypatch.setattr(ev, "answer_questions", fake_answers)
+    monkeypatch.setattr(ev, "answer_questions", answering("Denver Broncos", ctx))
     res = evaluate_squad(Fixed(), data)
     one = evaluate_squad(Fixed(), data, limit=1)
     assert res["exact_match"] == 100.0 and res["f1"] == 100.0
@@ -598,19 +606,7 @@ def test_squad_eval_script_prints_scores_and_fails_below_the_margin(
         json.dumps({"protocol": "squad", "train_source": "rebuilt"})
     )
 
-    def fake_answers(_nlp, pairs, **_kwargs):
-        for _ in pairs:
-            start = ctx.index(answer)
-            yield [
-                {
-                    "text": answer,
-                    "score": 1.0,
-                    "start_char": start,
-                    "end_char": start + len(answer),
-                }
-            ]
-
-    monkeypatch.setattr(ev, "answer_questions", fake_answers)
+    monkeypatch.setattr(ev, "answer_questions", answering(answer, ctx))
     monkeypatch.setattr(spacy, "load", lambda _path: object())
     script = load_script("scripts/squad_eval.py")
     out = tmp_path / "metrics" / "squad.json"
