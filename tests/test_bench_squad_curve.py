@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from .util import load_script
+from .util import answering, load_script
 
 DATA = {
     "data": [
@@ -65,11 +65,8 @@ def test_score_listener_keeps_a_score_measured_before(curve, tmp_path, monkeypat
     loads = []
     monkeypatch.setattr(spacy, "load", lambda path: loads.append(path) or object())
 
-    def fake_answers(_nlp, pairs, **_kwargs):
-        for _ in pairs:
-            yield [{"text": "Denver Broncos", "score": 1.0}]
-
-    monkeypatch.setattr(ev, "answer_questions", fake_answers)
+    context = DATA["data"][0]["paragraphs"][0]["context"]
+    monkeypatch.setattr(ev, "answer_questions", answering("Denver Broncos", context))
     args = SimpleNamespace(batch_size=8)
     fresh = curve.score_listener(run, DATA, None, args)
     assert len(loads) == 1 and loads[0] == run / "model-last"

@@ -18,7 +18,7 @@ from spacy_attn.squad import (
     write_squad_docbin,
 )
 
-from .util import load_script, mirror_dir
+from .util import answering, load_script, mirror_dir
 
 
 @pytest.fixture
@@ -529,25 +529,6 @@ def test_squad_splits_paper_protocol(tmp_path, nlp):
         splits.make_splits(
             tmp_path / "x", assets=assets, mirror=splits.Mirror(str(mirror))
         )
-
-
-def answering(answer, context):
-    """Stands in for ``spacy_attn.answer_questions``: every question gets
-    ``answer``, at its first place in ``context``."""
-    start = context.index(answer)
-
-    def answer_questions(_nlp, pairs, **_kwargs):
-        for _ in pairs:
-            yield [
-                {
-                    "text": answer,
-                    "score": 1.0,
-                    "start_char": start,
-                    "end_char": start + len(answer),
-                }
-            ]
-
-    return answer_questions
 
 
 def test_evaluate_squad_and_baseline(monkeypatch):

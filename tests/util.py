@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.training import Example
@@ -229,3 +229,26 @@ def load_script(relpath: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def answering(
+    answer: str, context: str
+) -> Callable[..., Iterator[List[Dict[str, Any]]]]:
+    """Stands in for ``spacy_attn.answer_questions``: every question gets
+    ``answer``, at its first place in ``context``."""
+    start = context.index(answer)
+
+    def answer_questions(
+        _nlp: Any, pairs: Any, **_kwargs: Any
+    ) -> Iterator[List[Dict[str, Any]]]:
+        for _ in pairs:
+            yield [
+                {
+                    "text": answer,
+                    "score": 1.0,
+                    "start_char": start,
+                    "end_char": start + len(answer),
+                }
+            ]
+
+    return answer_questions
