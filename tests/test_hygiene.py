@@ -380,3 +380,41 @@ def test_size_check_can_fail(tmp_path):
         "spacy_attn/big.py": "because",
         "spacy_attn/long.py::C.long": "one loop",
     }
+
+
+def framework_imports(paths):
+    """(file:line, module) for every import of spaCy or Thinc in the files."""
+    import ast
+
+    hits = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in ("spacy", "thinc"):
+                    hits.append((f"{path}:{node.lineno}", name))
+    return hits
+
+
+def test_torch_modules_import_neither_spacy_nor_thinc(tmp_path):
+    """spacy_attn/models/ is torch only (docs/development.md, "Names"): the
+    Thinc builders are in layers/, the components in pipeline/."""
+    hits = framework_imports(sorted((REPO / "spacy_attn" / "models").glob("*.py")))
+    assert not hits, "spaCy or Thinc imported in spacy_attn/models/:\n" + "\n".join(
+        f"{where}: {name}" for where, name in hits
+    )
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import torch\nfrom thinc.api import Model\nimport spacy.tokens\n"
+        "from .self_attention import SelfAttentionBase\n"
+    )
+    assert [name for _, name in framework_imports([bad])] == [
+        "thinc.api",
+        "spacy.tokens",
+    ]

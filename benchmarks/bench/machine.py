@@ -1,9 +1,6 @@
-"""Where a benchmark runs and how it is timed: the checkout's folders, the
-data mirror, repository-relative paths and command lines (results never
-hold a machine path), the git commit, progress lines, device choice and
-seeds, the machine description every results file records, the shared
-machine's load, and the timing helpers (interleaved repeats, summaries,
-a cProfile table)."""
+"""Where a benchmark runs and how it is timed: folders, the data mirror,
+repository-relative paths and commands (results never hold a machine path),
+git commit, device, seeds, machine description, load and timing helpers."""
 
 import datetime
 import importlib.util
