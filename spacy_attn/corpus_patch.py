@@ -1,37 +1,6 @@
-"""The opt-in patch that keeps pairs in spaCy's ``Corpus``.
-
-spaCy's ``Corpus`` (used by ``spacy
-evaluate`` and ``spacy.Corpus.v1``) builds each
-predicted doc by re-tokenizing the reference text (``Corpus._make_example``:
-``Example(nlp.make_doc(reference.text), reference)``), so the predicted doc
-has no ``user_data`` and no span groups and a pair doc loses its pair.
-``Language.evaluate`` then runs the pipeline on those predicted docs alone:
-no component sees the reference before it must predict, so neither the
-component nor our registered readers (``spacy evaluate`` always uses
-``Corpus``) can restore the pair. Patching ``Corpus._make_example`` is the
-one place that can: ``carry_pair_spans()`` makes it copy the pair from the
-reference doc onto the predicted doc. The pair is input structure, not an
-annotation to predict, so copying it leaks no gold labels; nothing else is
-copied, and corpora without pairs are unaffected. (``spacy benchmark speed``
-rebuilds its docs from their text with ``nlp.make_doc`` after reading the
-corpus, which no patch of ``Corpus`` can help: ``python -m spacy_attn
-benchmark-speed`` measures pair pipelines.)
-
-The patch is installed by
-
-* the pipeline itself, when its config sets
-  ``[nlp] after_pipeline_creation = {"@callbacks":"spacy-attn.carry_pairs.v1"}``
-  (all pair configs in ``configs/`` do, and ``spacy package`` keeps it), so
-  stock ``spacy evaluate MODEL test.spacy`` works on pair DocBins;
-* ``--code`` for pipelines without that setting::
-
-    python -m spacy evaluate MODEL test.spacy --code "$(python -m spacy_attn code-path)"
-
-Importing this module installs nothing: it defines the patch and the
-callback. spaCy imports it (through its ``spacy_callbacks`` entry point) only
-for a config that names ``spacy-attn.carry_pairs.v1``; ``import spacy_attn``
-does not import it.
-"""
+"""The opt-in patch that keeps pairs in spaCy's ``Corpus`` (for ``spacy
+evaluate``), and the ``spacy-attn.carry_pairs.v1`` callback that installs it;
+importing this module installs nothing. Why: docs/architecture.md."""
 
 from typing import Callable, FrozenSet, Iterable, Set
 

@@ -179,3 +179,242 @@ def test_private_import_check_can_fail(tmp_path):
         "from .self_attention import _SelfAttentionBase",
         "from spacy_attn.squad import _find_near",
     ]
+
+
+def path_edits(paths):
+    """(file:line, what) for every edit of Python's import path: a call of a
+    ``sys.path`` method that changes it, an assignment to ``sys.path`` or to
+    an item of it, ``from sys import path`` and ``site.addsitedir``. Read
+    from the syntax tree, so a docstring or comment naming them is no hit."""
+    import ast
+
+    changers = {
+        "append",
+        "insert",
+        "extend",
+        "remove",
+        "pop",
+        "clear",
+        "reverse",
+        "sort",
+    }
+
+    def is_sys_path(node):
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "path"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+        )
+
+    hits = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf8"), str(path))
+        for node in ast.walk(tree):
+            what = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if is_sys_path(node.func.value) and node.func.attr in changers:
+                    what = f"sys.path.{node.func.attr}(...)"
+                elif node.func.attr == "addsitedir":
+                    what = "site.addsitedir(...)"
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = (
+                    node.targets if isinstance(node, ast.Assign) else [node.target]
+                )
+                for target in targets:
+                    base = target.value if isinstance(target, ast.Subscript) else target
+                    if is_sys_path(base):
+                        what = "assignment to sys.path"
+            elif isinstance(node, ast.Delete):
+                if any(
+                    is_sys_path(t.value if isinstance(t, ast.Subscript) else t)
+                    for t in node.targets
+                ):
+                    what = "del sys.path[...]"
+            elif isinstance(node, ast.ImportFrom) and node.module == "sys":
+                if any(alias.name == "path" for alias in node.names):
+                    what = "from sys import path"
+            if what:
+                hits.append((path, node.lineno, what))
+    return [(f"{path}:{line}", what) for path, line, what in sorted(hits)]
+
+
+def test_no_sys_path_edits_anywhere():
+    """Scripts, benchmarks and tests import their helpers without editing
+    Python's path: a script's own folder is on it when it runs as a file,
+    pytest adds scripts/ and benchmarks/ (pyproject.toml's ``pythonpath``),
+    and a helper in another folder is imported by its file (importlib)."""
+    files = [REPO / rel for rel in tracked_files() if rel.endswith(".py")]
+    files = [path for path in files if path.is_file()]
+    assert REPO / "benchmarks" / "bench" / "machine.py" in files
+    hits = path_edits(files)
+    assert not hits, "edits of sys.path:\n" + "\n".join(
+        f"{where}: {what}" for where, what in hits
+    )
+
+
+def test_sys_path_check_can_fail(tmp_path):
+    # What benchmarks/bench/machine.py, tests/util.py and
+    # tests/fixtures/cut.py held before, and the other ways to do it.
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import site\nimport sys\nfrom sys import path\n"
+        'sys.path.append("scripts")\n'
+        'sys.path.insert(0, "scripts")\n'
+        'sys.path[:0] = ["x"]\n'
+        'sys.path += ["x"]\n'
+        'site.addsitedir("x")\n'
+    )
+    good = tmp_path / "good.py"
+    good.write_text(
+        '"""No sys.path.append here."""\n'
+        "import sys\n"
+        "# sys.path.insert(0, x) in a comment\n"
+        "print(sys.path)\n"
+        "paths = list(sys.path)\n"
+        "paths.append('x')\n"
+    )
+    assert [what for _, what in path_edits([bad, good])] == [
+        "from sys import path",
+        "sys.path.append(...)",
+        "sys.path.insert(...)",
+        "assignment to sys.path",
+        "assignment to sys.path",
+        "site.addsitedir(...)",
+    ]
+
+
+MAX_FILE_LINES = 500
+MAX_FUNCTION_LINES = 80
+SIZE_SECTION = "## Size limits"
+SIZE_ENTRY = re.compile(r"^- `(spacy_attn/[\w/]+\.py)(?:::([\w.]+))?`:\s*(\S.*)?$")
+
+
+def size_exceptions(text):
+    """The files and functions docs/development.md's "Size limits" section
+    lets run over the limits: ``{"path" or "path::Qual.name": why}``, from
+    its list items ``- `spacy_attn/x.py`: why`` and
+    ``- `spacy_attn/x.py::function`: why``."""
+    lines = text.splitlines()
+    start = lines.index(SIZE_SECTION) + 1
+    exceptions = {}
+    for line in lines[start:]:
+        if line.startswith("## "):
+            break
+        match = SIZE_ENTRY.match(line)
+        if match:
+            path, function, why = match.groups()
+            assert why, f"an exception without a why in docs/development.md: {line}"
+            exceptions[f"{path}::{function}" if function else path] = why
+    return exceptions
+
+
+def oversized(paths, root):
+    """``{"path": lines}`` for files over MAX_FILE_LINES and
+    ``{"path::Qual.name": lines}`` for functions (and methods, by class)
+    over MAX_FUNCTION_LINES, counted from ``def`` to their last line."""
+    import ast
+
+    found = {}
+    for path in paths:
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf8")
+        if len(text.splitlines()) > MAX_FILE_LINES:
+            found[rel] = len(text.splitlines())
+        scopes = [(ast.parse(text, str(path)), "")]
+        while scopes:
+            node, prefix = scopes.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(
+                    child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                ):
+                    name = prefix + child.name
+                    if not isinstance(child, ast.ClassDef):
+                        length = child.end_lineno - child.lineno + 1
+                        if length > MAX_FUNCTION_LINES:
+                            found[f"{rel}::{name}"] = length
+                    scopes.append((child, name + "."))
+                else:
+                    scopes.append((child, prefix))
+    return found
+
+
+def test_package_files_and_functions_keep_to_their_size():
+    docs = (REPO / "docs" / "development.md").read_text(encoding="utf8")
+    allowed = size_exceptions(docs)
+    found = oversized(sorted((REPO / "spacy_attn").rglob("*.py")), REPO)
+    over = [
+        f"{name}: {n} lines" for name, n in sorted(found.items()) if name not in allowed
+    ]
+    assert not over, (
+        f"over {MAX_FILE_LINES} lines a file or {MAX_FUNCTION_LINES} a function, "
+        "and not named in docs/development.md's size limits:\n" + "\n".join(over)
+    )
+    stale = sorted(set(allowed) - set(found))
+    assert not stale, (
+        "named as exceptions in docs/development.md but within the limits "
+        "(remove them from the list):\n" + "\n".join(stale)
+    )
+
+
+def test_size_check_can_fail(tmp_path):
+    package = tmp_path / "spacy_attn"
+    package.mkdir()
+    body = "\n".join(f"        x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (package / "long.py").write_text(
+        f"def short():\n    pass\n\n\nclass C:\n    def long(self):\n{body}\n"
+    )
+    (package / "big.py").write_text("x = 1\n" * (MAX_FILE_LINES + 1))
+    (package / "fits.py").write_text("x = 1\n" * MAX_FILE_LINES)
+    assert oversized(sorted(package.glob("*.py")), tmp_path) == {
+        "spacy_attn/big.py": MAX_FILE_LINES + 1,
+        "spacy_attn/long.py::C.long": MAX_FUNCTION_LINES + 1,
+    }
+    docs = (
+        "# Dev\n\n## Size limits\n\ntext\n\n### Pending\n\n"
+        "- `spacy_attn/big.py`: because\n"
+        "- `spacy_attn/long.py::C.long`: one loop\n\n"
+        "## Next\n\n- `spacy_attn/fits.py`: not in the section\n"
+    )
+    assert size_exceptions(docs) == {
+        "spacy_attn/big.py": "because",
+        "spacy_attn/long.py::C.long": "one loop",
+    }
+
+
+def framework_imports(paths):
+    """(file:line, module) for every import of spaCy or Thinc in the files."""
+    import ast
+
+    hits = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in ("spacy", "thinc"):
+                    hits.append((f"{path}:{node.lineno}", name))
+    return hits
+
+
+def test_torch_modules_import_neither_spacy_nor_thinc(tmp_path):
+    """spacy_attn/models/ is torch only (docs/development.md, "Names"): the
+    Thinc builders are in layers/, the components in pipeline/."""
+    hits = framework_imports(sorted((REPO / "spacy_attn" / "models").glob("*.py")))
+    assert not hits, "spaCy or Thinc imported in spacy_attn/models/:\n" + "\n".join(
+        f"{where}: {name}" for where, name in hits
+    )
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import torch\nfrom thinc.api import Model\nimport spacy.tokens\n"
+        "from .self_attention import SelfAttentionBase\n"
+    )
+    assert [name for _, name in framework_imports([bad])] == [
+        "thinc.api",
+        "spacy.tokens",
+    ]

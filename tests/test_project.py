@@ -95,6 +95,31 @@ def test_project_yml_is_current_for_weasel(capsys):
     )
 
 
+@pytest.mark.parametrize(
+    "command, var, default",
+    [
+        ("train-qqp", "qqp_config", "qqp_glove"),
+        ("train-rt", "rt_config", "doc_embedder"),
+        ("train-imdb", "imdb_config", "textcat_selfattn"),
+        ("train-snli", "config", "glove_adam"),
+    ],
+)
+def test_dataset_steps_take_their_config_from_vars(command, var, default):
+    """Each dataset workflow's train step names its config through a var, so
+    ``--vars.NAME VALUE`` reaches it (script and deps) as it reaches the
+    generic commands."""
+    from weasel.util import load_project_config
+
+    def step(overrides):
+        config = load_project_config(REPO, overrides=overrides)
+        return next(c for c in config["commands"] if c["name"] == command)
+
+    assert f"configs/{default}.cfg" in step({})["script"][0]
+    changed = step({f"vars.{var}": "other"})
+    assert "configs/other.cfg" in changed["script"][0]
+    assert "configs/other.cfg" in changed["deps"]
+
+
 @pytest.mark.slow
 @pytest.mark.mirror(
     "sick/train.jsonl.gz",

@@ -8,7 +8,6 @@ import importlib
 import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -33,17 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
 
 
-def _on_path(folder: Path) -> None:
-    """Make a checkout folder of scripts importable: its scripts import their
-    siblings (scripts/data_mirror.py), as Python allows when it runs them as
-    files. Appended, so nothing installed is shadowed."""
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
-
-
 # The data mirror helper is checkout tooling (scripts/data_mirror.py), not
-# part of the package.
-_on_path(SCRIPTS)
+# part of the package; pytest puts scripts/ and benchmarks/ on the path
+# (pyproject.toml's ``pythonpath``), as Python does for a script run as a file.
 data_mirror = importlib.import_module("data_mirror")
 MIRROR_ENV: str = data_mirror.MIRROR_ENV
 mirror_dir = data_mirror.mirror_dir
@@ -220,10 +211,9 @@ def pair_config(
 
 def load_script(relpath: str) -> ModuleType:
     """Import a checkout script (e.g. "scripts/squad_splits.py") as a module:
-    scripts/ and benchmarks/ are not packages. Its folder goes on the path,
-    so that its imports of siblings work as when it is run as a file."""
+    scripts/ and benchmarks/ are not packages. Its imports of siblings work
+    as when it is run as a file: pytest has both folders on the path."""
     path = REPO / relpath
-    _on_path(path.parent)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)

@@ -1,11 +1,9 @@
-"""Where a benchmark runs and how it is timed: the checkout's folders, the
-data mirror, repository-relative paths and command lines (results never
-hold a machine path), the git commit, progress lines, device choice and
-seeds, the machine description every results file records, the shared
-machine's load, and the timing helpers (interleaved repeats, summaries,
-a cProfile table)."""
+"""Where a benchmark runs and how it is timed: folders, the data mirror,
+repository-relative paths and commands (results never hold a machine path),
+git commit, device, seeds, machine description, load and timing helpers."""
 
 import datetime
+import importlib.util
 import os
 import platform
 import shlex
@@ -15,13 +13,31 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-# The data mirror helper is checkout tooling (scripts/data_mirror.py).
-sys.path.append(str(Path(__file__).resolve().parents[2] / "scripts"))
-from data_mirror import MIRROR_ENV, mirror_dir  # noqa: E402
-
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/bench/ -> the checkout
+
+
+def checkout_module(relpath: str) -> ModuleType:
+    """A checkout script imported by its file (``scripts/`` is no package and
+    stays off ``sys.path``); one module per name, shared with any importer
+    that loaded it first (the tests import ``data_mirror`` by name)."""
+    path = REPO / relpath
+    if path.stem in sys.modules:
+        return sys.modules[path.stem]
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# The data mirror helper is checkout tooling (scripts/data_mirror.py).
+_data_mirror = checkout_module("scripts/data_mirror.py")
+MIRROR_ENV: str = _data_mirror.MIRROR_ENV
+mirror_dir: Callable[[], Path] = _data_mirror.mirror_dir
 
 
 RESULTS = REPO / "benchmarks" / "results"

@@ -1,35 +1,6 @@
 """Thinc builders for the self-attentive embeddings (Lin et al. 2017; Chen et
-al. 2018) and the text classifier built on them.
-
-The encoders map docs to a ``SelfAttentionOutput`` (M, A, H, lengths):
-    M (Floats3d): (n_docs, r, 2u) the embedding matrix, r hops / heads.
-    A (Floats3d): (n_docs, r, L) per-hop token weights, rows sum to one over
-        the doc's tokens, exact zeros on padding (L = longest doc).
-    H (Floats3d): (n_docs, L, 2u) BiLSTM token states, zeros on padding.
-    lengths (Ints1d): (n_docs,) tokens per doc.
-Only M takes a gradient. The attention penalty needs no help from the
-component that owns the layer: the backward pass of the torch wrapper adds
-the penalty's gradient to M's (see ``convert_self_attention_outputs``), so it
-is trained by spaCy's own ``textcat`` just as by ``attn_doc_embedder``. Its
-value for the last training batch is in ``model.get_ref("self_attention")
-.attrs["penalty"]`` (a 0-d tensor: ``float()`` it); spacy-attn's components add it to their losses.
-
-How the per-doc penalties are combined over a batch is the torch layer's
-``attrs["penalty_reduction"]``: "sum" (the default, matching spaCy's textcat,
-whose loss is summed over the batch) or "mean" (for a loss averaged over the
-batch). The input converter passes it to the module on every call, so the
-component that owns the loss sets it (``attn_doc_embedder`` sets "mean") with
-``model.get_ref("self_attention").attrs["penalty_reduction"] = ...``;
-``spacy-attn.SiameseSelfAttention.v1`` sets "mean" on its own torch layer.
-
-Defaults: the architectures default to the papers' settings (r = 30 hops,
-u = 300, d_a = 350 for Lin et al.); the factory configs of the components
-(``attn_doc_embedder``) are a small CPU setting. Left out, ``tok2vec`` is a new
-small trainable ``spacy.Tok2Vec.v2`` (no vectors needed; see
-``spacy_attn.layers.defaults``) and ``encoder`` a new
-``spacy-attn.StructuredSelfAttention.v1`` with its defaults, so every
-architecture builds from its name alone. See docs/configs.md, "Defaults".
-"""
+al. 2018) and the text classifier built on them; the penalty and its scale are
+described in docs/doc_embedder.md."""
 
 from typing import List, Optional, Tuple, cast
 
@@ -40,15 +11,16 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, Relu, c
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..models.self_attention import build_encoder
-from ..models.siamese import SiameseSelfAttention
-from ..pairs import DEFAULT_PAIR_KEY
 from ._util import segment_index
-from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
-from .pair_segments import pair_segments
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
+# What the encoders give: (M, A, H, lengths). M (n_docs, r, 2u) the embedding
+# matrix, r hops / heads; A (n_docs, r, L) per-hop token weights, rows summing
+# to one over the doc's tokens, exact zeros on padding (L = longest doc); H
+# (n_docs, L, 2u) BiLSTM token states, zeros on padding; lengths (n_docs,)
+# tokens per doc. Only M takes a gradient.
 SelfAttentionOutput = Tuple[Floats3d, Floats3d, Floats3d, Ints1d]
 POOLINGS = ("flatten", "mean", "max")
 PENALTY_REDUCTION = "penalty_reduction"  # the torch layer's attrs key
@@ -217,7 +189,7 @@ def _encoder_model(
         mixed_precision=mixed_precision,
     )
     torch_layer.attrs["penalty"] = 0.0
-    # Summed over the batch, like spaCy's textcat loss (see module docstring).
+    # Summed over the batch, like spaCy's textcat loss (docs/doc_embedder.md).
     torch_layer.attrs[PENALTY_REDUCTION] = "sum"
     model: Model[List[Doc], SelfAttentionOutput] = chain(
         tok2vec, pad_sequences(), torch_layer
@@ -274,17 +246,11 @@ def convert_padded_inputs(model: Model, X: Tuple[Floats3d, Ints1d], is_train: bo
         d_padded = d_inputs.args[0]
         return (torch2xp(d_padded) if d_padded is not None else None, None)
 
-    return ArgsKwargs(args=args, kwargs=_reduction_kwargs(model)), reverse
+    return ArgsKwargs(args=args, kwargs=penalty_reduction_kwargs(model)), reverse
 
 
-def convert_penalized_segment_inputs(model: Model, X, is_train: bool):
-    """The pair segments (see ``convert_segment_inputs``), with the layer's
-    penalty reduction."""
-    inputs, reverse = convert_segment_inputs(model, X, is_train)
-    return ArgsKwargs(args=inputs.args, kwargs=_reduction_kwargs(model)), reverse
-
-
-def _reduction_kwargs(model: Model) -> dict:
+def penalty_reduction_kwargs(model: Model) -> dict:
+    """The layer's penalty reduction as the torch module's keyword argument."""
     # A layer without the attr (built before it existed) keeps the module's own.
     reduction = model.attrs.get(PENALTY_REDUCTION)
     return {} if reduction is None else {"reduction": reduction}
@@ -308,12 +274,12 @@ def convert_self_attention_outputs(model: Model, X_Ytorch, is_train: bool):
     Y = (torch2xp(M), torch2xp(A), torch2xp(H), lengths)
 
     def reverse(dY: SelfAttentionOutput) -> ArgsKwargs:
-        return _backward_args(((M, A, H), dY[:3]), penalty, device)
+        return penalized_backward_args(((M, A, H), dY[:3]), penalty, device)
 
     return Y, reverse
 
 
-def _backward_args(outputs_and_grads, penalty, device) -> ArgsKwargs:
+def penalized_backward_args(outputs_and_grads, penalty, device) -> ArgsKwargs:
     """Arguments of ``torch.autograd.backward`` for the outputs that got a
     gradient, plus the (already weighted) penalty with gradient 1."""
     tensors, grads = [], []
@@ -367,162 +333,3 @@ def _pool_forward(model: Model, X: SelfAttentionOutput, is_train: bool):
         return (ops.asarray3f(cast(Floats3d, dM)), None, None, None)
 
     return Y, backprop
-
-
-@registry.architectures("spacy-attn.SiameseSelfAttention.v1")
-def build_siamese_self_attention(
-    encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
-    *,
-    combination: str = "features",
-    hidden_width: int = 300,
-    dropout: float = 0.0,
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Siamese self-attentive pair classifier for ``attn_pair_classifier``
-    (Lin et al. 2017, SNLI): both texts of a pair doc go through the same
-    encoder, their embeddings are combined and classified.
-
-    encoder (Optional[Model[List[Doc], SelfAttentionOutput]]): A
-        ``spacy-attn.StructuredSelfAttention.v1`` or
-        ``spacy-attn.GeneralizedPooling.v1``; its tok2vec and torch module are
-        reused (the tok2vec runs once over the whole pair doc). None (the
-        default): a new ``spacy-attn.StructuredSelfAttention.v1`` with its
-        defaults.
-    combination (str): "features" ([u; v; u*v; |u-v|]) or "multiplicative"
-        (the paper's per-hop gated interaction).
-    hidden_width (int): Width of the hidden layer after the combination.
-    dropout (float): Dropout on the combined features.
-    exclusive_classes (bool): Softmax over labels, or one sigmoid per label.
-    mixed_precision (bool): Run the torch module under autocast (GPU).
-    nO (Optional[int]): Number of labels; set by the component.
-    RETURNS (Model[List[Doc], Floats2d]): Label probabilities, with the refs
-        the pair classifier uses ("segments", "output_layer") and
-        "self_attention" / "tok2vec". The penalty is averaged over the batch,
-        like the pair classifier's loss (the torch layer's
-        ``attrs["penalty_reduction"]`` is "mean").
-    """
-    if encoder is None:
-        encoder = build_structured_self_attention()
-    segments = pair_segments(encoder.get_ref("tok2vec"), pair_key=DEFAULT_PAIR_KEY)
-    return _siamese_model(
-        encoder,
-        segments,
-        combination=combination,
-        hidden_width=hidden_width,
-        dropout=dropout,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-        param_penalty_once=False,
-    )
-
-
-def _siamese_model(
-    encoder: Model[List[Doc], SelfAttentionOutput],
-    segments: Model,
-    *,
-    combination: str,
-    hidden_width: int,
-    dropout: float,
-    exclusive_classes: bool,
-    mixed_precision: bool,
-    nO: Optional[int],
-    param_penalty_once: bool,
-) -> Model[List[Doc], Floats2d]:
-    """The siamese classifier of v1 and v2 over the given segments layer."""
-    tok2vec = encoder.get_ref("tok2vec")
-    # The encoder's torch module is shared, not modified: the reduction is
-    # passed on each call (convert_penalized_segment_inputs).
-    encoder_module = encoder.get_ref("self_attention").shims[0]._model
-    module = SiameseSelfAttention(
-        encoder_module,
-        hidden_width,
-        n_rows=encoder.attrs["n_rows"],
-        combination=combination,
-        dropout=dropout,
-        param_penalty_once=param_penalty_once,
-    )
-    torch_layer = PyTorchWrapper_v2(
-        module,
-        convert_inputs=convert_penalized_segment_inputs,
-        convert_outputs=convert_penalized_outputs,
-        mixed_precision=mixed_precision,
-    )
-    torch_layer.attrs["penalty"] = 0.0
-    torch_layer.attrs[PENALTY_REDUCTION] = "mean"
-    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    model: Model[List[Doc], Floats2d] = chain(segments, torch_layer, output_layer)
-    model.set_ref("tok2vec", tok2vec)
-    model.set_ref("segments", segments)
-    model.set_ref("self_attention", torch_layer)
-    model.set_ref("output_layer", output_layer)
-    model.attrs["multi_label"] = not exclusive_classes
-    return model
-
-
-def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
-    """torch (Y, penalty) -> Thinc Y; the backward pass adds the penalty's
-    gradient (see ``convert_self_attention_outputs``)."""
-    _, (Y, penalty) = X_Ytorch
-    Y, penalty = Y.float(), penalty.float()  # see convert_float32_outputs
-    device = cast(PyTorchShim, model.shims[0]).device
-    if is_train:
-        model.attrs["penalty"] = penalty.detach()  # see convert_self_attention_outputs
-
-    def reverse(dY: Floats2d) -> ArgsKwargs:
-        return _backward_args(((Y,), (dY,)), penalty, device)
-
-    return torch2xp(Y), reverse
-
-
-# --- spacy-attn.SiameseSelfAttention.v2 --------------------------------------
-# v1 above is frozen. v2 counts a penalty on the encoder's parameters
-# (generalized pooling's W1 penalty) once per batch, not once per text, and by
-# default encodes each text of the pair on its own, so that a contextual
-# backbone (CNN tok2vec, transformer) cannot let the two texts see each other
-# before the embeddings are compared (Lin et al.'s siamese setting).
-
-
-@registry.architectures("spacy-attn.SiameseSelfAttention.v2")
-def build_siamese_self_attention_v2(
-    encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
-    *,
-    combination: str = "features",
-    hidden_width: int = 300,
-    dropout: float = 0.0,
-    encode: str = "separate",
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Siamese self-attentive pair classifier; as
-    ``spacy-attn.SiameseSelfAttention.v1`` with these differences:
-
-    encode (str): "separate" (default; Lin et al.) encodes each text as a doc
-        of its own, so neither sees the other before both are embedded;
-        needs a token encoder inside the model, not a listener. "joint" runs
-        the tok2vec over the whole pair doc as v1 did (the same numbers for
-        non-contextual vectors such as ``spacy-attn.FrozenVectors``, and the
-        only mode for a listener).
-    The encoder's penalty on its parameters is added once per batch (v1
-    added it once per text: twice).
-
-    The other settings are v1's (see ``build_siamese_self_attention``).
-    """
-    from .decomposable_attention import segments_layer
-
-    if encoder is None:
-        encoder = build_structured_self_attention()
-    return _siamese_model(
-        encoder,
-        segments_layer(encoder.get_ref("tok2vec"), encode),
-        combination=combination,
-        hidden_width=hidden_width,
-        dropout=dropout,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-        param_penalty_once=True,
-    )
