@@ -1,10 +1,5 @@
-"""The ``attn_pair_classifier`` component: classify a pair of texts.
-
-Defaults: the factory's default model is ``spacy-attn.DecomposableAttention.v1``
-with the paper's settings (hidden width 200, dropout 0.2), the same values
-the architecture defaults to, on the small default tok2vec (see
-``spacy_attn.layers.defaults`` and docs/configs.md, "Defaults").
-"""
+"""The ``attn_pair_classifier`` component: classify a pair of texts (defaults:
+docs/configs.md, "Defaults")."""
 
 from typing import Callable, Iterable, List, Optional
 
@@ -18,7 +13,7 @@ from thinc.types import Floats2d
 from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
 from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key
 from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
-from .base import AttnClassifier
+from .classifier import AttnClassifier
 from .defaults import default_tok2vec_config
 from .pair_input import PairInputMixin
 
