@@ -438,6 +438,40 @@ def test_render_alignment_with_pipe(trained, snli_rows):
     } == {"1"}
 
 
+def test_alignment_rows_and_columns_come_from_the_component(trained):
+    """The matrix is labelled as the component labels it (alignment_labels),
+    so a component that adds a row and a column (a NULL token, say) is drawn
+    by the same renderer."""
+    nlp, pipe = trained
+    pair = make_pair(nlp, "A man sleeps", "He rests")
+    assert pipe.alignment_labels([pair]) == [(["A", "man", "sleeps"], ["He", "rests"])]
+    assert pipe.alignment_labels([]) == []
+
+    class WithNull:
+        def alignment(self, docs):
+            padded = [numpy.pad(m, ((1, 0), (1, 0))) for m in pipe.alignment(docs)]
+            for m in padded:
+                m[0, :] = 0.25
+            return padded
+
+        def alignment_labels(self, docs):
+            return [
+                (["NULL", *r], ["NULL", *c]) for r, c in pipe.alignment_labels(docs)
+            ]
+
+    parsed = Markup(render(pair, style="alignment", pipe=WithNull(), jupyter=False))
+    assert parsed.row_heads == ["NULL", "A", "man", "sleeps"]
+    assert parsed.col_heads == ["NULL", "He", "rests"]
+    assert [c["title"] for c in parsed.rows[0][1]] == [
+        "NULL \u2192 NULL: 0.25",
+        "NULL \u2192 He: 0.25",
+        "NULL \u2192 rests: 0.25",
+    ]
+    # Weights given for the pair are checked against the component's labels.
+    with pytest.raises(ValueError, match=r"expected \(4, 3\)"):
+        render(pair, style="alignment", pipe=WithNull(), weights=numpy.ones((3, 2)))
+
+
 def test_alignment_needs_an_aligning_architecture(nlp):
     """Architectures without a soft alignment (the siamese self-attentive
     one compares whole-text embeddings, never tokens) get a clear error

@@ -1,12 +1,6 @@
-"""The ``attn_doc_embedder`` component: an interpretable self-attentive
-document embedding (Lin et al. 2017 / Chen et al. 2018), trained through a
-text classifier on top of it.
-
-Defaults: the factory's default model is the small CPU setting (r = 8 hops,
-u = 128, d_a = 128, a 256-wide classifier on the small default tok2vec); the
-architectures themselves default to the paper's settings (r = 30, u = 300,
-d_a = 350). See docs/configs.md, "Defaults".
-"""
+"""The ``attn_doc_embedder`` component: an interpretable self-attentive document
+embedding (Lin et al. 2017), trained through a text classifier on top of it
+(defaults: docs/configs.md, "Defaults")."""
 
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, cast
 
@@ -24,7 +18,7 @@ from ..layers.self_attention import (
     SelfAttentionOutput,
     pool_matrix,
 )
-from .base import AttnClassifier
+from .classifier import AttnClassifier
 from .defaults import default_tok2vec_config
 
 DEFAULT_EMBEDDER_MODEL = """

@@ -1,12 +1,7 @@
-"""The ``attn_pair_classifier`` component: classify a pair of texts.
+"""The ``attn_pair_classifier`` component: classify a pair of texts (defaults:
+docs/configs.md, "Defaults")."""
 
-Defaults: the factory's default model is ``spacy-attn.DecomposableAttention.v1``
-with the paper's settings (hidden width 200, dropout 0.2), the same values
-the architecture defaults to, on the small default tok2vec (see
-``spacy_attn.layers.defaults`` and docs/configs.md, "Defaults").
-"""
-
-from typing import Callable, Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
@@ -16,9 +11,9 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d
 
 from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
-from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key
+from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, renamed_pair_key
 from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
-from .base import AttnClassifier
+from .classifier import AttnClassifier
 from .defaults import default_tok2vec_config
 from .pair_input import PairInputMixin
 
@@ -155,3 +150,20 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         docs = list(docs)
         self._require_labels()
         return predict_soft_alignment(self.model, docs)
+
+    def alignment_labels(
+        self, docs: Iterable[Doc]
+    ) -> List[Tuple[List[str], List[str]]]:
+        """The labels of the rows and the columns of ``alignment``'s matrices,
+        which ``spacy_attn.render(..., style="alignment")`` draws beside them.
+
+        docs (Iterable[Doc]): Pair docs.
+        RETURNS (List[Tuple[List[str], List[str]]]): Per doc, the texts of the
+            first text's tokens (rows) and of the second text's (columns).
+        RAISES (PairError): If a doc has no valid pair (the message names it).
+        """
+        labels = []
+        for i, doc in enumerate(docs):
+            s1, e1, s2, e2 = get_pair_bounds(doc, self.pair_key, index=i)
+            labels.append(([t.text for t in doc[s1:e1]], [t.text for t in doc[s2:e2]]))
+        return labels

@@ -1,0 +1,309 @@
+"""``AttnClassifier``, the base of the two classifiers (``attn_pair_classifier``,
+``attn_doc_embedder``): labels, ``doc.cats``, the loss, training and scoring."""
+
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Model, Optimizer, set_dropout_rate
+from thinc.types import Floats2d
+
+from .base import AttnPipe
+
+
+class AttnClassifier(AttnPipe):
+    """A classifier writing one score per label to ``doc.cats``:
+    probabilities summing to one for mutually exclusive labels, independent
+    probabilities for multi-label models (``model.attrs["multi_label"]``).
+
+    The model maps docs to (n_docs, n_labels) probabilities; its
+    "output_layer" ref is sized to the labels at initialization. A model
+    with a "self_attention" ref adds its penalty (``attrs["penalty"]``) to
+    the loss in its own backward pass; ``update`` reports it too, in
+    ``losses[name]`` and alone in ``losses[f"{name}_penalty"]``.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str,
+        cfg: Dict[str, Any],
+        *,
+        threshold: float = 0.5,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        """Initialize the component.
+
+        vocab (Vocab): The shared vocabulary.
+        model (Model): The Thinc model: docs -> label probabilities.
+        name (str): Component name, used as the key of its training loss.
+        cfg (Dict[str, Any]): The subclass's settings (labels and threshold
+            are added).
+        threshold (float): Decision threshold of multi-label models (scorer).
+        scorer (Optional[Callable]): Scoring function.
+        """
+        settings: Dict[str, Any] = {"labels": []}
+        settings.update(cfg)
+        settings["threshold"] = threshold
+        super().__init__(vocab, model, name, settings, scorer=scorer)
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): The labels, in output order."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        """RETURNS (List[str]): The labels, for ``spacy init labels``."""
+        return list(self.labels)
+
+    @property
+    def multi_label(self) -> bool:
+        """RETURNS (bool): Whether labels are scored independently (sigmoid)."""
+        return bool(self.model.attrs.get("multi_label", False))
+
+    def add_label(self, label: str) -> int:
+        """Add a label before initialization.
+
+        label (str): The label to add.
+        RETURNS (int): 0 if the label was already present, otherwise 1.
+        """
+        if not isinstance(label, str):
+            raise ValueError(
+                f"{type(self).__name__} labels must be strings, got {label!r}."
+            )
+        if label in self.labels:
+            return 0
+        self._allow_extra_label()
+        self.cfg["labels"].append(label)
+        self.vocab.strings.add(label)
+        return 1
+
+    def _allow_extra_label(self) -> None:
+        output = self.model.get_ref("output_layer")
+        if output.has_dim("nO") and output.get_dim("nO") == len(self.labels):
+            raise ValueError(
+                f"Cannot add a label to '{self.name}': its output layer is "
+                f"already sized for {len(self.labels)} labels {list(self.labels)}. "
+                f"Add all labels before initializing (or train a new component)."
+            )
+
+    # -- prediction ------------------------------------------------------
+
+    def predict(self, docs: Iterable[Doc]) -> Floats2d:
+        """Score a batch of docs without modifying them.
+
+        docs (Iterable[Doc]): The docs.
+        RETURNS (Floats2d): (n_docs, n_labels) probabilities.
+        """
+        docs = list(docs)
+        self._require_labels()
+        if not docs:
+            return self.model.ops.alloc2f(0, len(self.labels))
+        return self.model.predict(docs)
+
+    def set_annotations(self, docs: Iterable[Doc], scores: Floats2d) -> None:
+        """Write the scores to ``doc.cats``.
+
+        docs (Iterable[Doc]): The docs to annotate.
+        scores (Floats2d): (n_docs, n_labels) probabilities.
+        """
+        scores = self.model.ops.to_numpy(scores)
+        labels = self.labels
+        for i, doc in enumerate(docs):
+            for j, label in enumerate(labels):
+                doc.cats[label] = float(scores[i, j])
+
+    # -- training --------------------------------------------------------
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples (the TrainablePipe template).
+
+        examples (Iterable[Example]): Examples with gold ``cats``.
+        drop (float): Dropout rate.
+        sgd (Optional[Optimizer]): The optimizer.
+        losses (Optional[Dict[str, float]]): Running losses, updated in place.
+        RETURNS (Dict[str, float]): The losses.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        if not examples:
+            return losses
+        self._prepare_examples(examples)
+        set_dropout_rate(self.model, drop)
+        scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_scores = self._loss_on_device(examples, scores)
+        bp_scores(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        # Read the loss only now, with the whole step queued on the device.
+        losses[self.name] += float(loss)
+        if self.model.has_ref("self_attention"):
+            # Self-attentive encoders add their penalty's gradient in their
+            # own backward pass; report it too (and in the full objective).
+            penalty = float(self.model.get_ref("self_attention").attrs["penalty"])
+            losses.setdefault(f"{self.name}_penalty", 0.0)
+            losses[f"{self.name}_penalty"] += penalty
+            losses[self.name] += penalty
+        return losses
+
+    def _examples_to_truth(
+        self, examples: List[Example]
+    ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Gold matrix and not-missing mask, (n_examples, n_labels).
+
+        Exclusive classes: the label with value 1.0 is the gold class and
+        the others are 0 even if absent (so readers may store just the gold
+        label); an example with no positive label is ignored. Multi-label:
+        an absent label is a missing value.
+        """
+        labels = self.labels
+        index = {label: j for j, label in enumerate(labels)}
+        multi_label = self.multi_label  # a model attr: read once, not per example
+        truths = numpy.zeros((len(examples), len(labels)), dtype="float32")
+        not_missing = numpy.ones((len(examples), len(labels)), dtype="float32")
+        for i, eg in enumerate(examples):
+            cats = eg.reference.cats
+            if not cats.keys() <= index.keys():
+                unknown = [label for label in cats if label not in index]
+                raise ValueError(
+                    f"Example {i} ({eg.reference.text[:60]!r}) has label(s) "
+                    f"{unknown} unknown to '{self.name}', whose labels are "
+                    f"{list(labels)}. Add every label before training: "
+                    f"initialize from data that contains it, or pass labels in "
+                    f"[initialize.components.{self.name}]."
+                )
+            if multi_label:
+                for label, value in cats.items():
+                    truths[i, index[label]] = value
+                not_missing[i] = [label in cats for label in labels]
+            else:
+                positives = [label for label, value in cats.items() if value == 1.0]
+                if len(positives) == 1:
+                    truths[i, index[positives[0]]] = 1.0
+                elif not positives:
+                    not_missing[i] = 0.0
+                else:
+                    raise ValueError(
+                        f"Example {i} ({eg.reference.text[:60]!r}) has "
+                        f"{len(positives)} positive labels {positives}, but "
+                        f"'{self.name}' has mutually exclusive classes. Use "
+                        f"exclusive_classes = false for multi-label data."
+                    )
+        return truths, not_missing
+
+    def get_loss(
+        self, examples: Iterable[Example], scores: Floats2d
+    ) -> Tuple[float, Floats2d]:
+        """Cross-entropy loss and its gradient with respect to the logits.
+
+        Softmax cross-entropy for exclusive classes, per-label binary
+        cross-entropy for multi-label models. Averaged over the examples
+        with gold labels.
+
+        examples (Iterable[Example]): The batch.
+        scores (Floats2d): Predicted probabilities.
+        RETURNS (Tuple[float, Floats2d]): The loss and d_logits.
+        """
+        loss, d_scores = self._loss_on_device(list(examples), scores)
+        return float(loss), d_scores
+
+    def _loss_on_device(
+        self, examples: List[Example], scores: Floats2d
+    ) -> Tuple[Any, Floats2d]:
+        """The loss as a 0-d array on the scores' device, and d_logits.
+
+        Only the small gold matrix travels host -> device; nothing comes
+        back, so a GPU step does not wait here. ``update`` reads the loss
+        value after the backward pass and the optimizer step are queued.
+        """
+        validate_examples(examples, f"{type(self).__name__}.get_loss")
+        host_truths, host_not_missing = self._examples_to_truth(examples)
+        ops = self.model.ops
+        xp = ops.xp
+        if self.multi_label:
+            n = max(float(host_not_missing.sum()), 1.0)
+        else:
+            n = max(float(host_not_missing[:, 0].sum()), 1.0)
+        # The float32 numpy arrays are Floats2d to Thinc (the casts).
+        truths = ops.asarray2f(cast(Floats2d, host_truths))
+        not_missing = ops.asarray2f(cast(Floats2d, host_not_missing))
+        eps = 1e-8
+        if self.multi_label:
+            ce = -(
+                truths * xp.log(scores + eps) + (1 - truths) * xp.log(1 - scores + eps)
+            )
+        else:
+            ce = -(truths * xp.log(scores + eps))
+        loss = (ce * not_missing).sum() / n
+        d_scores = (scores - truths) * (not_missing / n)
+        return loss, d_scores
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Iterable[str]] = None,
+    ) -> None:
+        """Initialize for training: collect labels (or take ``labels``) and
+        size and initialize the model from a sample.
+
+        get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
+        nlp (Optional[Language]): The pipeline.
+        labels (Optional[Iterable[str]]): Labels, e.g. from ``spacy init labels``.
+        """
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        if labels is None:
+            for eg in get_examples():
+                for label in eg.reference.cats:
+                    self.add_label(label)
+        else:
+            for label in labels:
+                self.add_label(label)
+        n_min = 1 if self.multi_label else 2
+        if len(self.labels) < n_min:
+            raise ValueError(
+                f"'{self.name}' needs at least {n_min} label(s) "
+                f"({'multi-label' if self.multi_label else 'exclusive classes'}), "
+                f"found {list(self.labels)} in the training data. Check that the "
+                f"examples' doc.cats are set (e.g. by spacy-attn.PairCorpus.v1)."
+            )
+        sample = list(islice(get_examples(), 10))
+        if not sample:
+            raise ValueError(f"'{self.name}' needs at least one example to initialize.")
+        self._prepare_examples(sample)
+        truths, _ = self._examples_to_truth(sample)
+        self.model.get_ref("output_layer").set_dim("nO", len(self.labels))
+        self.model.initialize(
+            X=[eg.predicted for eg in sample],
+            Y=self.model.ops.asarray2f(cast(Floats2d, truths)),
+        )
+
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """Score a batch of examples with the component's scorer.
+
+        Pipe.score passes ``cfg`` (labels, threshold) to the scorer; the scorer
+        also needs to know whether the model is multi-label, which lives in the
+        model's attrs rather than in ``cfg``.
+
+        examples (Iterable[Example]): The examples to score.
+        RETURNS (Dict[str, Any]): The scores.
+        """
+        kwargs.setdefault("multi_label", self.multi_label)
+        return super().score(examples, **kwargs)
