@@ -7,6 +7,7 @@ import pytest
 
 from spacy_attn.batch import RowReader
 from spacy_attn.readers import detect_format
+from spacy_attn.readers.formats import iter_pair_rows
 
 JSON_ROW = '{"premise": "A dog.", "hypothesis": "An animal."}\n'
 TSV_ROWS = "premise\thypothesis\nA dog.\tAn animal.\n"
@@ -54,3 +55,14 @@ def test_batch_prediction_and_readers_agree(tmp_path):
         path.write_text(content, encoding="utf8")
         assert RowReader(path).format == detect_format(path) == expected
         assert RowReader(path).columns() == ["premise", "hypothesis"]
+
+
+def test_batch_prediction_and_readers_open_files_alike(tmp_path):
+    """One opener for both: gzip by the name, a UTF-8 BOM skipped (else the
+    first column would be named "\ufeffpremise")."""
+    path = tmp_path / "rows.tsv.gz"
+    path.write_bytes(gzip.compress(("\ufeff" + TSV_ROWS).encode()))
+    record = {"premise": "A dog.", "hypothesis": "An animal."}
+    assert [row.record for row in RowReader(path).rows()] == [record]
+    pairs = [row for _, row in iter_pair_rows(path, need_label=False)]
+    assert [(row.first, row.second) for row in pairs] == [tuple(record.values())]

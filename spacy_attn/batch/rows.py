@@ -1,22 +1,23 @@
-"""Rows and columns: read the rows of a jsonl / csv / tsv input (optionally
-gzipped) and find each row's texts and id.
-
-A row that cannot be read never raises: it comes as an ``InputRow`` with
-``error`` set, and ``Columns.extract`` returns a reason instead of a task, so
-the driver decides between stopping and rejecting.
-"""
+"""Rows and columns of batch input: read the rows of a jsonl / csv / tsv file
+(optionally gzipped), a bad row as a row with an error, and find each row's
+texts and id."""
 
 import codecs
 import csv
-import gzip
 import hashlib
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..readers import FIRST_KEYS, SECOND_KEYS, detect_format
+from ..readers.formats import (
+    FIRST_KEYS,
+    SECOND_KEYS,
+    TEXT_FORMATS,
+    detect_format,
+    open_binary,
+    open_text,
+)
 from .errors import PredictError
 
 # One row for the model: (id, texts).
@@ -29,7 +30,6 @@ TASK_COLUMNS: Dict[str, Tuple[Tuple[str, ...], ...]] = {
     "qa": (("question",), ("context",)),
 }
 DEFAULT_ID_COLUMN = "id"
-FORMATS = ("jsonl", "csv", "tsv")
 
 # -- reading ------------------------------------------------------------------
 
@@ -52,12 +52,6 @@ class InputRow:
     record: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
     prefix_sha256: str = ""
-
-
-def _open_binary(path: Path) -> BinaryIO:
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
 
 
 def _escape(text: str) -> str:
@@ -93,11 +87,12 @@ class RowReader:
         if not self.path.is_file():
             raise PredictError(f"Input file not found: {self.path}")
         if input_format == "auto":
-            # One detector for every input (spacy_attn.readers.detect_format).
+            # One detector for every input (spacy_attn.readers.formats).
             input_format = detect_format(self.path)
-        if input_format not in FORMATS:
+        if input_format not in TEXT_FORMATS:
             raise PredictError(
-                f"Unknown input format {input_format!r}: use auto, {', '.join(FORMATS)}."
+                f"Unknown input format {input_format!r}: use auto, "
+                f"{', '.join(TEXT_FORMATS)}."
             )
         self.format = input_format
         self.header: Optional[List[str]] = None
@@ -133,7 +128,7 @@ class RowReader:
 
     def _jsonl_rows(self, skip: int) -> Iterator[InputRow]:
         digest = hashlib.sha256()
-        with _open_binary(self.path) as f:
+        with open_binary(self.path) as f:
             for line_no, data in enumerate(f, start=1):
                 digest.update(data)
                 if line_no == 1 and data.startswith(codecs.BOM_UTF8):
@@ -176,11 +171,8 @@ class RowReader:
         return InputRow(line_no, raw, record=record)
 
     def _delimited_rows(self, skip: int, delimiter: str) -> Iterator[InputRow]:
-        binary = _open_binary(self.path)
         # surrogateescape: an undecodable byte rejects its row, not the file.
-        text = io.TextIOWrapper(
-            binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
-        )
+        text = open_text(self.path, errors="surrogateescape")
         consumed: List[str] = []
         digest = hashlib.sha256()
 
@@ -280,7 +272,7 @@ def count_rows(path: Union[str, Path], *, header: bool = False) -> int:
     """
     path = Path(path)
     n, last = 0, b"\n"
-    with _open_binary(path) as f:
+    with open_binary(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             n += chunk.count(b"\n")
             last = chunk[-1:]
@@ -411,7 +403,6 @@ def resolve_columns(
 __all__ = [
     "TASK_COLUMNS",
     "DEFAULT_ID_COLUMN",
-    "FORMATS",
     "Task",
     "InputRow",
     "RowReader",

@@ -1,0 +1,22 @@
+"""The corpus readers of spacy-attn (``spacy-attn.PairCorpus.v1``,
+``spacy-attn.TextCatCorpus.v1``) and the input formats they share with batch
+prediction (``spacy_attn.readers.formats``)."""
+
+from ..errors import CorpusFormatError
+from .formats import PairRow, detect_format, is_docbin_name, read_docbin, read_pair_rows
+from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader
+from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
+
+__all__ = [
+    "CorpusFormatError",
+    "PairCorpus",
+    "PairRow",
+    "TextCatCorpus",
+    "cats_for",
+    "create_pair_corpus_reader",
+    "create_textcat_corpus_reader",
+    "detect_format",
+    "is_docbin_name",
+    "read_docbin",
+    "read_pair_rows",
+]

@@ -1,0 +1,345 @@
+"""Input formats shared by the corpus readers and batch prediction: detecting
+the format, opening (gzip), text lines, jsonl records, DocBins and pair rows."""
+
+import csv
+import gzip
+import io
+import json
+import logging
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union, cast
+
+import spacy
+from spacy.tokens import Doc, DocBin
+from spacy.vocab import Vocab
+
+from ..errors import CorpusFormatError
+
+logger = logging.getLogger("spacy_attn")
+
+# The row formats ``detect_format`` names besides "spacy" (a DocBin).
+TEXT_FORMATS = ("jsonl", "csv", "tsv")
+
+FIRST_KEYS = (
+    "premise",
+    "sentence1",
+    "text_a",
+    "question1",
+    "#1 String",
+    "question",
+    "first",
+)
+SECOND_KEYS = (
+    "hypothesis",
+    "sentence2",
+    "text_b",
+    "question2",
+    "#2 String",
+    "context",
+    "second",
+)
+LABEL_KEYS = ("label", "gold_label", "is_duplicate", "Quality")
+UNLABELLED = ("-", "")
+
+
+@dataclass
+class PairRow:
+    first: str
+    second: str
+    label: Optional[str]
+
+
+@dataclass
+class ReadStats:
+    rows: int = 0
+    skipped_unlabelled: int = 0
+    labels: Dict[str, int] = field(default_factory=dict)
+
+
+def _unzipped_name(path: Path) -> str:
+    # The name without a ".gz" suffix: what the file holds.
+    return path.name[:-3] if path.name.endswith(".gz") else path.name
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """Open a file for reading bytes, unpacking it if its name ends in ``.gz``."""
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def open_text(path: Path, *, errors: str = "strict") -> io.TextIOWrapper:
+    """Open a file (optionally ``.gz``) as UTF-8 text, a BOM skipped and line
+    ends kept as they are (what the ``csv`` module needs).
+
+    errors (str): The codec's error handler, e.g. "surrogateescape".
+    """
+    return io.TextIOWrapper(
+        open_binary(path), encoding="utf-8-sig", errors=errors, newline=""
+    )
+
+
+def text_lines(path: Path) -> Iterator[str]:
+    """The lines of a text file (optionally ``.gz``), as ``open_text`` gives
+    them.
+
+    RAISES (CorpusFormatError): If the file is damaged or not UTF-8 text.
+        gzip and the codec name neither the file nor the cause (a truncated
+        .gz gives only "Compressed file ended before the end-of-stream
+        marker was reached").
+    """
+    try:
+        with open_text(path) as f:
+            yield from f
+    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as err:
+        packed = "gzipped " if path.suffix == ".gz" else ""
+        raise CorpusFormatError(
+            f"{path}: cannot be read as {packed}UTF-8 text; the file is damaged "
+            f"(e.g. truncated by an interrupted download or copy) or in another "
+            f"format ({type(err).__name__}: {err})."
+        ) from err
+
+
+def jsonl_records(path: Path) -> Iterator[Tuple[int, Any]]:
+    """The parsed records of a JSON-lines file (optionally ``.gz``) with
+    their 1-based line numbers; blank lines are skipped.
+
+    RAISES (CorpusFormatError): For a line that is not JSON, naming file and
+        line (and, through ``text_lines``, for a damaged file).
+    """
+    for line_no, line in enumerate(text_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as err:
+            raise CorpusFormatError(
+                f"{path}:{line_no}: invalid JSON ({err})."
+            ) from None
+
+
+def is_docbin_name(path: Path) -> bool:
+    """Whether a file name is a DocBin's (``.spacy``, optionally ``.gz``)."""
+    return _unzipped_name(path).endswith(".spacy")
+
+
+def detect_format(path: Union[str, Path]) -> str:
+    """The format of an input file, for the corpus readers and batch
+    prediction alike (each then says which formats it takes).
+
+    From the name (a ``.gz`` suffix ignored): ``.spacy`` -> ``spacy`` (a
+    DocBin), ``.jsonl`` / ``.json`` / ``.ndjson`` -> ``jsonl``, ``.csv`` ->
+    ``csv``, ``.tsv`` -> ``tsv``. Any other name (SNLI's ``.txt`` among
+    them) falls back to the first line (a UTF-8 BOM skipped): ``jsonl`` if it
+    starts with ``{``, ``tsv`` if it holds a tab, else ``csv``.
+
+    path (Union[str, Path]): The file.
+    RETURNS (str): "spacy", "jsonl", "csv" or "tsv".
+    """
+    path = Path(path)
+    if is_docbin_name(path):
+        return "spacy"
+    name = _unzipped_name(path)
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if suffix in ("jsonl", "json", "ndjson"):
+        return "jsonl"
+    if suffix in ("csv", "tsv"):
+        return suffix
+    first = next(text_lines(path), "").lstrip()
+    if first.startswith("{"):
+        return "jsonl"
+    return "tsv" if "\t" in first else "csv"
+
+
+# What a damaged or foreign file raises inside DocBin.from_bytes / get_docs:
+# zlib / msgpack errors ("Unpack failed: incomplete input"), spaCy's E1014,
+# missing keys or wrong shapes.
+_DOCBIN_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    zlib.error,
+    EOFError,
+    gzip.BadGzipFile,
+)
+
+
+def read_docbin(path: Union[str, Path], vocab: Vocab) -> Iterator[Doc]:
+    """Yield the docs of a ``DocBin`` file (``.spacy``; a gzipped
+    ``.spacy.gz`` is unpacked first).
+
+    path (Union[str, Path]): The file.
+    vocab (Vocab): The vocab the docs are bound to.
+    YIELDS (Doc): The docs, in file order.
+    RAISES (CorpusFormatError): If the file is damaged (e.g. truncated) or
+        was not written by a compatible spaCy ``DocBin``; the message names
+        the file, instead of spaCy's bare "Unpack failed: incomplete input".
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"DocBin corpus not found: {path}")
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                docbin = DocBin().from_bytes(f.read())
+        else:
+            docbin = DocBin().from_disk(path)
+        docs = docbin.get_docs(vocab)
+    except _DOCBIN_ERRORS as err:
+        raise _damaged_docbin(path, err) from err
+    while True:
+        # Docs are decoded lazily: a damaged doc fails here, not in from_disk.
+        try:
+            doc = next(docs)
+        except StopIteration:
+            return
+        except _DOCBIN_ERRORS as err:
+            raise _damaged_docbin(path, err) from err
+        yield doc
+
+
+def _damaged_docbin(path: Path, err: Exception) -> CorpusFormatError:
+    cause = str(err).splitlines()[0][:200] if str(err) else ""
+    return CorpusFormatError(
+        f"{path}: cannot be read as a DocBin (.spacy) file: it is damaged "
+        f"(e.g. truncated by an interrupted copy or download) or was written "
+        f"by an incompatible version of spaCy (this is spaCy {spacy.__version__}). "
+        f"Recreate it from the source data (e.g. `python -m spacy_attn convert`). "
+        f"Cause: {type(err).__name__}: {cause}"
+    )
+
+
+def _pick(record: Dict, keys: Tuple[str, ...]) -> Tuple[Optional[str], object]:
+    for key in keys:
+        if key in record:
+            return key, record[key]
+    return None, None
+
+
+def _row_from_record(
+    record: Dict, path: Path, line: int, *, need_label: bool
+) -> PairRow:
+    k1, first = _pick(record, FIRST_KEYS)
+    k2, second = _pick(record, SECOND_KEYS)
+    kl, label = _pick(record, LABEL_KEYS)
+    missing = []
+    if k1 is None:
+        missing.append(f"first text (one of {list(FIRST_KEYS)})")
+    if k2 is None:
+        missing.append(f"second text (one of {list(SECOND_KEYS)})")
+    if kl is None and need_label:
+        missing.append(f"label (one of {list(LABEL_KEYS)})")
+    elif label is None and need_label:
+        # A JSON null label would otherwise become the label None in doc.cats.
+        missing.append(f"label ({kl!r} is null)")
+    if missing:
+        raise CorpusFormatError(
+            f"{path}:{line}: missing {', '.join(missing)}; found fields {sorted(record)}."
+        )
+    for key, value in ((k1, first), (k2, second)):
+        if not isinstance(value, str):
+            raise CorpusFormatError(
+                f"{path}:{line}: field {key!r} must be a string, got {value!r}."
+            )
+    if label is not None and not isinstance(label, (str, int, bool)):
+        raise CorpusFormatError(
+            f"{path}:{line}: label {label!r} is not a string or integer."
+        )
+    # Both texts are strings (checked just above).
+    return PairRow(
+        cast(str, first),
+        cast(str, second),
+        None if label is None else str(label).strip(),
+    )
+
+
+def iter_records(path: Path, fmt: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """Yield ``(line_number, record)`` from a jsonl file (one JSON object per
+    line) or a tsv file with a header row (fields unquoted, the GLUE
+    convention). Blank lines are skipped.
+
+    path (Path): The file, optionally gzipped.
+    fmt (str): "jsonl" or "tsv".
+    RAISES (CorpusFormatError): For a malformed row, naming file and line.
+    """
+    if fmt == "jsonl":
+        for line_no, record in jsonl_records(path):
+            if not isinstance(record, dict):
+                raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
+            yield line_no, record
+        return
+    reader = csv.reader(
+        text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE
+    )
+    header = next(reader, None)
+    if header is None:
+        return
+    for row in reader:
+        line_no = reader.line_num
+        if not row or row == [""]:
+            continue
+        if len(row) != len(header):
+            raise CorpusFormatError(
+                f"{path}:{line_no}: expected {len(header)} tab-separated "
+                f"fields (header {header}), got {len(row)}."
+            )
+        yield line_no, dict(zip(header, row))
+
+
+def iter_pair_rows(
+    path: Union[str, Path], *, format: str = "auto", need_label: bool = True
+) -> Iterator[Tuple[int, PairRow]]:
+    """Yield ``(line_number, PairRow)`` from a jsonl or tsv pair file.
+
+    RAISES (CorpusFormatError): For a malformed row, naming file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"Pair corpus not found: {path}")
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt not in ("jsonl", "tsv"):
+        detected = f" (detected from {path.name})" if format == "auto" else ""
+        raise ValueError(
+            f"Unknown pair corpus format {fmt!r}{detected}: use auto, jsonl, tsv "
+            f"or spacy."
+        )
+    for line_no, record in iter_records(path, fmt):
+        yield line_no, _row_from_record(record, path, line_no, need_label=need_label)
+
+
+def read_pair_rows(
+    path: Union[str, Path],
+    *,
+    format: str = "auto",
+    label_map: Optional[Dict[str, str]] = None,
+    limit: int = 0,
+) -> Tuple[List[PairRow], ReadStats]:
+    """Read the labelled rows of a pair file, mapping labels with
+    ``label_map`` and skipping unlabelled ("-") rows.
+
+    RETURNS (Tuple[List[PairRow], ReadStats]): Rows and counts.
+    """
+    stats = ReadStats()
+    rows: List[PairRow] = []
+    for _, row in iter_pair_rows(path, format=format):
+        if row.label in UNLABELLED:
+            stats.skipped_unlabelled += 1
+            continue
+        assert row.label is not None  # need_label (the default) above
+        if label_map:
+            row.label = label_map.get(row.label, row.label)
+        rows.append(row)
+        stats.rows += 1
+        stats.labels[row.label] = stats.labels.get(row.label, 0) + 1
+        if limit and len(rows) >= limit:
+            break
+    if stats.skipped_unlabelled:
+        logger.warning(
+            "%s: skipped %d unlabelled row(s) (label '-' or empty)",
+            path,
+            stats.skipped_unlabelled,
+        )
+    return rows, stats
