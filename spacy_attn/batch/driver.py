@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..parallel import WorkerDied
 from .engines import Engine, InProcessEngine, LocalPoolEngine, Model
 from .errors import PredictError
 from .output import (
@@ -23,6 +22,7 @@ from .output import (
     resume_rows,
     write_run_record,
 )
+from .pool import WorkerDied
 from .predictor import row_error_reason, text_limits
 from .rows import Columns, InputRow, RowReader, Task, count_rows, resolve_columns
 

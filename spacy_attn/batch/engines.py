@@ -15,8 +15,8 @@ import torch
 from spacy.language import Language
 
 from ..loading import load_pipeline
-from ..parallel import WorkerPool
 from .errors import PredictError
+from .pool import WorkerPool
 from .predictor import Predictor
 from .rows import Task
 
@@ -163,7 +163,7 @@ def worker_predictor(
 class LocalPoolEngine(Engine):
     """Predict in ``n_process`` worker processes on this machine, one torch
     thread each: each worker gets the texts of a batch and returns its output
-    lines (see ``spacy_attn.parallel.WorkerPool`` for why this is faster than
+    lines (see ``spacy_attn.batch.pool.WorkerPool`` for why this is faster than
     ``nlp.pipe(n_process=N)``). Workers die with this process."""
 
     def __init__(self, n_process: int, *, start_method: Optional[str] = None) -> None:
