@@ -166,7 +166,7 @@ def test_predict_runs_and_the_alias_is_the_same_group(pair_model, tmp_path):
     assert "2 rows written" in result.stderr
     import spacy_attn.__main__ as alias
 
-    assert alias.main.__module__ == "spacy_attn.cli"
+    assert alias.main.__module__ == "spacy_attn.cli.app"
 
 
 def test_truncated_json_row_is_reported_where_it_ends(tmp_path):
