@@ -1,5 +1,5 @@
-"""``python -m spacy_attn ...``: the alias of ``python -m spacy attn ...``
-(see ``spacy_attn.cli``)."""
+"""``python -m spacy_attn ...``: the ``attn`` command group, as ``python -m spacy
+attn ...`` runs it, without spaCy's entry point (``spacy_attn.cli``)."""
 
 from spacy_attn.cli import main
 

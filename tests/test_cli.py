@@ -78,7 +78,9 @@ def test_spacy_cli_entry_point_adds_the_attn_group():
 def test_every_option_has_help_and_shows_its_default():
     group = typer.main.get_command(attn_cli)
     commands = group.commands
-    assert sorted(commands) == sorted(COMMANDS)
+    # In this order in --help: the order spacy_attn/cli/__init__.py imports
+    # the command modules in.
+    assert list(commands) == COMMANDS
     for name, command in commands.items():
         assert command.help, name
         for param in command.params:
@@ -166,7 +168,7 @@ def test_predict_runs_and_the_alias_is_the_same_group(pair_model, tmp_path):
     assert "2 rows written" in result.stderr
     import spacy_attn.__main__ as alias
 
-    assert alias.main.__module__ == "spacy_attn.cli"
+    assert alias.main.__module__ == "spacy_attn.cli.app"
 
 
 def test_truncated_json_row_is_reported_where_it_ends(tmp_path):
@@ -190,3 +192,20 @@ def test_device_check_takes_the_mirror_of_the_project_it_runs_in(tmp_path, monke
     # The project's (empty) mirror is the one checked, named in the error.
     result = invoke(attn_cli, ["device-check", "--gpu-id", "-1"])
     assert_one_line_error(result, "data", "lacks snli/dev.jsonl.gz")
+
+
+def test_device_check_keeps_its_module_command_line():
+    """``python -m spacy_attn.device_check`` is what the shared GPU checklist
+    runs (docs/development.md): it is the device-check command."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_attn.device_check", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "python -m spacy_attn.device_check device-check" in result.stdout
+    assert "--gpu-id" in result.stdout and "--mirror" in result.stdout

@@ -1,4 +1,4 @@
-"""predict_file(..., engine="dask") on a LocalCluster of 2 worker
+"""predict_file(..., engine=DaskEngine(...)) on a LocalCluster of 2 worker
 processes: the same bytes as the single-process ``predict_file`` (ids,
 rejects, a pipeline passed as an object), resume, and a worker killed in the
 middle of a run (every row still written exactly once, in order).
@@ -27,7 +27,7 @@ pytest.importorskip(
     ),
 )
 
-from spacy_attn.batch import predict_file  # noqa: E402
+from spacy_attn.batch import InProcessEngine, predict_file  # noqa: E402
 from spacy_attn.batch.output import run_record_path  # noqa: E402
 
 from .test_multiprocess import build_pipeline, run_with_timeout  # noqa: E402
@@ -62,7 +62,7 @@ def job(tmp_path_factory) -> Dict[str, Path]:
         root / "expected.jsonl",
         batch_size=BATCH,
         rejects_path=root / "expected.rejects.jsonl",
-        threads=1,
+        engine=InProcessEngine(threads=1),
         progress=False,
     )
     return {
@@ -72,14 +72,14 @@ def job(tmp_path_factory) -> Dict[str, Path]:
 
 
 # The subprocess: one LocalCluster (2 processes, 1 thread each) for all the
-# runs of a test; each run is a predict_file(engine="dask") call against it.
+# runs of a test; each run is a predict_file(engine=DaskEngine(...)) call against it.
 SCRIPT = r"""
 import json, os, sys, time
 import spacy
 from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import WorkerPlugin
 from spacy_attn.batch import predict_file
-from spacy_attn.batch.dask_engine import KEY_PREFIX
+from spacy_attn.batch.dask_engine import KEY_PREFIX, DaskEngine
 
 
 class KillOnce(WorkerPlugin):
@@ -110,12 +110,14 @@ if __name__ == "__main__":
             client.register_plugin(KillOnce(run["flag"], run["kill_task"]), name="kill-once")
         model = spacy.load(config["model"]) if run.get("as_object") else config["model"]
         scheduler = cluster.scheduler_address if run.get("scheduler") == "address" else client
+        engine = DaskEngine(
+            scheduler=scheduler, batches_per_task=run.get("batches_per_task", 4),
+            max_in_flight=run.get("max_in_flight"),
+        )
         stats = predict_file(
-            model, config["input"], run["output"], engine="dask", scheduler=scheduler,
+            model, config["input"], run["output"], engine=engine,
             batch_size=config["batch_size"], rejects_path=run["rejects"],
-            resume=run.get("resume", False),
-            batches_per_task=run.get("batches_per_task", 4), max_in_flight=run.get("max_in_flight"),
-            progress=False,
+            resume=run.get("resume", False), progress=False,
         )
         results.append({
             "seconds": time.perf_counter() - start, "loop_seconds": stats.seconds,

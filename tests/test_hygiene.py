@@ -131,6 +131,45 @@ def test_import_neither_loads_nor_installs_the_corpus_patch():
     assert result.returncode == 0, result.stderr[-2000:]
 
 
+# A pipeline used from Python (spacy.load, nlp(doc)) and spaCy's command line
+# with the attn group loaded (its entry point imports spacy_attn.cli): the
+# batch tool and the device check stay unimported until a command needs them.
+BATCH_TOOL_UNUSED = """
+import sys, spacy, spacy_attn
+nlp = spacy.load(sys.argv[1])
+nlp(spacy_attn.make_pair(nlp, "A dog runs.", "An animal moves."))
+import spacy_attn.cli
+{extra}
+loaded = sorted(
+    name for name in sys.modules
+    if name.startswith(("spacy_attn.batch", "spacy_attn.device_check"))
+)
+assert not loaded, loaded
+"""
+
+
+def test_a_user_who_predicts_no_files_imports_no_batch_tool(tmp_path):
+    """``spacy_attn.batch`` (engines, worker pool, Dask) and the device check
+    are imported by the commands that use them, not by ``import spacy_attn``,
+    a loaded pipeline or the command group. A fresh process each, the second
+    showing that the check sees an import of the batch tool."""
+    from .test_multiprocess import build_pipeline
+
+    build_pipeline("pair", n_iter=1).to_disk(tmp_path / "pair")
+    results = [
+        subprocess.run(
+            [sys.executable, "-c", BATCH_TOOL_UNUSED.format(extra=extra)]
+            + [str(tmp_path / "pair")],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        for extra in ("", "import spacy_attn.batch")
+    ]
+    assert results[0].returncode == 0, results[0].stderr[-2000:]
+    assert "spacy_attn.batch" in results[1].stderr, results[1].stderr[-2000:]
+
+
 def private_imports(paths):
     """(file:line, statement) for every import of another module's private
     (single-underscore) name from spacy_attn: ``from .x import _y``,

@@ -1,5 +1,5 @@
 """nlp.pipe(n_process=2) with each component: no hang, same results as one
-process (see spacy_attn/parallel.py for why forked workers used to hang).
+process (docs/batch.md, "Fork safety", says why forked workers used to hang).
 
 Every multi-process run happens in a subprocess with a hard timeout, in its
 own process group, so a regression fails (and its hung workers are killed)

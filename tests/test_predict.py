@@ -18,7 +18,7 @@ import spacy
 import spacy_attn
 from spacy_attn.batch import PredictError, finished_lines, predict_file
 from spacy_attn.batch.output import run_record_path
-from spacy_attn.parallel import WorkerDied, WorkerPool
+from spacy_attn.batch.pool import WorkerDied, WorkerPool
 
 from .test_multiprocess import build_pipeline, run_with_timeout
 from .util import rt_texts, snli_pairs, squad_pairs

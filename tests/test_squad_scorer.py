@@ -199,7 +199,7 @@ def test_real_dev_first_gold_answer_scores_100():
 
 
 def test_official_command_line(tmp_path):
-    """``python -m spacy_attn.squad DATASET PREDICTIONS``, the official
+    """``python -m spacy attn squad-eval DATASET PREDICTIONS``, the official
     script's command line, prints the 0-100 scores as JSON."""
     import subprocess
     import sys
@@ -237,7 +237,15 @@ def test_official_command_line(tmp_path):
         json.dumps({"a": "in France", "b": "Paris"}), encoding="utf8"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "spacy_attn.squad", str(dataset), str(predictions)],
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "attn",
+            "squad-eval",
+            str(dataset),
+            str(predictions),
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -1,9 +1,6 @@
-"""The driver: the one loop of batch prediction, whatever the engine.
-
-check paths -> read rows -> start the engine -> resolve columns -> resume ->
-cut fixed batches -> the engine predicts -> write each batch's lines and
-rejects in input order -> close. See ``spacy_attn.batch`` for the guarantees.
-"""
+"""The driver: the one loop of batch prediction, whatever the engine (check
+paths, read rows, start the engine, resolve columns, resume, cut batches, write
+lines and rejects in input order)."""
 
 import sys
 import time
@@ -11,8 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..parallel import WorkerDied
-from .engines import Engine, InProcessEngine, LocalPoolEngine, Model
+from .engines import Engine, EngineInfo, InProcessEngine, Model
 from .errors import PredictError
 from .output import (
     OUTPUT_FORMAT,
@@ -23,10 +19,9 @@ from .output import (
     resume_rows,
     write_run_record,
 )
+from .pool import WorkerDied
 from .predictor import row_error_reason, text_limits
 from .rows import Columns, InputRow, RowReader, Task, count_rows, resolve_columns
-
-ENGINES = ("local", "dask")
 
 
 @dataclass
@@ -161,53 +156,153 @@ def _stop_on_dead_workers(
         ) from err
 
 
-def make_engine(
-    engine: Union[str, Engine],
-    *,
-    n_process: int = 1,
-    gpu_id: int = -1,
-    threads: Optional[int] = None,
-    start_method: Optional[str] = None,
-    scheduler: Any = None,
-    n_workers: int = 2,
-    batches_per_task: int = 4,
-    max_in_flight: Optional[int] = None,
-    resources: Optional[Dict[str, float]] = None,
-    startup_timeout: float = 300.0,
-) -> Engine:
-    """The engine for ``predict_file``'s options (see there).
+class FileRun:
+    """One run of ``predict_file``: its input, its output files, the options
+    that are not the engine's, and what it counted (``stats``). ``start``
+    starts the engine and settles the columns, the run record and the rows
+    to predict; ``write`` predicts and writes them; ``close`` ends the run."""
 
-    RETURNS (Engine): An engine, not started.
-    RAISES (PredictError): On options that do not fit the engine.
-    """
-    if isinstance(engine, Engine):
-        return engine
-    if engine == "local":
-        if n_process < 1:
-            raise PredictError(f"--n-process must be >= 1, got {n_process}.")
-        if n_process == 1:
-            return InProcessEngine(gpu_id=gpu_id, threads=threads)
-        if gpu_id >= 0:
-            raise PredictError(
-                "--gpu-id with --n-process > 1 is not supported: one process drives the GPU "
-                "(a forked worker cannot use CUDA); raise --batch-size, or use "
-                "--engine dask with one worker per GPU."
-            )
-        return LocalPoolEngine(n_process, start_method=start_method)
-    if engine == "dask":
-        from .dask_engine import DaskEngine
+    def __init__(
+        self,
+        input_path: Path,
+        output_path: Path,
+        rejects: Optional[Path],
+        *,
+        batch_size: int,
+        resume: bool,
+        overwrite: bool,
+        input_format: str,
+        max_chars: Optional[int],
+    ) -> None:
+        """Check the options and the output files and open the input.
 
-        return DaskEngine(
-            scheduler=scheduler,
-            n_workers=n_workers,
-            batches_per_task=batches_per_task,
-            max_in_flight=max_in_flight,
-            gpu_id=gpu_id,
-            threads=threads,
-            resources=resources,
-            startup_timeout=startup_timeout,
+        RAISES (PredictError): On options or files that do not fit.
+        """
+        if batch_size < 1:
+            raise PredictError(f"--batch-size must be >= 1, got {batch_size}.")
+        if max_chars is not None and max_chars < 1:
+            raise PredictError(f"--max-chars must be >= 1, got {max_chars}.")
+        check_paths(output_path, rejects, resume=resume, overwrite=overwrite)
+        self.input_path, self.output_path, self.rejects = (
+            input_path,
+            output_path,
+            rejects,
         )
-    raise PredictError(f"Unknown engine {engine!r}: use {' or '.join(ENGINES)}.")
+        self.batch_size, self.resume, self.max_chars = batch_size, resume, max_chars
+        self.reader = RowReader(input_path, input_format=input_format)
+        self.available = self.reader.columns()
+        self.stats = PredictStats()
+        self.record: Dict[str, Any] = {}
+        self.batches: Iterator[Tuple[Batch, List[Task]]] = iter(())
+        self._start = time.perf_counter()
+        self._sinks: Optional[OutputFiles] = None
+        self._bar: Any = None
+
+    def start(
+        self,
+        engine: Engine,
+        model: Model,
+        *,
+        component: Optional[str],
+        text_cols: Optional[Sequence[str]],
+        id_col: Optional[str],
+    ) -> None:
+        """Start the engine, resolve the task's columns, write or check the
+        run record and pick the rows to predict (all, or those a resumed run
+        has not finished)."""
+        stats = self.stats
+        stats.engine = engine.name
+        info = engine.start(model, component=component)
+        stats.startup_seconds = time.perf_counter() - self._start
+        stats.component, stats.task = info.component, info.kind
+        stats.workers, stats.details = info.workers, dict(info.details)
+        columns = None
+        if self.available is not None:
+            columns = resolve_columns(
+                info.kind,
+                self.available,
+                text_cols=text_cols,
+                id_col=id_col,
+                where=str(self.input_path),
+                header=self.reader.header is not None,
+            )
+        limits = text_limits(
+            info.kind, max_length=info.max_length, limit=self.max_chars
+        )
+        if columns is not None:
+            columns.max_chars = limits
+        stats.columns = columns
+        record = run_record(info, self.reader, columns, limits, self.rejects)
+        self.record = check_run_record(
+            record, self.reader, self.output_path, self.rejects, resume=self.resume
+        )
+        # Resume: the finished rows of both files are a prefix of the input.
+        rows, stats.skipped, n_done = resume_rows(
+            self.reader,
+            columns,
+            self.output_path,
+            self.rejects,
+            self.batch_size,
+            resume=self.resume,
+        )
+        keep_going = self.rejects is not None
+        self.batches = make_batches(
+            rows, columns, self.batch_size, keep_going=keep_going, n_done=n_done
+        )
+
+    def write(self, engine: Engine, *, progress: bool) -> None:
+        """Predict the batches on the engine and write each one, then the run
+        record that covers it (after the flush: the record never covers rows
+        that are not written)."""
+        stats, record = self.stats, self.record
+        self._start = time.perf_counter()
+        # Opened after local workers are forked, so they hold no copy.
+        self._sinks = OutputFiles(self.output_path, self.rejects, append=self.resume)
+        header = self.reader.format != "jsonl"
+        self._bar = progress_bar(
+            self.input_path, stats.skipped, header=header, enabled=progress
+        )
+        results = engine.run(self.batches)
+        for batch, lines in _stop_on_dead_workers(results, stats):
+            write_batch(batch, lines, self._sinks, stats, self.input_path)
+            record["input_prefix"] = {
+                "rows": stats.skipped + stats.rows,
+                "sha256": batch.inputs[-1].prefix_sha256,
+            }
+            write_run_record(self.output_path, record)
+            if self._bar is not None:
+                self._bar.update(len(batch.rows))
+
+    def close(self, engine: Engine, *, failed: bool) -> None:
+        """Stop the engine (dropping its work in flight if ``failed``) and
+        close the files and the progress bar."""
+        self.stats.seconds = time.perf_counter() - self._start
+        self.stats.details.update(engine.run_details())
+        engine.close(failed=failed)
+        if self._sinks is not None:
+            self._sinks.close()
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_record(
+    info: EngineInfo,
+    reader: RowReader,
+    columns: Optional[Columns],
+    limits: Tuple[int, ...],
+    rejects: Optional[Path],
+) -> Dict[str, Any]:
+    """What defines a run: written beside OUTPUT, or checked on resume."""
+    return {
+        "model": info.model_hash,
+        "component": info.component,
+        "text_cols": list(columns.texts) if columns else None,
+        "id_col": columns.id if columns else None,
+        "input_format": reader.format,
+        "rejects": rejects is not None,
+        "max_chars": list(limits),
+        "output_format": OUTPUT_FORMAT,
+    }
 
 
 def predict_file(
@@ -215,11 +310,8 @@ def predict_file(
     input_path: Union[str, Path],
     output_path: Union[str, Path],
     *,
-    engine: Union[str, Engine] = "local",
-    n_process: int = 1,
+    engine: Optional[Engine] = None,
     batch_size: int = 64,
-    gpu_id: int = -1,
-    threads: Optional[int] = None,
     text_cols: Optional[Sequence[str]] = None,
     id_col: Optional[str] = None,
     rejects_path: Optional[Union[str, Path]] = None,
@@ -229,16 +321,9 @@ def predict_file(
     component: Optional[str] = None,
     max_chars: Optional[int] = None,
     progress: bool = True,
-    start_method: Optional[str] = None,
-    scheduler: Any = None,
-    n_workers: int = 2,
-    batches_per_task: int = 4,
-    max_in_flight: Optional[int] = None,
-    resources: Optional[Dict[str, float]] = None,
-    startup_timeout: float = 300.0,
 ) -> PredictStats:
     """Predict every row of ``input_path`` and write one JSON line per row to
-    ``output_path`` (see ``spacy_attn.batch`` for formats and guarantees).
+    ``output_path`` (formats and guarantees: docs/batch.md).
 
     model (Union[str, Path, Language]): A pipeline path or package name, or a
         loaded pipeline (local worker processes then need the fork start
@@ -246,22 +331,17 @@ def predict_file(
     input_path (Union[str, Path]): jsonl / csv / tsv, optionally ``.gz``.
     output_path (Union[str, Path]): The jsonl output (not gzipped: it is
         appended to and truncated on resume).
-    engine (Union[str, Engine]): "local" (this process, or ``n_process``
-        worker processes), "dask" (a Dask cluster), or an ``Engine``.
-    n_process (int): Local worker processes; 1 predicts in this process.
+    engine (Optional[Engine]): Where batches are predicted, with its own
+        options: ``InProcessEngine`` (None: one with torch's defaults on the
+        CPU), ``LocalPoolEngine`` or ``dask_engine.DaskEngine``. Not started.
     batch_size (int): Rows per batch (one job of a worker, one flush).
-    gpu_id (int): GPU to use (-1: CPU): of this process (local engine,
-        ``n_process=1``) or of each Dask worker.
-    threads (Optional[int]): torch intra-op threads of this process (local,
-        ``n_process=1``) or of each Dask worker; None: torch's default.
-        Local workers always use one each.
     text_cols (Optional[Sequence[str]]): The text columns, in the task's
         order; None: detected from the first row.
     id_col (Optional[str]): The id column; None: ``id`` if present, else
         the line number.
     rejects_path (Optional[Union[str, Path]]): Write bad rows here
         (``{"line", "raw", "reason"}``) instead of stopping at the first.
-    resume (bool): Continue an interrupted run (of either engine): keep the
+    resume (bool): Continue an interrupted run (of any engine): keep the
         finished rows of OUTPUT and REJECTS and skip that many input rows.
         Pass the same INPUT and options as the first run.
     overwrite (bool): Replace an existing OUTPUT / REJECTS.
@@ -271,124 +351,40 @@ def predict_file(
         hold; a longer one makes its row a bad row (rejected, or the run
         stops). None: the component's limits (``predictor.MAX_CHARS``).
     progress (bool): Show a progress bar with rate and ETA on stderr.
-    start_method (Optional[str]): Multiprocessing start method of local
-        workers; None: the platform's default.
-    scheduler (Union[None, str, distributed.Client]): Dask: None starts a
-        ``LocalCluster`` of ``n_workers`` processes; an address connects to a
-        running cluster; a ``Client`` is used as it is.
-    n_workers (int): Dask: workers of the ``LocalCluster``.
-    batches_per_task (int): Dask: batches per task.
-    max_in_flight (Optional[int]): Dask: tasks submitted and not yet
-        written; None: two per worker thread.
-    resources (Optional[Dict[str, float]]): Dask: worker resources every
-        batch needs, e.g. ``{"GPU": 1}``.
-    startup_timeout (float): Dask: seconds to wait for workers and loads.
     RETURNS (PredictStats): Counts and times.
     RAISES (PredictError): On a bad row without ``rejects_path`` (after the
         rows before it are written), or on options that do not fit.
     """
-    input_path, output_path = Path(input_path), Path(output_path)
     rejects = Path(rejects_path) if rejects_path is not None else None
-    if batch_size < 1:
-        raise PredictError(f"--batch-size must be >= 1, got {batch_size}.")
-    if max_chars is not None and max_chars < 1:
-        raise PredictError(f"--max-chars must be >= 1, got {max_chars}.")
-    runner = make_engine(
-        engine,
-        n_process=n_process,
-        gpu_id=gpu_id,
-        threads=threads,
-        start_method=start_method,
-        scheduler=scheduler,
-        n_workers=n_workers,
-        batches_per_task=batches_per_task,
-        max_in_flight=max_in_flight,
-        resources=resources,
-        startup_timeout=startup_timeout,
+    run = FileRun(
+        Path(input_path),
+        Path(output_path),
+        rejects,
+        batch_size=batch_size,
+        resume=resume,
+        overwrite=overwrite,
+        input_format=input_format,
+        max_chars=max_chars,
     )
-    check_paths(output_path, rejects, resume=resume, overwrite=overwrite)
-    reader = RowReader(input_path, input_format=input_format)
-    available = reader.columns()
-
-    stats = PredictStats(engine=runner.name)
-    sinks, bar = None, None
+    runner = engine if engine is not None else InProcessEngine()
     failed = True
-    start = time.perf_counter()
     try:
-        info = runner.start(model, component=component)
-        stats.startup_seconds = time.perf_counter() - start
-        stats.component, stats.task = info.component, info.kind
-        stats.workers, stats.details = info.workers, dict(info.details)
-        columns = None
-        if available is not None:
-            columns = resolve_columns(
-                info.kind,
-                available,
-                text_cols=text_cols,
-                id_col=id_col,
-                where=str(input_path),
-                header=reader.header is not None,
-            )
-        limits = text_limits(info.kind, max_length=info.max_length, limit=max_chars)
-        if columns is not None:
-            columns.max_chars = limits
-        stats.columns = columns
-        # What defines this run: written beside OUTPUT, or checked on resume.
-        record: Dict[str, Any] = {
-            "model": info.model_hash,
-            "component": info.component,
-            "text_cols": list(columns.texts) if columns else None,
-            "id_col": columns.id if columns else None,
-            "input_format": reader.format,
-            "rejects": rejects is not None,
-            "max_chars": list(limits),
-            "output_format": OUTPUT_FORMAT,
-        }
-        record = check_run_record(record, reader, output_path, rejects, resume=resume)
-        # Resume: the finished rows of both files are a prefix of the input.
-        rows, stats.skipped, n_done = resume_rows(
-            reader, columns, output_path, rejects, batch_size, resume=resume
+        run.start(
+            runner, model, component=component, text_cols=text_cols, id_col=id_col
         )
-        start = time.perf_counter()
-        # Opened after local workers are forked, so they hold no copy.
-        sinks = OutputFiles(output_path, rejects, append=resume)
-        bar = progress_bar(
-            input_path, stats.skipped, header=reader.format != "jsonl", enabled=progress
-        )
-        batches = make_batches(
-            rows, columns, batch_size, keep_going=rejects is not None, n_done=n_done
-        )
-        for batch, lines in _stop_on_dead_workers(runner.run(batches), stats):
-            write_batch(batch, lines, sinks, stats, input_path)
-            # The input consumed so far, for a resume to check (after the
-            # flush: the record never covers rows that are not written).
-            record["input_prefix"] = {
-                "rows": stats.skipped + stats.rows,
-                "sha256": batch.inputs[-1].prefix_sha256,
-            }
-            write_run_record(output_path, record)
-            if bar is not None:
-                bar.update(len(batch.rows))
+        run.write(runner, progress=progress)
         failed = False
     finally:
-        stats.seconds = time.perf_counter() - start
-        tasks = getattr(runner, "tasks", None)
-        if tasks is not None:
-            stats.details["tasks"] = tasks
-        runner.close(failed=failed)
-        if sinks is not None:
-            sinks.close()
-        if bar is not None:
-            bar.close()
-    return stats
+        run.close(runner, failed=failed)
+    return run.stats
 
 
 __all__ = [
-    "ENGINES",
     "Batch",
+    "FileRun",
     "make_batches",
-    "make_engine",
     "predict_file",
     "progress_bar",
+    "run_record",
     "write_batch",
 ]

@@ -1,9 +1,5 @@
-"""Engines: what turns batches of rows into output lines, in this process or
-in a local pool of worker processes (the Dask engine is in
-``spacy_attn.batch.dask``). An engine knows nothing of files, columns,
-rejects or resume: the driver (``spacy_attn.batch.driver``) gives it
-``(key, tasks)`` items and writes the lines it yields back, in order.
-"""
+"""Engines, which turn batches of rows into output lines: in this process or
+in a local pool of worker processes (the Dask engine: ``batch.dask_engine``)."""
 
 import multiprocessing
 import time
@@ -15,8 +11,8 @@ import torch
 from spacy.language import Language
 
 from ..loading import load_pipeline
-from ..parallel import WorkerPool
 from .errors import PredictError
+from .pool import WorkerPool
 from .predictor import Predictor
 from .rows import Task
 
@@ -62,7 +58,9 @@ def describe(predictor: Predictor, *, workers: int = 1) -> EngineInfo:
 
 
 class Engine:
-    """Turns batches of ``(id, texts)`` rows into output lines.
+    """Turns batches of ``(id, texts)`` rows into output lines. An engine
+    holds its own options and knows nothing of files, columns, rejects or
+    resume: those are the driver's (``predict_file``).
 
     The driver calls ``start`` once, then ``run`` once, then ``close`` (also
     after an error). ``run`` yields the items it is given in their order,
@@ -91,6 +89,11 @@ class Engine:
         YIELDS (Tuple[K, List[str]]): ``(key, lines)`` in the jobs' order.
         """
         raise NotImplementedError
+
+    def run_details(self) -> Dict[str, Any]:
+        """RETURNS (Dict[str, Any]): Engine-specific facts of the run so far,
+        for ``PredictStats.details``."""
+        return {}
 
     def close(self, *, failed: bool = False) -> None:
         """Free the workers and the model.
@@ -149,7 +152,7 @@ def worker_predictor(
     """
     # One intra-op thread per worker, whatever the start method: N workers
     # fill N cores, and results do not depend on how the workers started.
-    # (Forked workers already have it, see spacy_attn/parallel.py.)
+    # (Forked workers already have it: spacy_attn.parallel.)
     torch.set_num_threads(1)
     if predictor is not None:
         return predictor
@@ -163,16 +166,20 @@ def worker_predictor(
 class LocalPoolEngine(Engine):
     """Predict in ``n_process`` worker processes on this machine, one torch
     thread each: each worker gets the texts of a batch and returns its output
-    lines (see ``spacy_attn.parallel.WorkerPool`` for why this is faster than
+    lines (see ``spacy_attn.batch.pool.WorkerPool`` for why this is faster than
     ``nlp.pipe(n_process=N)``). Workers die with this process."""
 
     def __init__(self, n_process: int, *, start_method: Optional[str] = None) -> None:
         """Initialize the engine.
 
-        n_process (int): Worker processes (>= 2).
+        n_process (int): Worker processes (1 runs the jobs in this process,
+            as ``WorkerPool`` does).
         start_method (Optional[str]): "fork", "spawn" or "forkserver"; None:
             the platform's default.
+        RAISES (PredictError): If ``n_process`` < 1.
         """
+        if n_process < 1:
+            raise PredictError(f"--n-process must be >= 1, got {n_process}.")
         self.n_process = n_process
         self.start_method = start_method or multiprocessing.get_start_method()
         self._pool: Optional[WorkerPool] = None

@@ -1,13 +1,6 @@
 """The predictor: the pipeline's spacy-attn component turns a batch of rows
-``(id, texts)`` into output lines (JSON, one per row).
-
-* ``attn_pair_classifier``: two texts -> ``{"id", "cats"}``;
-* ``attn_doc_embedder``: one text -> ``{"id", "embedding", "cats"}``
-  (``cats`` only when the component writes any);
-* ``attn_span_qa``: question and context -> ``{"id", "answers": [{"text",
-  "start", "end", "score"}, ...]}``, best first; ``start`` and ``end`` are
-  character offsets into the context as given.
-"""
+``(id, texts)`` into output lines, one JSON object per row (the output of each
+component: docs/batch.md, "Input and output")."""
 
 import hashlib
 import json

@@ -17,10 +17,9 @@ One module per role:
 * ``align``: aligning each answer (text + character offset) to tokens;
 * ``corpus``: :func:`read_squad` (JSON -> ``Example``s) and
   :func:`write_squad_docbin`;
-* ``metric``: the official ``evaluate-v1.1.py`` metric;
-* ``reader``: the registered reader ``spacy-attn.SquadCorpus.v1``;
-* ``__main__``: ``python -m spacy_attn.squad DATASET PREDICTIONS``, the
-  official script's command line.
+* ``metric``: the official ``evaluate-v1.1.py`` metric (its command line:
+  ``python -m spacy attn squad-eval DATASET PREDICTIONS``);
+* ``reader``: the registered reader ``spacy-attn.SquadCorpus.v1``.
 
 The registered scorer ``spacy-attn.squad_scorer.v1`` lives in
 ``spacy_attn.scorers``, with the other scorers.

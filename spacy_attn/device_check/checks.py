@@ -1,29 +1,5 @@
-"""One-command check that every component trains and predicts on a device.
-
-    python -m spacy attn device-check --gpu-id 0            # on a GPU machine
-    python -m spacy attn device-check --gpu-id -1 --steps 5  # the same on CPU
-
-For each component (``attn_pair_classifier``, ``attn_doc_embedder``,
-``attn_span_qa``) and each backbone (``vectors``: spacy-attn.FrozenVectors.v1,
-``tok2vec``: a trainable spacy.Tok2Vec.v2, ``transformer``: a
-spacy-transformers listener on all-MiniLM-L6-v2 where the packages are
-installed) it
-
-1. trains ``--steps`` updates on the device on small slices of real data from
-   a data mirror folder (``--mirror DIR``, ``$SPACY_ATTN_MIRROR``, else the
-   ``vars.mirror`` of the project.yml in the working directory; it reads
-   ``snli/dev.jsonl.gz``, ``rotten_tomatoes/train.jsonl.gz`` and
-   ``squad/dev-v1.1.json.gz`` there) and checks that the loss falls;
-2. saves the pipeline, loads it again on the same device and checks that the
-   predictions are identical;
-3. loads it on the CPU and checks that the predictions agree within float
-   tolerance.
-
-It prints a table and, with ``--output``, writes the results as JSON. The
-exit code is non-zero if any check failed. The test suite runs the same
-function on the CPU (``tests/test_device_check.py``) and, where CUDA is
-present, on the GPU (``pytest -m gpu``).
-"""
+"""The device check: train, save, reload and compare each component x
+backbone on a device, from small slices of a data mirror (docs/gpu.md)."""
 
 import gzip
 import json
@@ -32,11 +8,11 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .layers.defaults import small_tok2vec_config
+from ..layers.defaults import small_tok2vec_config
 
 COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
 BACKBONES = ("vectors", "tok2vec", "transformer")
@@ -112,7 +88,7 @@ def _examples(nlp, component: str, n: int, data: Path):
     examples."""
     from spacy.training import Example
 
-    from .pairs import make_pair
+    from ..pairs import make_pair
 
     examples = []
     if component == "attn_pair_classifier":
@@ -132,7 +108,7 @@ def _examples(nlp, component: str, n: int, data: Path):
             }
             examples.append(Example(doc, ref))
     else:
-        from .squad import read_squad
+        from ..squad import read_squad
 
         found, _ = read_squad(data / DATA_FILES[component], nlp, log=False, limit=4 * n)
         examples = [eg for eg in found if len(eg.reference) < 250][:n]
@@ -180,6 +156,72 @@ def _outputs(nlp, component: str, docs) -> numpy.ndarray:
     return numpy.asarray(out, dtype="float64")
 
 
+def _pipeline(component: str, backbone: str, model_dir: Optional[str]):
+    """A blank English pipeline with the component on the backbone (and the
+    transformer it listens to, for the transformer backbone)."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    if model_dir is not None:
+        nlp.add_pipe(
+            "transformer",
+            config={
+                "model": {
+                    "@architectures": "spacy-transformers.TransformerModel.v3",
+                    "name": model_dir,
+                    "get_spans": {
+                        "@span_getters": "spacy-transformers.strided_spans.v1",
+                        "window": 64,
+                        "stride": 48,
+                    },
+                }
+            },
+        )
+    nlp.add_pipe(component, config={"model": _model(component, backbone)})
+    return nlp
+
+
+def _train(
+    nlp, component: str, backbone: str, examples, steps: int
+) -> Tuple[List[float], float]:
+    """Initialize the pipeline on ``examples`` and update it ``steps`` times.
+
+    RETURNS (Tuple[List[float], float]): The component's loss of each update,
+        and the seconds the updates took.
+    """
+    if backbone == "vectors":
+        _add_vectors(nlp, examples)
+    optimizer = nlp.initialize(lambda: examples)
+    if backbone == "vectors":
+        from spacy.pipeline import TrainablePipe
+
+        pipe = nlp.get_pipe(component)
+        assert isinstance(pipe, TrainablePipe)
+        nlp.vocab.vectors.to_ops(pipe.model.ops)
+    t0 = time.perf_counter()
+    losses = [nlp.update(examples, sgd=optimizer)[component] for _ in range(steps)]
+    return losses, time.perf_counter() - t0
+
+
+def _round_trip(nlp, component: str, docs) -> Dict[str, float]:
+    """Save the pipeline, load it on the same device and on the CPU, and
+    compare their predictions on ``docs`` with the pipeline's.
+
+    RETURNS (Dict[str, float]): The largest difference of each.
+    """
+    import spacy
+
+    before = _outputs(nlp, component, docs)
+    with tempfile.TemporaryDirectory() as tmp:
+        nlp.to_disk(tmp)
+        same = spacy.load(tmp)
+        reload_diff = numpy.abs(_outputs(same, component, docs) - before).max()
+        spacy.require_cpu()
+        cpu = spacy.load(tmp)
+        cpu_diff = numpy.abs(_outputs(cpu, component, docs) - before).max()
+    return {"reload_max_diff": float(reload_diff), "cpu_max_diff": float(cpu_diff)}
+
+
 def check(
     component: str,
     backbone: str,
@@ -221,54 +263,15 @@ def check(
         else:
             spacy.require_cpu()
         fix_random_seed(0)
-        nlp = spacy.blank("en")
-        if model_dir is not None:
-            nlp.add_pipe(
-                "transformer",
-                config={
-                    "model": {
-                        "@architectures": "spacy-transformers.TransformerModel.v3",
-                        "name": model_dir,
-                        "get_spans": {
-                            "@span_getters": "spacy-transformers.strided_spans.v1",
-                            "window": 64,
-                            "stride": 48,
-                        },
-                    }
-                },
-            )
-        nlp.add_pipe(component, config={"model": _model(component, backbone)})
+        nlp = _pipeline(component, backbone, model_dir)
         examples = _examples(nlp, component, n, data)
-        if backbone == "vectors":
-            _add_vectors(nlp, examples)
-        optimizer = nlp.initialize(lambda: examples)
-        if backbone == "vectors":
-            from spacy.pipeline import TrainablePipe
-
-            pipe = nlp.get_pipe(component)
-            assert isinstance(pipe, TrainablePipe)
-            nlp.vocab.vectors.to_ops(pipe.model.ops)
-        losses = []
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            losses.append(nlp.update(examples, sgd=optimizer)[component])
-        result["train_s"] = time.perf_counter() - t0
+        losses, result["train_s"] = _train(nlp, component, backbone, examples, steps)
         result["loss_first"], result["loss_last"] = losses[0], losses[-1]
         k = max(1, min(3, steps // 3))
         result["loss_falls"] = bool(numpy.mean(losses[-k:]) < numpy.mean(losses[:k]))
-        docs = [eg.predicted for eg in examples[:8]]
-        before = _outputs(nlp, component, docs)
-        with tempfile.TemporaryDirectory() as tmp:
-            nlp.to_disk(tmp)
-            same = spacy.load(tmp)
-            result["reload_max_diff"] = float(
-                numpy.abs(_outputs(same, component, docs) - before).max()
-            )
-            spacy.require_cpu()
-            cpu = spacy.load(tmp)
-            result["cpu_max_diff"] = float(
-                numpy.abs(_outputs(cpu, component, docs) - before).max()
-            )
+        result.update(
+            _round_trip(nlp, component, [eg.predicted for eg in examples[:8]])
+        )
         ok = (
             result["loss_falls"]
             and numpy.isfinite(losses).all()
@@ -317,8 +320,4 @@ def run(
     return results
 
 
-if __name__ == "__main__":
-    # The alias of `python -m spacy attn device-check` (spacy_attn.cli).
-    from spacy_attn.cli import main
-
-    main(["device-check", *sys.argv[1:]], prog_name="python -m spacy_attn.device_check")
+__all__ = ["BACKBONES", "COMPONENTS", "CPU_TOLERANCE", "DATA_FILES", "check", "run"]

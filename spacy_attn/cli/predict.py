@@ -1,0 +1,361 @@
+"""``spacy attn predict``: batch prediction over a file, on the engine that
+its options build (``spacy_attn.batch``)."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from .app import attn_cli
+from .errors import fail, user_errors
+from .options import Arg, Opt
+
+if TYPE_CHECKING:  # the batch package is imported when a run starts
+    from ..batch import PredictStats
+
+ENGINES = ("local", "dask")
+FORMATS = ("auto", "jsonl", "csv", "tsv")
+
+PredictModelArg = Annotated[
+    str,
+    Arg(
+        metavar="MODEL",
+        help=(
+            "Pipeline directory or installed package name (with the Dask "
+            "engine, visible to every worker)"
+        ),
+        show_default=False,
+    ),
+]
+InputArg = Annotated[
+    Path,
+    Arg(
+        metavar="INPUT",
+        help="Rows to predict: jsonl, csv or tsv, optionally gzipped",
+        show_default=False,
+    ),
+]
+OutputArg = Annotated[
+    Path,
+    Arg(
+        metavar="OUTPUT",
+        help="Output: one JSON line per row, in input order (plain jsonl)",
+        show_default=False,
+    ),
+]
+EngineOpt = Annotated[
+    str,
+    Opt(
+        "--engine",
+        help=(
+            "Where batches are predicted: local (this process, or --n-process "
+            "workers) or dask (a Dask cluster)"
+        ),
+    ),
+]
+NProcessOpt = Annotated[
+    int,
+    Opt(
+        "--n-process",
+        help="local: worker processes, one torch thread each (1: this process)",
+    ),
+]
+BatchSizeOpt = Annotated[
+    int,
+    Opt(
+        "--batch-size",
+        help="Input rows per batch (one job of a worker, one flush of OUTPUT)",
+    ),
+]
+PredictGpuIdOpt = Annotated[
+    int,
+    Opt(
+        "--gpu-id",
+        help=(
+            "GPU to predict on, -1 for the CPU (local: with --n-process 1; "
+            "dask: each worker's)"
+        ),
+    ),
+]
+ThreadsOpt = Annotated[
+    Optional[int],
+    Opt(
+        "--threads",
+        help=(
+            "torch threads of this process (local, --n-process 1) or of each "
+            "Dask worker (default: torch's)"
+        ),
+        show_default=False,
+    ),
+]
+TextColsOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--text-cols",
+        help=(
+            "Comma-separated text columns in the task's order, e.g. "
+            "premise,hypothesis (default: detected from the first row)"
+        ),
+        show_default=False,
+    ),
+]
+IdColOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--id-col",
+        help="Id column (default: 'id' if present, else the line number)",
+        show_default=False,
+    ),
+]
+RejectsOpt = Annotated[
+    Optional[Path],
+    Opt(
+        "--rejects",
+        help=(
+            "Write bad rows here (jsonl: line, raw, reason) and go on, instead "
+            "of stopping at the first (default: stop)"
+        ),
+        show_default=False,
+    ),
+]
+ResumeOpt = Annotated[
+    bool,
+    Opt(
+        "--resume",
+        help=(
+            "Continue an interrupted run: keep the finished rows of OUTPUT (and"
+            " --rejects) and predict the rest"
+        ),
+    ),
+]
+OverwriteOpt = Annotated[
+    bool, Opt("--overwrite", help="Replace an existing OUTPUT / --rejects")
+]
+FormatOpt = Annotated[
+    str,
+    Opt(
+        "--format",
+        help=(
+            "Input format: auto (from the file name, else the first line), "
+            "jsonl, csv or tsv"
+        ),
+    ),
+]
+ComponentOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--component",
+        help=(
+            "The spacy-attn component to use if the pipeline has several "
+            "(default: the only one)"
+        ),
+        show_default=False,
+    ),
+]
+MaxCharsOpt = Annotated[
+    Optional[int],
+    Opt(
+        "--max-chars",
+        help=(
+            "Longest text (characters) a row may hold; a longer one is a bad "
+            "row (default: per component: pair 5,000 per text, doc 20,000, "
+            "QA question 2,000 and context 1,000,000)"
+        ),
+        show_default=False,
+    ),
+]
+NoProgressOpt = Annotated[bool, Opt("--no-progress", help="No progress bar on stderr")]
+SchedulerOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--scheduler",
+        help=(
+            "dask: scheduler address, e.g. tcp://host:8786 (default: a "
+            "LocalCluster of --n-workers)"
+        ),
+        show_default=False,
+    ),
+]
+NWorkersOpt = Annotated[
+    int,
+    Opt(
+        "--n-workers",
+        help="dask: worker processes of the LocalCluster (without --scheduler)",
+    ),
+]
+BatchesPerTaskOpt = Annotated[
+    int, Opt("--batches-per-task", help="dask: batches per Dask task")
+]
+MaxInFlightOpt = Annotated[
+    Optional[int],
+    Opt(
+        "--max-in-flight",
+        help=(
+            "dask: tasks submitted and not yet written (default: two per worker thread)"
+        ),
+        show_default=False,
+    ),
+]
+ResourcesOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--resources",
+        help="dask: worker resources every batch needs, e.g. GPU=1 (default: none)",
+        show_default=False,
+    ),
+]
+StartupTimeoutOpt = Annotated[
+    float,
+    Opt(
+        "--startup-timeout",
+        help="dask: seconds to wait for workers and model loads",
+    ),
+]
+
+
+@attn_cli.command("predict", no_args_is_help=True)
+def predict_cli(
+    model: PredictModelArg,
+    input_path: InputArg,
+    output_path: OutputArg,
+    engine: EngineOpt = "local",
+    n_process: NProcessOpt = 1,
+    batch_size: BatchSizeOpt = 64,
+    gpu_id: PredictGpuIdOpt = -1,
+    threads: ThreadsOpt = None,
+    text_cols: TextColsOpt = None,
+    id_col: IdColOpt = None,
+    rejects: RejectsOpt = None,
+    resume: ResumeOpt = False,
+    overwrite: OverwriteOpt = False,
+    input_format: FormatOpt = "auto",
+    component: ComponentOpt = None,
+    max_chars: MaxCharsOpt = None,
+    no_progress: NoProgressOpt = False,
+    scheduler: SchedulerOpt = None,
+    n_workers: NWorkersOpt = 2,
+    batches_per_task: BatchesPerTaskOpt = 4,
+    max_in_flight: MaxInFlightOpt = None,
+    resources: ResourcesOpt = None,
+    startup_timeout: StartupTimeoutOpt = 300.0,
+) -> None:
+    """Predict every row of INPUT with the pipeline's spacy-attn component
+    (pairs -> cats; docs -> embedding and cats; QA -> answers) and write one
+    JSON line per row, in input order, to OUTPUT. Streaming, resumable, on
+    local worker processes or a Dask cluster.
+    """
+    from ..batch import Engine, InProcessEngine, LocalPoolEngine, predict_file
+
+    check_options(
+        engine,
+        input_format,
+        n_process=n_process,
+        gpu_id=gpu_id,
+        dask_only=bool(scheduler or resources),
+    )
+    needs = parse_resources(resources)
+    runner: Engine
+    with user_errors():
+        if engine == "dask":
+            from ..batch.dask_engine import DaskEngine
+
+            runner = DaskEngine(
+                scheduler=scheduler,
+                n_workers=n_workers,
+                batches_per_task=batches_per_task,
+                max_in_flight=max_in_flight,
+                gpu_id=gpu_id,
+                threads=threads,
+                resources=needs,
+                startup_timeout=startup_timeout,
+            )
+        elif n_process == 1:
+            runner = InProcessEngine(gpu_id=gpu_id, threads=threads)
+        else:
+            runner = LocalPoolEngine(n_process)
+        stats = predict_file(
+            model,
+            input_path,
+            output_path,
+            engine=runner,
+            batch_size=batch_size,
+            text_cols=[c.strip() for c in text_cols.split(",")] if text_cols else None,
+            id_col=id_col,
+            rejects_path=rejects,
+            resume=resume,
+            overwrite=overwrite,
+            input_format=input_format,
+            component=component,
+            max_chars=max_chars,
+            progress=not no_progress,
+        )
+    typer.echo(summary(stats, output_path, rejects), err=True)
+
+
+def check_options(
+    engine: str, input_format: str, *, n_process: int, gpu_id: int, dask_only: bool
+) -> None:
+    """Fail on option values, and combinations of options, that no engine
+    takes (``dask_only``: --scheduler or --resources is given)."""
+    if engine not in ENGINES:
+        fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}.")
+    if input_format not in FORMATS:
+        fail(f"--format: {input_format!r} is not one of {', '.join(FORMATS)}.")
+    if engine == "local" and dask_only:
+        fail("--scheduler and --resources are options of --engine dask.")
+    if engine == "dask" and n_process != 1:
+        fail("--n-process is an option of --engine local; use --n-workers with dask.")
+    if n_process < 1:
+        fail(f"--n-process must be >= 1, got {n_process}.")
+    if n_process > 1 and gpu_id >= 0:
+        fail(
+            "--gpu-id with --n-process > 1 is not supported: one process drives the GPU "
+            "(a forked worker cannot use CUDA); raise --batch-size, or use "
+            "--engine dask with one worker per GPU."
+        )
+
+
+def parse_resources(value: Optional[str]) -> Optional[Dict[str, float]]:
+    """``--resources GPU=1,MEM=2e9`` as a dict (None: no resources)."""
+    if not value:
+        return None
+    resources = {}
+    for item in value.split(","):
+        name, sep, amount = item.partition("=")
+        try:
+            resources[name.strip()] = float(amount)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            fail(f"--resources: expected NAME=AMOUNT[,NAME=AMOUNT], got {value!r}.")
+    return resources
+
+
+def summary(stats: "PredictStats", output_path: Path, rejects: Optional[Path]) -> str:
+    """The line that ends a run: rows written, rejected and skipped, the
+    time and rate, where it ran and the columns it read."""
+    rate = stats.rows / stats.seconds if stats.seconds else 0.0
+    where = ""
+    if stats.engine == "dask":
+        where = (
+            f" on {stats.workers} Dask workers at {stats.details.get('scheduler')} "
+            f"(startup {stats.startup_seconds:.1f} s)"
+        )
+    elif stats.workers > 1:
+        where = f" on {stats.workers} worker processes"
+    columns_read = stats.columns
+    return (
+        f"{stats.component} ({stats.task}): {stats.written} rows written to {output_path}"
+        + (f", {stats.rejected} rejected to {rejects}" if rejects else "")
+        + (f", {stats.skipped} already done (--resume)" if stats.skipped else "")
+        + f" in {stats.seconds:.1f} s ({rate:,.0f} rows/s){where}"
+        + (
+            f"; texts {list(columns_read.texts)}, id {columns_read.id or 'line number'}"
+            if columns_read
+            else ""
+        )
+    )
+
+
+__all__ = ["ENGINES", "check_options", "parse_resources", "predict_cli", "summary"]
