@@ -166,29 +166,33 @@ def run_engine(spec: Dict[str, Any]) -> Dict[str, Any]:
     )
     import torch
 
-    from spacy_attn.batch import predict_file
+    from spacy_attn.batch import InProcessEngine, LocalPoolEngine, predict_file
 
     if engine in ("one_default", "one_1thread", "n_process_2"):
+        runner = (
+            LocalPoolEngine(2)
+            if engine == "n_process_2"
+            else InProcessEngine(threads=1 if engine == "one_1thread" else None)
+        )
         stats = predict_file(
             model,
             src,
             out,
+            engine=runner,
             batch_size=bs,
             overwrite=True,
             progress=False,
-            threads=1 if engine == "one_1thread" else None,
-            n_process=2 if engine == "n_process_2" else 1,
         )
         extra = {}
     elif engine == "dask_2":
+        from spacy_attn.batch.dask_engine import DaskEngine
+
         stats = predict_file(
             model,
             src,
             out,
-            engine="dask",
-            n_workers=2,
+            engine=DaskEngine(n_workers=2, threads=1),
             batch_size=bs,
-            threads=1,
             overwrite=True,
             progress=False,
         )
