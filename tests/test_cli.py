@@ -27,6 +27,7 @@ COMMANDS = [
     "device-check",
     "squad-eval",
     "code-path",
+    "rank",
 ]
 
 
