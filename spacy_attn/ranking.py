@@ -57,25 +57,38 @@ def _check_label(pipe: PairClassifier, label: str) -> str:
 
 
 def ranking_label(pipe: PairClassifier, label: Optional[str] = None) -> str:
-    """The label whose probability ranks candidates: ``label`` if given,
-    else the only label of a single-score binary classifier.
+    """The label whose probability ranks candidates: ``label`` if given, else
+    the positive label of a binary classifier, else the only label of a
+    single-score classifier.
 
     pipe (PairClassifier): The pair classifier.
     label (Optional[str]): The label asked for.
     RETURNS (str): The label.
     RAISES (PairScoreError): If the classifier has no labels, ``label`` is
-        unknown, or it is not given while the classifier has several labels.
+        unknown, or it is not given while the classifier has several labels
+        and no positive one.
     """
     _trained(pipe)
     if label is not None:
         return _check_label(pipe, label)
-    if len(pipe.labels) == 1:
-        return pipe.labels[0]
+    single = _single_label(pipe)
+    if single is not None:
+        return single
     raise PairScoreError(
         f"The pair classifier {pipe.name!r} has {len(pipe.labels)} labels "
-        f"{list(pipe.labels)}: name the one to rank by (label= / --label), e.g. "
-        f"the positive class."
+        f"{list(pipe.labels)} and no positive label: name the one to rank by "
+        f"(label= / --label)."
     )
+
+
+def _single_label(pipe: PairClassifier) -> Optional[str]:
+    # The positive label of a binary classifier (cfg["positive_label"], set
+    # at initialization from a corpus read with positive_label), or the one
+    # label of a single-score classifier.
+    positive = pipe.cfg.get("positive_label")
+    if positive is not None and positive in pipe.labels:
+        return positive
+    return pipe.labels[0] if len(pipe.labels) == 1 else None
 
 
 def score_pairs(
@@ -101,21 +114,19 @@ def score_pairs(
     batch_size (int): Pairs per ``nlp.pipe`` batch.
     n_process (int): Processes for ``nlp.pipe`` (on the CPU; each gets one
         torch thread).
-    RETURNS (numpy.ndarray): float32. With ``label``, or for a single-score
-        binary classifier (one label, ``exclusive_classes = false``), shape
-        ``(n_pairs,)``: that label's probability. Otherwise
-        ``(n_pairs, n_labels)``, one column per label in the order of
-        ``nlp.get_pipe(component).labels``.
+    RETURNS (numpy.ndarray): float32. Shape ``(n_pairs,)`` with ``label``,
+        for a binary classifier (its positive label) and for a single-score
+        one (one label, ``exclusive_classes = false``): that label's score in
+        ``doc.cats``. Otherwise ``(n_pairs, n_labels)``, one column per label
+        in the order of ``nlp.get_pipe(component).labels``.
     RAISES (ComponentLookupError): If the pipeline has no pair classifier,
         or several and no ``component``.
     RAISES (PairScoreError): If the classifier has no labels or ``label`` is
         not one of them.
     """
     pipe = _pair_classifier(nlp, component)
-    if label is not None:
-        columns = [_check_label(pipe, label)]
-    else:
-        columns = list(pipe.labels)
+    single = _check_label(pipe, label) if label is not None else _single_label(pipe)
+    columns = [single] if single is not None else list(pipe.labels)
     docs = nlp.pipe(
         make_pairs(nlp, pairs, pair_key=pipe.pair_key),
         batch_size=batch_size,
@@ -146,7 +157,7 @@ def rank_candidates(
     candidates (Sequence[str]): The second texts (sentences, passages, ...).
     top_k (Optional[int]): Keep the best ``top_k`` (None: all).
     label (Optional[str]): The label whose probability ranks; needed unless
-        the classifier is single-score binary (one label).
+        the classifier is binary (its positive label ranks) or single-score.
     component (Optional[str]): Name of the pair classifier, if several.
     batch_size (int): Pairs per ``nlp.pipe`` batch.
     n_process (int): Processes for ``nlp.pipe``.

@@ -28,6 +28,7 @@ COMMANDS = [
     "squad-eval",
     "code-path",
     "rank",
+    "init-config",
 ]
 
 

@@ -56,6 +56,25 @@ def binary():
     return nlp
 
 
+@pytest.fixture(scope="module")
+def two_class():
+    """Two exclusive labels with a positive one ("yes"), as a binary task's
+    classifier has them (cfg["positive_label"], set here by hand)."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_pair_classifier", config=pair_config())
+    examples = []
+    for a, b, y in snli_pairs(16):
+        doc = spacy_attn.make_pair(nlp, a, b)
+        ref = doc.copy()
+        ref.cats = {"yes" if y == "entailment" else "no": 1.0}
+        examples.append(Example(doc, ref))
+    optimizer = nlp.initialize(lambda: examples)
+    nlp.update(examples, sgd=optimizer)
+    nlp.get_pipe("attn_pair_classifier").cfg["positive_label"] = "yes"
+    return nlp
+
+
 def pipe_cats(nlp, pairs: List[Tuple[str, str]], batch_size: int = 8):
     docs = nlp.pipe(spacy_attn.make_pairs(nlp, pairs), batch_size=batch_size)
     return [doc.cats for doc in docs]
@@ -81,6 +100,17 @@ def test_binary_classifier_gives_one_score_per_pair(binary):
     assert scores.shape == (12,)
     expected = [cats["entailment"] for cats in pipe_cats(binary, pairs)]
     numpy.testing.assert_allclose(scores, expected, rtol=0, atol=1e-6)
+
+
+def test_two_class_binary_classifier_scores_and_ranks_its_positive_label(two_class):
+    pairs = [(QUERY, c) for c in CANDIDATES]
+    scores = score_pairs(two_class, pairs)
+    assert scores.shape == (len(CANDIDATES),)
+    expected = [cats["yes"] for cats in pipe_cats(two_class, pairs)]
+    numpy.testing.assert_allclose(scores, expected, rtol=0, atol=1e-6)
+    assert score_pairs(two_class, pairs, label="no").shape == (len(CANDIDATES),)
+    ranked = rank_candidates(two_class, QUERY, CANDIDATES)
+    assert [r.index for r in ranked] == list(numpy.argsort(-scores, kind="stable"))
 
 
 def test_rank_orders_by_score_and_keeps_top_k(binary):
@@ -156,7 +186,9 @@ def test_label_errors(nli, binary):
     with pytest.raises(PairScoreError, match=r"Unknown label 'neutral'"):
         rank_candidates(binary, "a", ["b"], label="neutral")
     # Three labels: which one ranks must be said.
-    with pytest.raises(PairScoreError, match="has 3 labels.*name the one"):
+    with pytest.raises(
+        PairScoreError, match="has 3 labels.*no positive label: name the one"
+    ):
         rank_candidates(nli, "a", ["b"])
     with pytest.raises(PairScoreError, match="top_k must be 1 or more"):
         rank_candidates(binary, "a", ["b"], top_k=0)

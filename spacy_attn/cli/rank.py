@@ -3,7 +3,7 @@ pair classifier pipeline (``spacy_attn.rank_candidates``)."""
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import typer
 from typing_extensions import Annotated
@@ -11,6 +11,9 @@ from typing_extensions import Annotated
 from .app import attn_cli
 from .errors import existing_file, fail, user_errors
 from .options import Arg, GpuIdOpt, ModelArg, Opt
+
+if TYPE_CHECKING:  # the pipeline is loaded when the command runs
+    from ..ranking import RankedCandidate
 
 QueryArg = Annotated[
     str,
@@ -77,39 +80,23 @@ def rank_cli(
     classifier. Prints rank, score, the candidate's line index (0-based) and
     its text.
     """
-    from ..loading import load_pipeline
-    from ..pairs import PairError
-    from ..pipeline import PairClassifier
-    from ..pipeline.lookup import ComponentLookupError, find_component
-    from ..ranking import PairScoreError, rank_candidates, ranking_label
-
     existing_file(candidates, "CANDIDATES")
     if top_k < 0:
         fail(f"--top-k must be 0 (all) or more, got {top_k}.")
     lines = read_candidates(candidates)
     if not lines:
         fail(f"{candidates}: no candidates (the file has no non-blank line).")
-    with user_errors():
-        nlp = load_pipeline(model, gpu_id=gpu_id)
-        try:
-            name, _ = find_component(
-                nlp, component, tasks=("pair",), option="--component"
-            )
-            pipe = nlp.get_pipe(name)
-            assert isinstance(pipe, PairClassifier)  # what find_component checked
-            label = ranking_label(pipe, label)
-            ranked = rank_candidates(
-                nlp,
-                query,
-                [text for _, text in lines],
-                top_k=top_k or None,
-                label=label,
-                component=name,
-                batch_size=batch_size,
-                n_process=n_process,
-            )
-        except (ComponentLookupError, PairScoreError, PairError) as err:
-            fail(" ".join(str(err).split()))
+    label, ranked = rank_lines(
+        model,
+        query,
+        [text for _, text in lines],
+        top_k=top_k,
+        label=label,
+        component=component,
+        batch_size=batch_size,
+        n_process=n_process,
+        gpu_id=gpu_id,
+    )
     results: List[Dict[str, Any]] = [
         {
             "rank": r + 1,
@@ -135,6 +122,54 @@ def rank_cli(
         output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
 
 
+def rank_lines(
+    model: str,
+    query: str,
+    texts: List[str],
+    *,
+    top_k: int,
+    label: Optional[str],
+    component: Optional[str],
+    batch_size: int,
+    n_process: int,
+    gpu_id: int,
+) -> Tuple[str, List["RankedCandidate"]]:
+    """Load the pipeline and rank ``texts`` for ``query`` (``top_k`` 0: all);
+    a user's mistake ends the command with one line.
+
+    RETURNS (Tuple[str, List[RankedCandidate]]): The label that ranked, and
+        the ranking.
+    """
+    from ..loading import load_pipeline
+    from ..pairs import PairError
+    from ..pipeline import PairClassifier
+    from ..pipeline.lookup import ComponentLookupError, find_component
+    from ..ranking import PairScoreError, rank_candidates, ranking_label
+
+    with user_errors():
+        nlp = load_pipeline(model, gpu_id=gpu_id)
+        try:
+            name, _ = find_component(
+                nlp, component, tasks=("pair",), option="--component"
+            )
+            pipe = nlp.get_pipe(name)
+            assert isinstance(pipe, PairClassifier)  # what find_component checked
+            label = ranking_label(pipe, label)
+            ranked = rank_candidates(
+                nlp,
+                query,
+                texts,
+                top_k=top_k or None,
+                label=label,
+                component=name,
+                batch_size=batch_size,
+                n_process=n_process,
+            )
+        except (ComponentLookupError, PairScoreError, PairError) as err:
+            fail(" ".join(str(err).split()))
+    return label, ranked
+
+
 def read_candidates(path: Path) -> List[Tuple[int, str]]:
     """The candidates of a text file: ``(line index, text)`` per non-blank
     line, the index 0-based, the text without its line end.
@@ -151,4 +186,4 @@ def read_candidates(path: Path) -> List[Tuple[int, str]]:
         fail(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}).")
 
 
-__all__ = ["rank_cli", "read_candidates"]
+__all__ = ["rank_cli", "rank_lines", "read_candidates"]
