@@ -4,10 +4,12 @@ a written config trains with `spacy train`."""
 
 import gzip
 import itertools
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Dict, List
 
 import pytest
 from spacy import util
@@ -15,6 +17,8 @@ from typer.testing import CliRunner
 
 from spacy_attn.cli import attn_cli
 from spacy_attn.cli.config_templates import BACKBONES, COMPONENTS, TASKS
+from spacy_attn.pipeline import PairClassifier
+from spacy_attn.ranking import score_pairs
 
 from .util import FIXTURES, REPO
 
@@ -93,28 +97,58 @@ def test_stdout_and_mistakes(tmp_path):
     assert result.exit_code == 1 and "is a directory" in result.stderr
 
 
-def _slice(src: Path, dst: Path, start: int, n: int) -> Path:
-    with gzip.open(src, "rt", encoding="utf8") as f:
-        lines = f.readlines()[start : start + n]
-    dst.write_text("".join(lines), encoding="utf8")
-    return dst
+def _sick_rows(n: int, start: int = 0) -> List[Dict[str, str]]:
+    with gzip.open(FIXTURES / "sick_train.jsonl.gz", "rt", encoding="utf8") as f:
+        return [json.loads(line) for line in f.readlines()[start : start + n]]
+
+
+def _write_jsonl(path: Path, rows: List[Dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf8")
+    return path
+
+
+def _train(config: Path, train: Path, dev: Path, out: Path, *extra: str) -> None:
+    args = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(out)]
+    args += ["--paths.train", str(train), "--paths.dev", str(dev)]
+    args += ["--training.max_steps", "2", "--training.eval_frequency", "1", *extra]
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    result = subprocess.run(args, capture_output=True, text=True, cwd=REPO, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
 @pytest.mark.slow  # ~20 s here: `spacy train` in a subprocess
 def test_a_written_config_trains(tmp_path):
     """The pair / tok2vec / CPU quickstart trains 2 steps on SICK rows."""
-    src = FIXTURES / "sick_train.jsonl.gz"
-    train = _slice(src, tmp_path / "train.jsonl", 0, 24)
-    dev = _slice(src, tmp_path / "dev.jsonl", 64, 8)
+    train = _write_jsonl(tmp_path / "train.jsonl", _sick_rows(24))
+    dev = _write_jsonl(tmp_path / "dev.jsonl", _sick_rows(8, start=64))
     config = tmp_path / "config.cfg"
     assert init_config(config, "--task", "pair", "--backbone", "tok2vec").exit_code == 0
-    out = tmp_path / "out"
-    args = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(out)]
-    args += ["--paths.train", str(train), "--paths.dev", str(dev)]
-    args += ["--training.max_steps", "2", "--training.eval_frequency", "1"]
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    result = subprocess.run(args, capture_output=True, text=True, cwd=REPO, env=env)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert (out / "model-last" / "attn_pair_classifier" / "model").exists()
-    labels = util.load_model(out / "model-last").get_pipe("attn_pair_classifier").labels
+    _train(config, train, dev, tmp_path / "out")
+    nlp = util.load_model(tmp_path / "out" / "model-last")
+    labels = nlp.get_pipe("attn_pair_classifier").labels
     assert set(labels) == {"entailment", "neutral", "contradiction"}
+
+
+@pytest.mark.slow  # ~20 s here
+@pytest.mark.skipif(
+    not hasattr(PairClassifier, "positive_label"),
+    reason="a positive label needs the classifier's binary mode (branch binary)",
+)
+def test_a_binary_config_trains_with_its_positive_label(tmp_path):
+    """--binary: the positive label given on the command line (overridden
+    here through [vars]) is the classifier's positive label after training."""
+    rows = [
+        dict(row, label="match" if row["label"] == "entailment" else "other")
+        for row in _sick_rows(40)
+    ]
+    train = _write_jsonl(tmp_path / "train.jsonl", rows[:32])
+    dev = _write_jsonl(tmp_path / "dev.jsonl", rows[32:])
+    config = tmp_path / "config.cfg"
+    args = ["--backbone", "tok2vec", "--binary", "--positive-label", "yes"]
+    assert init_config(config, *args).exit_code == 0
+    _train(config, train, dev, tmp_path / "out", "--vars.positive_label", "match")
+    nlp = util.load_model(tmp_path / "out" / "model-last")
+    pipe = nlp.get_pipe("attn_pair_classifier")
+    assert set(pipe.labels) == {"match", "other"}
+    assert pipe.positive_label == "match"
+    assert score_pairs(nlp, [("A man sings.", "A person sings.")]).shape == (1,)
