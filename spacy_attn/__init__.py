@@ -2,12 +2,12 @@
 
 The public API is ``__all__``: the pair-doc helpers (``make_pair`` and
 friends), the three component classes, and the functions for using trained
-pipelines (``span_embedding``, ``answer_questions``, ``render``,
-``read_squad``, ``squad_evaluate``). Architectures, factories, readers and
-scorers are used by their registered names in configs (``spacy-attn.*``,
-``attn_*``); their Python functions stay in their modules
-(``spacy_attn.layers``, ``spacy_attn.pipeline``, ``spacy_attn.readers``,
-``spacy_attn.scorers``, ``spacy_attn.optimizers``).
+pipelines (``span_embedding``, ``answer_questions``, ``score_pairs``,
+``rank_candidates``, ``render``, ``read_squad``, ``squad_evaluate``).
+Architectures, factories, readers and scorers are used by their registered
+names in configs (``spacy-attn.*``, ``attn_*``); their Python functions stay
+in their modules (``spacy_attn.layers``, ``spacy_attn.pipeline``,
+``spacy_attn.readers``, ``spacy_attn.scorers``, ``spacy_attn.optimizers``).
 
 Importing the package registers its factories, architectures, layers, readers
 and scorers (the imports below); spaCy also finds them through the entry
@@ -40,6 +40,7 @@ from .parallel import install_fork_safety as _install_fork_safety
 from .pipeline import DocEmbedder, PairClassifier, SpanQA
 from .pipeline.doc_embedder import span_embedding
 from .qa import answer_questions
+from .ranking import PairScoreError, RankedCandidate, rank_candidates, score_pairs
 from .render import render
 from .squad import read_squad, squad_evaluate
 
@@ -68,6 +69,10 @@ __all__ = [
     # Using trained pipelines
     "span_embedding",
     "answer_questions",
+    "score_pairs",
+    "rank_candidates",
+    "RankedCandidate",
+    "PairScoreError",
     "render",
     "read_squad",
     "squad_evaluate",

@@ -27,6 +27,8 @@ COMMANDS = [
     "device-check",
     "squad-eval",
     "code-path",
+    "rank",
+    "init-config",
 ]
 
 

@@ -1,0 +1,225 @@
+"""The quickstart configs of ``spacy attn init-config``: one training config
+per task, backbone, label setting and device, filled and validated by spaCy."""
+
+from typing import Any, Dict, List, Optional
+
+from thinc.api import Config
+
+TASKS = ("pair", "doc", "qa")
+BACKBONES = ("glove", "tok2vec", "transformer")
+COMPONENTS = {
+    "pair": "attn_pair_classifier",
+    "doc": "attn_doc_embedder",
+    "qa": "attn_span_qa",
+}
+READERS = {
+    "pair": "spacy-attn.PairCorpus.v1",
+    "doc": "spacy-attn.TextCatCorpus.v1",
+    "qa": "spacy-attn.SquadCorpus.v1",
+}
+# The Hugging Face model of the transformer backbone (paths.transformer).
+DEFAULT_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_POSITIVE_LABEL = "1"
+
+
+def backbone_block(backbone: str, task: str, gpu: bool) -> Dict[str, Any]:
+    """The token-vector layer of a task's model (its ``tok2vec`` block)."""
+    if backbone == "glove":
+        return {
+            "@architectures": "spacy-attn.FrozenVectors.v1",
+            "key_attr": "LOWER",
+            "oov_buckets": 100,
+            # As the shipped configs: the DCN reads raw GloVe, the others
+            # unit-length vectors.
+            "normalize": task != "qa",
+        }
+    if backbone == "tok2vec":
+        width = 256 if gpu else 96
+        return {
+            "@architectures": "spacy.Tok2Vec.v2",
+            "embed": {
+                "@architectures": "spacy.MultiHashEmbed.v2",
+                "width": width,
+                "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+                "rows": [5000, 1000, 2500, 2500],
+                "include_static_vectors": False,
+            },
+            "encode": {
+                "@architectures": "spacy.MaxoutWindowEncoder.v2",
+                "width": width,
+                "depth": 4 if gpu else 2,
+                "window_size": 1,
+                "maxout_pieces": 3,
+            },
+        }
+    return {
+        "@architectures": "spacy-transformers.TransformerListener.v1",
+        "grad_factor": 1.0,
+        "upstream": "transformer",
+        "pooling": {"@layers": "reduce_mean.v1"},
+    }
+
+
+def model_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
+    """The model of the task's component, sized for a CPU or a GPU."""
+    tok2vec = backbone_block(backbone, task, gpu)
+    if task == "pair":
+        return {
+            "@architectures": "spacy-attn.DecomposableAttention.v2",
+            "hidden_width": 300 if gpu else 200,
+            "dropout": 0.2,
+            "intra_attention": False,
+            "exclusive_classes": True,
+            "mixed_precision": gpu,
+            "tok2vec": tok2vec,
+        }
+    if task == "doc":
+        return {
+            "@architectures": "spacy-attn.SelfAttentiveTextCat.v1",
+            "pooling": "flatten",
+            "hidden_width": 300,
+            "exclusive_classes": True,
+            "encoder": {
+                "@architectures": "spacy-attn.StructuredSelfAttention.v1",
+                "hidden_width": 300 if gpu else 150,
+                "attention_width": 350 if gpu else 100,
+                "hops": 30 if gpu else 10,
+                "mixed_precision": gpu,
+                "tok2vec": tok2vec,
+            },
+        }
+    return {
+        "@architectures": "spacy-attn.DynamicCoattention.v1",
+        "hidden_width": 200 if gpu else 100,
+        "pool_size": 16 if gpu else 4,
+        "max_iterations": 4,
+        "dropout": 0.2,
+        "window": 400 if gpu else 300,
+        "stride": 200 if gpu else 150,
+        # A learned projection to hidden_width: works with any vectors width.
+        "input_width": None,
+        "mixed_precision": gpu,
+        "tok2vec": tok2vec,
+    }
+
+
+def transformer_component(gpu: bool) -> Dict[str, Any]:
+    """The shared ``transformer`` component of the transformer backbone."""
+    return {
+        "factory": "transformer",
+        "max_batch_items": 4096,
+        "model": {
+            "@architectures": "spacy-transformers.TransformerModel.v3",
+            "name": "${paths.transformer}",
+            "mixed_precision": gpu,
+            "get_spans": {
+                "@span_getters": "spacy-transformers.strided_spans.v1",
+                "window": 128,
+                "stride": 96,
+            },
+        },
+    }
+
+
+def corpus_block(task: str, path: str, binary: bool) -> Dict[str, Any]:
+    """A corpus reader of the task, reading ``path`` (a variable)."""
+    block: Dict[str, Any] = {"@readers": READERS[task], "path": path}
+    if task == "pair" and binary:
+        block["positive_label"] = "${vars.positive_label}"
+    return block
+
+
+def training_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
+    """The [training] section: Adam, batches of 32 sequences, and evaluation
+    every 1000 steps (200 for docs)."""
+    if backbone == "transformer":
+        learn_rate = 0.0001 if task == "qa" else 0.00005
+    else:
+        learn_rate = 0.001
+    return {
+        "seed": "${system.seed}",
+        "gpu_allocator": "${system.gpu_allocator}",
+        # Dropout lives in the torch modules; this value reaches Thinc layers.
+        "dropout": 0.1 if task == "doc" else 0.0,
+        "patience": 5000,
+        "max_steps": 20000,
+        "eval_frequency": 200 if task == "doc" else 1000,
+        "batcher": {
+            "@batchers": "spacy.batch_by_sequence.v1",
+            "size": 64 if gpu else 32,
+            "get_length": None,
+        },
+        "optimizer": {
+            "@optimizers": "Adam.v1",
+            "learn_rate": learn_rate,
+            "L2": 0.0,
+            "grad_clip": 0.5 if task == "doc" else 5.0,
+        },
+    }
+
+
+def base_config(
+    task: str,
+    backbone: str,
+    *,
+    binary: bool = False,
+    gpu: bool = False,
+    positive_label: str = DEFAULT_POSITIVE_LABEL,
+) -> Config:
+    """The quickstart config before spaCy fills in the defaults.
+
+    task (str): "pair", "doc" or "qa".
+    backbone (str): "glove", "tok2vec" or "transformer".
+    binary (bool): A binary pair task whose positive label is
+        ``[vars] positive_label`` (pair task only).
+    gpu (bool): GPU sizes, mixed precision and the pytorch allocator.
+    positive_label (str): The positive label of a binary task.
+    RETURNS (Config): The config, with its variables not interpolated.
+    """
+    if task not in TASKS or backbone not in BACKBONES:
+        raise ValueError(f"Unknown task {task!r} or backbone {backbone!r}.")
+    name = COMPONENTS[task]
+    pipeline: List[str] = [name]
+    paths: Dict[str, Optional[str]] = {}
+    components: Dict[str, Any] = {}
+    if backbone == "transformer":
+        pipeline.insert(0, "transformer")
+        paths["transformer"] = DEFAULT_TRANSFORMER
+        components["transformer"] = transformer_component(gpu)
+    paths.update(train=None, dev=None, vectors=None, init_tok2vec=None)
+    components[name] = {"factory": name, "model": model_block(task, backbone, gpu)}
+    config: Dict[str, Any] = {"paths": paths}
+    if binary:
+        config["vars"] = {"positive_label": positive_label}
+    carry = {"@callbacks": "spacy-attn.carry_pairs.v1"} if task != "doc" else None
+    config.update(
+        system={"gpu_allocator": "pytorch" if gpu else None, "seed": 0},
+        nlp={
+            "lang": "en",
+            "pipeline": pipeline,
+            "batch_size": 64 if task == "qa" else 256,
+            "after_pipeline_creation": carry,
+            "tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"},
+        },
+        components=components,
+        corpora={
+            "train": corpus_block(task, "${paths.train}", binary),
+            "dev": corpus_block(task, "${paths.dev}", binary),
+        },
+        training=training_block(task, backbone, gpu),
+        initialize={
+            "vectors": "${paths.vectors}",
+            "init_tok2vec": "${paths.init_tok2vec}",
+        },
+    )
+    return Config(config)
+
+
+__all__ = [
+    "BACKBONES",
+    "COMPONENTS",
+    "DEFAULT_POSITIVE_LABEL",
+    "DEFAULT_TRANSFORMER",
+    "TASKS",
+    "base_config",
+]

@@ -1,0 +1,190 @@
+"""``spacy attn init-config``: write a filled, validated training config for a
+task and backbone, with the commands to prepare vectors and train in its
+header."""
+
+import sys
+from pathlib import Path
+from typing import List
+
+import typer
+from thinc.api import Config
+from typing_extensions import Annotated
+
+from .app import attn_cli
+from .config_templates import (
+    BACKBONES,
+    COMPONENTS,
+    DEFAULT_POSITIVE_LABEL,
+    DEFAULT_TRANSFORMER,
+    TASKS,
+    base_config,
+)
+from .errors import fail
+from .options import Arg, Opt
+
+DATA = {
+    "pair": "pair corpora: jsonl / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)",
+    "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
+    "qa": "SQuAD v1.1 json (spacy-attn.SquadCorpus.v1)",
+}
+
+
+@attn_cli.command("init-config", no_args_is_help=True)
+def init_config_cli(
+    output: Annotated[
+        str,
+        Arg(
+            metavar="OUTPUT",
+            help="File to write the config to, or - for stdout",
+            show_default=False,
+        ),
+    ],
+    task: Annotated[str, Opt("--task", help=f"Task: {', '.join(TASKS)}")] = "pair",
+    backbone: Annotated[
+        str,
+        Opt(
+            "--backbone",
+            help=(
+                "Token vectors: glove (fixed GloVe: needs `spacy init vectors`), "
+                "tok2vec (trained hash embeddings + CNN) or transformer"
+            ),
+        ),
+    ] = "tok2vec",
+    binary: Annotated[
+        bool,
+        Opt(
+            "--binary/--multiclass",
+            help="Binary task with a positive label, or any number of classes",
+        ),
+    ] = False,
+    positive_label: Annotated[
+        str,
+        Opt("--positive-label", help="Binary pair task: the positive label"),
+    ] = DEFAULT_POSITIVE_LABEL,
+    gpu: Annotated[
+        bool,
+        Opt("--gpu/--cpu", help="Sizes and mixed precision for a GPU, or a CPU"),
+    ] = False,
+) -> None:
+    """Write a training config for a task (pair classification, doc
+    classification, extractive QA) and a backbone, like `spacy init config`:
+    filled with every default and validated by spaCy. Its header, also
+    printed, says how to prepare vectors and train."""
+    if task not in TASKS:
+        fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
+    if backbone not in BACKBONES:
+        fail(f"--backbone {backbone!r}: choose one of {', '.join(BACKBONES)}.")
+    if binary and task == "qa":
+        fail("--binary: the qa task has no labels; use --task pair or doc.")
+    config = quickstart_config(
+        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+    )
+    header = config_header(
+        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+    )
+    name = "CONFIG" if output == "-" else output
+    header = [line.replace("CONFIG", name) for line in header]
+    text = "\n".join("# " + line for line in header)
+    text += "\n\n" + config.to_str() + "\n"
+    if output == "-":
+        sys.stdout.write(text)
+        return
+    path = Path(output)
+    if path.is_dir():
+        fail(f"OUTPUT {path} is a directory; pass a file name (e.g. config.cfg).")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf8")
+    typer.echo(f"Wrote {path}. Next:")
+    for line in header[header.index("Next:") + 1 :]:
+        typer.echo(line)
+
+
+def quickstart_config(
+    task: str,
+    backbone: str,
+    *,
+    binary: bool = False,
+    gpu: bool = False,
+    positive_label: str = DEFAULT_POSITIVE_LABEL,
+) -> Config:
+    """The quickstart config, filled with every default and validated as
+    ``spacy init fill-config`` does (the pipeline is built, not trained), and
+    its training settings and corpora resolved (no data is read).
+
+    task (str): "pair", "doc" or "qa".
+    backbone (str): "glove", "tok2vec" or "transformer".
+    binary (bool): A binary pair task (see ``base_config``).
+    gpu (bool): GPU settings.
+    positive_label (str): The positive label of a binary task.
+    RETURNS (Config): The filled config, variables not interpolated.
+    """
+    from spacy import util
+    from spacy.schemas import ConfigSchemaTraining
+    from spacy.util import registry
+
+    config = base_config(
+        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+    )
+    nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+    filled = nlp.config
+    # A second load validates the filled config itself (as fill-config does).
+    util.load_model_from_config(filled, validate=True)
+    interpolated = filled.interpolate()
+    registry.resolve(interpolated["training"], schema=ConfigSchemaTraining)
+    registry.resolve(interpolated["corpora"])
+    return filled
+
+
+def config_header(
+    task: str,
+    backbone: str,
+    *,
+    binary: bool = False,
+    gpu: bool = False,
+    positive_label: str = DEFAULT_POSITIVE_LABEL,
+) -> List[str]:
+    """The header of a quickstart config, one line per item (no ``#``): what
+    it is and, after a line "Next:", the commands to run, with CONFIG for
+    the config's path."""
+    from ..about import __version__
+
+    labels = "binary" if binary else "multi-class"
+    device = "GPU" if gpu else "CPU"
+    flags = f"--task {task} --backbone {backbone} --{labels.replace('-', '')}"
+    if binary and task == "pair":
+        flags += f" --positive-label {positive_label}"
+    lines = [
+        f"spacy-attn quickstart config: {task} task ({COMPONENTS[task]}), "
+        f"{backbone} backbone, {labels}, {device}.",
+        f"Written by `python -m spacy attn init-config CONFIG {flags} "
+        f"--{'gpu' if gpu else 'cpu'}` (spacy-attn {__version__}); filled and "
+        "validated by spaCy.",
+    ]
+    if binary and task == "pair":
+        lines.append(
+            "Binary: the positive label is [vars] positive_label = "
+            f'"{positive_label}"; the other label is the negative class. '
+            "Override it with --vars.positive_label LABEL."
+        )
+    elif binary:
+        lines.append("Binary: two exclusive labels, as any number of classes.")
+    lines.append("Next:")
+    train = "python -m spacy train CONFIG --output training"
+    train += " --paths.train TRAIN --paths.dev DEV"
+    if backbone == "glove":
+        lines += [
+            "Fixed GloVe vectors, e.g. glove.6B.300d.txt "
+            "(nlp.stanford.edu/projects/glove), into a vectors folder:",
+            "  python -m spacy init vectors en glove.6B.300d.txt vectors",
+        ]
+        train += " --paths.vectors vectors"
+    if backbone == "transformer":
+        train += " --paths.transformer " + DEFAULT_TRANSFORMER
+    lines.append(f"Train (TRAIN, DEV: {DATA[task]}):")
+    lines.append(f"  {train}" + (" --gpu-id 0" if gpu else ""))
+    if backbone == "transformer":
+        lines.append("(paths.transformer: a Hugging Face model name or local folder)")
+    return lines
+
+
+__all__ = ["config_header", "init_config_cli", "quickstart_config"]

@@ -1,0 +1,189 @@
+"""``spacy attn rank``: rank the candidate texts of a file for a query with a
+pair classifier pipeline (``spacy_attn.rank_candidates``)."""
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+import typer
+from typing_extensions import Annotated
+
+from .app import attn_cli
+from .errors import existing_file, fail, user_errors
+from .options import Arg, GpuIdOpt, ModelArg, Opt
+
+if TYPE_CHECKING:  # the pipeline is loaded when the command runs
+    from ..ranking import RankedCandidate
+
+QueryArg = Annotated[
+    str,
+    Arg(
+        metavar="QUERY",
+        help="The query: the first text of every pair",
+        show_default=False,
+    ),
+]
+CandidatesArg = Annotated[
+    Path,
+    Arg(
+        metavar="CANDIDATES",
+        help="Text file, one candidate per line (blank lines are skipped)",
+        show_default=False,
+    ),
+]
+TopKOpt = Annotated[int, Opt("--top-k", help="Candidates to print (0: all)")]
+RankLabelOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--label",
+        help=(
+            "Label whose probability ranks (default: the only label of a "
+            "binary classifier)"
+        ),
+        show_default=False,
+    ),
+]
+ComponentOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--component",
+        help="Pair classifier to use (default: the only one)",
+        show_default=False,
+    ),
+]
+
+
+@attn_cli.command("rank", no_args_is_help=True)
+def rank_cli(
+    model: ModelArg,
+    query: QueryArg,
+    candidates: CandidatesArg,
+    top_k: TopKOpt = 10,
+    label: RankLabelOpt = None,
+    component: ComponentOpt = None,
+    output: Annotated[
+        Optional[Path],
+        Opt(
+            "--output",
+            help="Also write the ranking as JSON here (default: print only)",
+            show_default=False,
+        ),
+    ] = None,
+    batch_size: Annotated[int, Opt("--batch-size", help="Pairs per batch")] = 256,
+    n_process: Annotated[
+        int, Opt("--n-process", help="Processes for nlp.pipe (CPU)")
+    ] = 1,
+    gpu_id: GpuIdOpt = -1,
+) -> None:
+    """Rank the candidates of a file for a query, best first: each line is
+    paired with the query (query first) and scored by the pipeline's pair
+    classifier. Prints rank, score, the candidate's line index (0-based) and
+    its text.
+    """
+    existing_file(candidates, "CANDIDATES")
+    if top_k < 0:
+        fail(f"--top-k must be 0 (all) or more, got {top_k}.")
+    lines = read_candidates(candidates)
+    if not lines:
+        fail(f"{candidates}: no candidates (the file has no non-blank line).")
+    label, ranked = rank_lines(
+        model,
+        query,
+        [text for _, text in lines],
+        top_k=top_k,
+        label=label,
+        component=component,
+        batch_size=batch_size,
+        n_process=n_process,
+        gpu_id=gpu_id,
+    )
+    results: List[Dict[str, Any]] = [
+        {
+            "rank": r + 1,
+            "score": item.score,
+            "index": lines[item.index][0],
+            "text": item.text,
+        }
+        for r, item in enumerate(ranked)
+    ]
+    for result in results:
+        typer.echo(
+            f"{result['rank']:>4}  {result['score']:.4f}  {result['index']:>6}  "
+            f"{result['text']}"
+        )
+    if output:
+        record = {
+            "model": str(model),
+            "query": query,
+            "label": label,
+            "results": results,
+        }
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+
+
+def rank_lines(
+    model: str,
+    query: str,
+    texts: List[str],
+    *,
+    top_k: int,
+    label: Optional[str],
+    component: Optional[str],
+    batch_size: int,
+    n_process: int,
+    gpu_id: int,
+) -> Tuple[str, List["RankedCandidate"]]:
+    """Load the pipeline and rank ``texts`` for ``query`` (``top_k`` 0: all);
+    a user's mistake ends the command with one line.
+
+    RETURNS (Tuple[str, List[RankedCandidate]]): The label that ranked, and
+        the ranking.
+    """
+    from ..loading import load_pipeline
+    from ..pairs import PairError
+    from ..pipeline import PairClassifier
+    from ..pipeline.lookup import ComponentLookupError, find_component
+    from ..ranking import PairScoreError, rank_candidates, ranking_label
+
+    with user_errors():
+        nlp = load_pipeline(model, gpu_id=gpu_id)
+        try:
+            name, _ = find_component(
+                nlp, component, tasks=("pair",), option="--component"
+            )
+            pipe = nlp.get_pipe(name)
+            assert isinstance(pipe, PairClassifier)  # what find_component checked
+            label = ranking_label(pipe, label)
+            ranked = rank_candidates(
+                nlp,
+                query,
+                texts,
+                top_k=top_k or None,
+                label=label,
+                component=name,
+                batch_size=batch_size,
+                n_process=n_process,
+            )
+        except (ComponentLookupError, PairScoreError, PairError) as err:
+            fail(" ".join(str(err).split()))
+    return label, ranked
+
+
+def read_candidates(path: Path) -> List[Tuple[int, str]]:
+    """The candidates of a text file: ``(line index, text)`` per non-blank
+    line, the index 0-based, the text without its line end.
+
+    path (Path): A UTF-8 text file.
+    RETURNS (List[Tuple[int, str]]): The candidates, in file order.
+    """
+    try:
+        with path.open(encoding="utf8") as f:
+            return [
+                (i, line.rstrip("\r\n")) for i, line in enumerate(f) if line.strip()
+            ]
+    except UnicodeDecodeError as err:
+        fail(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}).")
+
+
+__all__ = ["rank_cli", "rank_lines", "read_candidates"]

@@ -1,0 +1,154 @@
+"""`spacy attn init-config`: every task, backbone, label setting and device
+writes a config that spaCy loads and validates; the header names the steps;
+a written config trains with `spacy train`."""
+
+import gzip
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from spacy import util
+from typer.testing import CliRunner
+
+from spacy_attn.cli import attn_cli
+from spacy_attn.cli.config_templates import BACKBONES, COMPONENTS, TASKS
+from spacy_attn.pipeline import PairClassifier
+from spacy_attn.ranking import score_pairs
+
+from .util import FIXTURES, REPO
+
+COMBINATIONS = [
+    (task, backbone, binary, gpu)
+    for task, backbone, binary, gpu in itertools.product(
+        TASKS, BACKBONES, (False, True), (False, True)
+    )
+    if not (binary and task == "qa")
+]
+
+
+def init_config(path: Path, *args: str):
+    return CliRunner().invoke(attn_cli, ["init-config", str(path), *args])
+
+
+@pytest.mark.parametrize("task,backbone,binary,gpu", COMBINATIONS)
+def test_every_combination_writes_a_valid_config(tmp_path, task, backbone, binary, gpu):
+    path = tmp_path / "config.cfg"
+    flags = ["--task", task, "--backbone", backbone]
+    flags += ["--binary" if binary else "--multiclass", "--gpu" if gpu else "--cpu"]
+    result = init_config(path, *flags)
+    assert result.exit_code == 0, result.output
+    config = util.load_config(path)
+    nlp = util.load_model_from_config(config, auto_fill=False, validate=True)
+    name = COMPONENTS[task]
+    assert nlp.pipe_names == (
+        ["transformer", name] if backbone == "transformer" else [name]
+    )
+    # Filled: spaCy has nothing left to add.
+    assert nlp.config.to_str() == util.load_config(path).to_str()
+    interpolated = config.interpolate()
+    assert interpolated["system"]["gpu_allocator"] == ("pytorch" if gpu else None)
+    text = path.read_text(encoding="utf8")
+    assert ("python -m spacy init vectors" in text) == (backbone == "glove")
+    assert ("--gpu-id 0" in text) == gpu
+    assert f"python -m spacy train {path}" in result.stdout
+
+
+def test_binary_pair_config_reads_the_positive_label(tmp_path):
+    path = tmp_path / "binary.cfg"
+    result = init_config(path, "--binary", "--positive-label", "yes")
+    assert result.exit_code == 0, result.output
+    config = util.load_config(path, interpolate=True)
+    for split in ("train", "dev"):
+        assert config["corpora"][split]["positive_label"] == "yes"
+    override = util.load_config(
+        path, overrides={"vars.positive_label": "match"}, interpolate=True
+    )
+    assert override["corpora"]["dev"]["positive_label"] == "match"
+    multiclass = tmp_path / "multi.cfg"
+    assert init_config(multiclass).exit_code == 0
+    config = util.load_config(multiclass, interpolate=True)
+    assert config["corpora"]["train"]["positive_label"] is None
+    assert "vars" not in config
+
+
+def test_stdout_and_mistakes(tmp_path):
+    result = CliRunner().invoke(attn_cli, ["init-config", "-", "--task", "qa"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# spacy-attn quickstart config: qa task")
+    assert "[components.attn_span_qa.model]" in result.stdout
+    for args, fragment in [
+        (["--task", "ner"], "--task 'ner'"),
+        (["--backbone", "bert"], "--backbone 'bert'"),
+        (["--task", "qa", "--binary"], "--binary"),
+    ]:
+        result = init_config(tmp_path / "x.cfg", *args)
+        assert result.exit_code == 1, result.output
+        lines = result.stderr.strip().splitlines()
+        assert (
+            len(lines) == 1 and lines[0].startswith("Error: ") and fragment in lines[0]
+        )
+    assert not (tmp_path / "x.cfg").exists()
+    result = init_config(tmp_path)
+    assert result.exit_code == 1 and "is a directory" in result.stderr
+
+
+def _sick_rows(n: int, start: int = 0) -> List[Dict[str, str]]:
+    with gzip.open(FIXTURES / "sick_train.jsonl.gz", "rt", encoding="utf8") as f:
+        return [json.loads(line) for line in f.readlines()[start : start + n]]
+
+
+def _write_jsonl(path: Path, rows: List[Dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf8")
+    return path
+
+
+def _train(config: Path, train: Path, dev: Path, out: Path, *extra: str) -> None:
+    args = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(out)]
+    args += ["--paths.train", str(train), "--paths.dev", str(dev)]
+    args += ["--training.max_steps", "2", "--training.eval_frequency", "1", *extra]
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    result = subprocess.run(args, capture_output=True, text=True, cwd=REPO, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+@pytest.mark.slow  # ~20 s here: `spacy train` in a subprocess
+def test_a_written_config_trains(tmp_path):
+    """The pair / tok2vec / CPU quickstart trains 2 steps on SICK rows."""
+    train = _write_jsonl(tmp_path / "train.jsonl", _sick_rows(24))
+    dev = _write_jsonl(tmp_path / "dev.jsonl", _sick_rows(8, start=64))
+    config = tmp_path / "config.cfg"
+    assert init_config(config, "--task", "pair", "--backbone", "tok2vec").exit_code == 0
+    _train(config, train, dev, tmp_path / "out")
+    nlp = util.load_model(tmp_path / "out" / "model-last")
+    labels = nlp.get_pipe("attn_pair_classifier").labels
+    assert set(labels) == {"entailment", "neutral", "contradiction"}
+
+
+@pytest.mark.slow  # ~20 s here
+@pytest.mark.skipif(
+    not hasattr(PairClassifier, "positive_label"),
+    reason="a positive label needs the classifier's binary mode (branch binary)",
+)
+def test_a_binary_config_trains_with_its_positive_label(tmp_path):
+    """--binary: the positive label given on the command line (overridden
+    here through [vars]) is the classifier's positive label after training."""
+    rows = [
+        dict(row, label="match" if row["label"] == "entailment" else "other")
+        for row in _sick_rows(40)
+    ]
+    train = _write_jsonl(tmp_path / "train.jsonl", rows[:32])
+    dev = _write_jsonl(tmp_path / "dev.jsonl", rows[32:])
+    config = tmp_path / "config.cfg"
+    args = ["--backbone", "tok2vec", "--binary", "--positive-label", "yes"]
+    assert init_config(config, *args).exit_code == 0
+    _train(config, train, dev, tmp_path / "out", "--vars.positive_label", "match")
+    nlp = util.load_model(tmp_path / "out" / "model-last")
+    pipe = nlp.get_pipe("attn_pair_classifier")
+    assert set(pipe.labels) == {"match", "other"}
+    assert pipe.positive_label == "match"
+    assert score_pairs(nlp, [("A man sings.", "A person sings.")]).shape == (1,)
