@@ -15,10 +15,13 @@ from .formats import PairRow, ReadStats, detect_format, read_docbin, read_pair_r
 
 def cats_for(label: str, positive_label: Optional[str]) -> Dict[str, float]:
     """Gold ``doc.cats`` for a row. Exclusive classes store only the gold
-    label (the pair classifier treats the others as 0); with a
-    ``positive_label`` a single binary score is stored."""
-    if positive_label is not None:
-        return {positive_label: 1.0 if label == positive_label else 0.0}
+    label (the pair classifier treats the others as 0). With a
+    ``positive_label``, a row of another label also stores the positive
+    label as 0.0: that explicit zero is how the pair classifier learns which
+    label is positive (docs/pair_classifier.md, "Binary and imbalanced
+    tasks")."""
+    if positive_label is not None and label != positive_label:
+        return {label: 1.0, positive_label: 0.0}
     return {label: 1.0}
 
 
@@ -43,8 +46,8 @@ def create_pair_corpus_reader(
     pair_key (str): The name of the pair (see ``spacy_attn.pairs``).
     label_map (Optional[Dict[str, str]]): Rename raw labels, e.g.
         {"0": "not_duplicate", "1": "duplicate"}.
-    positive_label (Optional[str]): For a single-score binary model
-        (``exclusive_classes = false``): store {positive_label: 1.0 or 0.0}.
+    positive_label (Optional[str]): Binary task: the positive label, which
+        rows of the other label store as 0.0 (see ``cats_for``).
     limit (int): Read at most this many labelled rows (0 = all).
     shuffle (bool): Shuffle the rows once, with ``seed``, before ``limit`` is
         applied through the order (useful for subsampling).
