@@ -23,6 +23,7 @@ from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
 
+from .pairs import GROUP_ID_KEY
 from .squad.data import DEFAULT_ANSWERS_KEY
 from .squad.metric import (
     exact_match_score,
@@ -59,11 +60,6 @@ def make_doc_embedder_scorer() -> Callable:
 def make_squad_scorer() -> Callable:
     """Registered scorer: official SQuAD v1.1 Exact Match and F1 (0-1 scale)."""
     return squad_score
-
-
-# The ``doc.user_data`` key of a pair doc's group (query) id, which ranking
-# metrics group the pairs by.
-GROUP_ID_KEY = "spacy_attn.group_id"
 
 
 def group_id(doc: Any) -> Optional[Hashable]:
@@ -354,7 +350,6 @@ def squad_score(
 
 
 __all__ = [
-    "GROUP_ID_KEY",
     "best_threshold",
     "doc_embedder_score",
     "group_id",

@@ -173,3 +173,87 @@ def test_balanced_class_weights():
     # The weights sum to N, so a positive's gradient grows by its weight.
     assert d_weighted[1] == pytest.approx(d_plain[1] * 5.0)
     assert d_weighted[0] == pytest.approx(d_plain[0] * 20 / 36)
+
+
+# Answer selection with groups: word overlap ranks the answer of q1 second
+# and that of q3 last (tied at 0 with "Birds fly."): MAP (1/2 + 1 + 1/3) / 3.
+SELECTION = [
+    ("q1", "Who wrote the book about whales?", "The book about whales is long.", 0.3),
+    ("q1", "Who wrote the book about whales?", "Melville wrote it in 1851.", 0.9),
+    ("q1", "Who wrote the book about whales?", "Cats sleep.", 0.1),
+    ("q2", "What colour is the sky?", "The sky is blue.", 0.8),
+    ("q2", "What colour is the sky?", "Grass is green.", 0.2),
+    ("q3", "When did the war end?", "The war was long and the war was cruel.", 0.4),
+    ("q3", "When did the war end?", "Peace came in 1945.", 0.7),
+    ("q3", "When did the war end?", "Birds fly.", 0.1),
+]
+ANSWERS = {"Melville wrote it in 1851.", "The sky is blue.", "Peace came in 1945."}
+
+
+def _selection_csv(path):
+    lines = ["qid,question,sentence,answer"]
+    for qid, q, s, _ in SELECTION:
+        lines.append(f'{qid},"{q}","{s}",{"yes" if s in ANSWERS else "no"}')
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    return path
+
+
+def _evaluate(nlp, monkeypatch, tmp_path, p_yes, *extra):
+    from typer.testing import CliRunner
+
+    from spacy_attn.cli import attn_cli
+
+    clf = nlp.get_pipe("attn_pair_classifier")
+    j = clf.labels.index("yes")
+
+    def predict(docs):
+        out = numpy.zeros((len(docs), 2), dtype="float32")
+        for row, doc in enumerate(docs):
+            out[row, j] = [p for s, p in p_yes.items() if doc.text.endswith(s)][0]
+            out[row, 1 - j] = 1.0 - out[row, j]
+        return out
+
+    monkeypatch.setattr(clf, "predict", predict)
+    monkeypatch.setattr("spacy_attn.loading.load_pipeline", lambda *a, **kw: nlp)
+    data = _selection_csv(tmp_path / "dev.csv")
+    args = ["evaluate", "model", str(data), "--text-cols", "question,sentence"]
+    args += ["--label-col", "answer", "--group-col", "qid", *extra]
+    return CliRunner().invoke(attn_cli, args)
+
+
+def test_evaluate_passes_when_the_model_beats_the_baselines(
+    binary_nlp, monkeypatch, tmp_path
+):
+    nlp, _ = binary_nlp
+    good = {s: p for _, _, s, p in SELECTION}
+    out = tmp_path / "scores.json"
+    result = _evaluate(nlp, monkeypatch, tmp_path, good, "--output", str(out))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == [
+        *"accuracy macro-F pos-P pos-R pos-F MAP MRR P@1".split()
+    ]
+    model, majority, overlap = (line.split() for line in lines[1:4])
+    assert model[0] == "model" and model[6:] == ["1.0000", "1.0000", "1.0000"]
+    assert overlap[:2] == ["word", "overlap"]
+    assert float(overlap[7]) == pytest.approx((1 / 2 + 1 + 1 / 3) / 3, abs=1e-4)
+    assert majority[:2] == ["majority", "class"] and majority[6] == "0.0000"
+    saved = srsly.read_json(out)
+    assert saved["pair_map"] == 1.0 and set(saved["baselines"]) == {
+        "majority class",
+        "word overlap",
+    }
+    as_json = _evaluate(nlp, monkeypatch, tmp_path, good, "--json")
+    assert srsly.json_loads(as_json.stdout)["pair_map"] == 1.0
+
+
+def test_evaluate_fails_when_the_baselines_win(binary_nlp, monkeypatch, tmp_path):
+    nlp, _ = binary_nlp
+    # The model ranks every answer below its group's negatives.
+    bad = {s: (0.1 if s in ANSWERS else 0.2) for _, _, s, _ in SELECTION}
+    result = _evaluate(nlp, monkeypatch, tmp_path, bad)
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "does not beat the trivial baselines" in lines[0]
+    assert "MAP" in lines[0] and "word overlap" in lines[0], lines
+    assert _evaluate(nlp, monkeypatch, tmp_path, bad, "--no-check").exit_code == 0

@@ -5,9 +5,9 @@ import spacy
 from spacy.training import Example
 
 from spacy_attn import make_pair
+from spacy_attn.pairs import GROUP_ID_KEY
 from spacy_attn.readers import cats_for
 from spacy_attn.scorers import (
-    GROUP_ID_KEY,
     best_threshold,
     make_pair_ranking_scorer,
     pair_classifier_score,

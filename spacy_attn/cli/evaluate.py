@@ -1,4 +1,5 @@
-"""``spacy attn evaluate``: a pipeline's scores on a pair corpus."""
+"""``spacy attn evaluate``: a pipeline's scores on a pair corpus, beside two
+trivial baselines that it must beat."""
 
 import json
 from pathlib import Path
@@ -7,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 import typer
 from typing_extensions import Annotated
 
+from ..baselines import COLUMNS, baseline_failure, score_table
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
-from .errors import existing_file, user_errors
+from .errors import existing_file, fail, user_errors
 from .options import (
     GpuIdOpt,
     GroupColOpt,
@@ -54,10 +56,27 @@ def evaluate_cli(
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
     id_col: IdColOpt = None,
+    as_json: Annotated[
+        bool, Opt("--json", help="Print the scores as JSON instead of a table")
+    ] = False,
+    check: Annotated[
+        bool,
+        Opt(
+            "--check/--no-check",
+            help="Exit 1 when the model does not beat the baselines",
+        ),
+    ] = True,
+    min_margin: Annotated[
+        float,
+        Opt("--min-margin", help="How far (0-1) the model must beat the baselines"),
+    ] = 0.0,
 ) -> None:
     """Evaluate a pipeline on a pair corpus, like `spacy evaluate` but keeping
-    each doc's pair (read with spacy-attn.PairCorpus.v1); prints the scores
-    as JSON.
+    each doc's pair (read with spacy-attn.PairCorpus.v1). Prints accuracy,
+    macro-F, the positive class's P/R/F (with a positive label) and MAP, MRR
+    and P@1 (with --group-col, or docs with group ids) beside two trivial
+    baselines on the same data, the majority class and the word overlap of
+    the two texts; exits 1 when the model does not beat them.
     """
     existing_file(data, "DATA")
     mapping = parse_label_map(label_map)
@@ -78,7 +97,15 @@ def evaluate_cli(
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text + "\n", encoding="utf8")
-    typer.echo(text)
+    baselines = scores.get("baselines", {})
+    if as_json:
+        typer.echo(text)
+    else:
+        keys = [k for k in COLUMNS if scores.get(k) is not None]
+        typer.echo("\n".join(score_table({"model": scores, **baselines}, keys)))
+    failure = baseline_failure(scores, baselines, min_margin=min_margin)
+    if check and failure:
+        fail(failure)
 
 
 def evaluate_pairs(
@@ -100,9 +127,14 @@ def evaluate_pairs(
     data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
     columns (Optional[PairColumns]): The columns of a row file (default:
         detected).
-    RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them.
+    positive_label (Optional[str]): The positive label of a binary task
+        (default: the one the pair classifier learned in training, if any).
+    RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them,
+        and ``baselines``: the same scores of the trivial baselines (see
+        ``spacy_attn.baselines.baseline_scores``) by name.
     RAISES (CorpusFormatError): For a gold label the model does not know.
     """
+    from ..baselines import baseline_scores
     from ..loading import load_pipeline
     from ..pipeline.pair_classifier import PairClassifier
     from ..readers import PairCorpus
@@ -116,15 +148,22 @@ def evaluate_pairs(
         limit=limit,
         columns=columns,
     )
-    known = [
-        label
-        for _, pipe in nlp.pipeline
-        if isinstance(pipe, PairClassifier)
-        for label in pipe.labels
-    ]
+    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
+    known = [label for pipe in classifiers for label in pipe.labels]
     if known:
         corpus.check_labels(nlp, set(known))
-    return nlp.evaluate(list(corpus(nlp)), batch_size=batch_size)
+    examples = list(corpus(nlp))
+    scorer_cfg = {"positive_label": positive_label} if positive_label else None
+    scores = nlp.evaluate(examples, batch_size=batch_size, scorer_cfg=scorer_cfg)
+    if len(classifiers) == 1 and not classifiers[0].multi_label:
+        clf = classifiers[0]
+        scores["baselines"] = baseline_scores(
+            examples,
+            labels=clf.labels,
+            positive_label=positive_label or clf.positive_label,
+            pair_key=clf.pair_key,
+        )
+    return scores
 
 
 __all__ = ["evaluate_cli", "evaluate_pairs"]
