@@ -257,3 +257,15 @@ def test_evaluate_fails_when_the_baselines_win(binary_nlp, monkeypatch, tmp_path
     assert len(lines) == 1 and "does not beat the trivial baselines" in lines[0]
     assert "MAP" in lines[0] and "word overlap" in lines[0], lines
     assert _evaluate(nlp, monkeypatch, tmp_path, bad, "--no-check").exit_code == 0
+
+
+def test_positive_label_given_at_initialize():
+    nlp = spacy.blank("en")
+    clf = nlp.add_pipe("attn_pair_classifier", config=pair_config("tok2vec", hidden=8))
+    train = _examples(nlp, 6, {1}, positive_label=None)  # no explicit zeros
+    clf.initialize(lambda: train, nlp=nlp)
+    assert clf.positive_label is None
+    clf.initialize(lambda: train, nlp=nlp, positive_label="yes")
+    assert clf.positive_label == "yes" and clf.is_binary
+    with pytest.raises(ValueError, match="'maybe' is not one of its labels"):
+        clf.initialize(lambda: train, nlp=nlp, positive_label="maybe")
