@@ -12,6 +12,8 @@ baseline predicts the test split's most frequent label for every pair: its
 accuracy is that label's share m, its macro-F is 2m / (1 + m) divided by the
 number of labels (F of the majority class; 0 for the others). A model stuck
 on one class matches it exactly, which is what this check exists to catch.
+The baseline and the table are ``spacy_attn.baselines``' (as in ``spacy attn
+evaluate``, which also computes the word-overlap baseline from the data).
 """
 
 import argparse
@@ -20,21 +22,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-
-def majority_baseline(label_counts: Dict[str, int]) -> Dict[str, object]:
-    """Accuracy and macro-F of always predicting the most frequent label.
-
-    label_counts (Dict[str, int]): Label -> number of test pairs.
-    RETURNS (Dict[str, object]): ``label``, ``acc`` and ``macro_f`` (0-1).
-    """
-    total = sum(label_counts.values())
-    if not total:
-        raise ValueError(
-            "No labelled test pairs: cannot compute the majority baseline."
-        )
-    label = max(sorted(label_counts), key=lambda k: label_counts[k])
-    m = label_counts[label] / total
-    return {"label": label, "acc": m, "macro_f": 2 * m / (1 + m) / len(label_counts)}
+from spacy_attn.baselines import MAJORITY, majority_baseline, score_table
 
 
 def check(
@@ -50,16 +38,16 @@ def check(
     acc = float(metrics["pair_acc"])  # type: ignore[arg-type]
     macro_f = float(metrics.get("pair_macro_f") or 0.0)  # type: ignore[arg-type]
     n = sum(label_counts.values())
-    lines = [
-        f"{'':>24} {'accuracy':>9} {'macro-F':>8}",
-        f"{'trained model':>24} {acc:9.4f} {macro_f:8.4f}",
-        f"{'majority class':>24} {base['acc']:9.4f} {base['macro_f']:8.4f}"
-        f"   (always '{base['label']}', {n:,} test pairs)",
-    ]
+    rows = {
+        "trained model": {"pair_acc": acc, "pair_macro_f": macro_f},
+        MAJORITY: {"pair_acc": base["acc"], "pair_macro_f": base["macro_f"]},
+    }
     per_type = metrics.get("pair_f_per_type") or {}
     assert isinstance(per_type, dict)
     for label, prf in sorted(per_type.items()):
-        lines.append(f"{'F ' + label:>24} {'':9} {float(prf['f']):8.4f}")
+        rows[f"F {label}"] = {"pair_macro_f": float(prf["f"])}
+    lines = score_table(rows, ["pair_acc", "pair_macro_f"])
+    lines[2] += f"   (always '{base['label']}', {n:,} test pairs)"
     if acc < float(base["acc"]) + min_margin:  # type: ignore[arg-type]
         lines.append(
             f"✘ test accuracy {acc:.4f} is not {min_margin:.2f} above the majority "

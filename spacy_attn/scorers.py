@@ -2,7 +2,10 @@
 (``[components.NAME.scorer]``) and as entry points.
 
 * ``spacy-attn.pair_classifier_scorer.v1``: :func:`pair_classifier_score`,
-  accuracy and macro / per-label P/R/F of ``doc.cats`` (``attn_pair_classifier``);
+  accuracy, macro / per-label / positive-class P/R/F and, for docs with a
+  group id, MAP / MRR / P@1 of ``doc.cats`` (``attn_pair_classifier``);
+* ``spacy-attn.pair_ranking_scorer.v1``: :func:`pair_ranking_score`, the same
+  scores with ``pair_score`` = MAP, to select checkpoints on ranking;
 * ``spacy-attn.doc_embedder_scorer.v1``: :func:`doc_embedder_score`, spaCy's
   textcat scores of ``doc.cats`` (``attn_doc_embedder``);
 * ``spacy-attn.squad_scorer.v1``: :func:`squad_score`, the official SQuAD
@@ -13,12 +16,14 @@ A component's ``score`` passes its whole ``cfg`` (labels, threshold, ...) as
 keyword arguments, so every scorer takes ``**kwargs`` and ignores the rest.
 """
 
-from typing import Any, Callable, Dict, Iterable, Optional
+from collections import defaultdict
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple
 
 from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
 
+from .pairs import GROUP_ID_KEY
 from .squad.data import DEFAULT_ANSWERS_KEY
 from .squad.metric import (
     exact_match_score,
@@ -36,6 +41,14 @@ def make_pair_classifier_scorer() -> Callable:
     return pair_classifier_score
 
 
+@registry.scorers("spacy-attn.pair_ranking_scorer.v1")
+def make_pair_ranking_scorer() -> Callable:
+    """Registered scorer: the pair classifier's scores with ``pair_score`` =
+    MAP over the docs' groups, so ``spacy train`` can select checkpoints on
+    ranking (weight ``pair_score``); fails when no doc has a group id."""
+    return pair_ranking_score
+
+
 @registry.scorers("spacy-attn.doc_embedder_scorer.v1")
 def make_doc_embedder_scorer() -> Callable:
     """Registered scorer: spaCy's textcat scores of ``doc.cats``
@@ -49,12 +62,18 @@ def make_squad_scorer() -> Callable:
     return squad_score
 
 
+def group_id(doc: Any) -> Optional[Hashable]:
+    """The group (query) id of a pair doc, or None if it has none."""
+    return doc.user_data.get(GROUP_ID_KEY)
+
+
 def pair_classifier_score(
     examples: Iterable[Example],
     *,
     labels: Iterable[str] = (),
     multi_label: bool = False,
     threshold: float = 0.5,
+    positive_label: Optional[str] = None,
     **kwargs: Any,
 ) -> Dict[str, Any]:
     """Score pair classification.
@@ -62,12 +81,76 @@ def pair_classifier_score(
     Exclusive classes: the predicted class is the highest-scoring label and
     accuracy is the share of examples whose gold class it is (examples with no
     gold class are skipped). Multi-label: each label is a binary decision at
-    ``threshold``; accuracy is the share of correct decisions.
+    ``threshold``; accuracy is the share of correct decisions. With a
+    ``positive_label``, its P/R/F are reported alone and, when the docs carry
+    a group id (``GROUP_ID_KEY``), the pairs ranked per group by the positive
+    label's score give MAP, MRR and P@1.
 
     RETURNS (Dict[str, Any]): ``pair_acc``, ``pair_macro_p``, ``pair_macro_r``,
-        ``pair_macro_f`` and ``pair_f_per_type`` ({label: {"p", "r", "f"}}).
+        ``pair_macro_f``, ``pair_f_per_type`` ({label: {"p", "r", "f"}}),
+        ``pair_pos_p``, ``pair_pos_r``, ``pair_pos_f`` (None without a
+        positive label), ``pair_map``, ``pair_mrr``, ``pair_p_at_1`` (None
+        without groups) and ``pair_score``, the checkpoint-selection score:
+        positive-class F with a positive label, accuracy otherwise.
     """
+    examples = list(examples)
     labels = list(labels)
+    correct, total, per_type = _label_counts(
+        examples, labels, multi_label=multi_label, threshold=threshold
+    )
+    n = max(len(labels), 1)
+    scores: Dict[str, Any] = {
+        "pair_acc": correct / total if total else None,
+        "pair_macro_p": sum(v["p"] for v in per_type.values()) / n if total else None,
+        "pair_macro_r": sum(v["r"] for v in per_type.values()) / n if total else None,
+        "pair_macro_f": sum(v["f"] for v in per_type.values()) / n if total else None,
+        "pair_f_per_type": per_type,
+    }
+    positive = per_type.get(positive_label) if total and positive_label else None
+    for key in ("p", "r", "f"):
+        scores[f"pair_pos_{key}"] = positive[key] if positive else None
+    ranked = _ranking_items(examples, positive_label) if positive else []
+    ranking = ranking_scores(ranked)
+    scores["pair_map"] = ranking["map"]
+    scores["pair_mrr"] = ranking["mrr"]
+    scores["pair_p_at_1"] = ranking["p_at_1"]
+    scores["pair_score"] = scores["pair_pos_f"] if positive else scores["pair_acc"]
+    return scores
+
+
+def pair_ranking_score(
+    examples: Iterable[Example],
+    *,
+    positive_label: Optional[str] = None,
+    **kwargs: Any,
+) -> Dict[str, Any]:
+    """``pair_classifier_score`` with ``pair_score`` = MAP (``pair_map``).
+
+    RAISES (ValueError): Without a positive label, or if no example with a
+        positive pair has a group id: MAP is then undefined, and selecting
+        checkpoints on it would silently select nothing.
+    """
+    scores = pair_classifier_score(examples, positive_label=positive_label, **kwargs)
+    if scores["pair_map"] is None and scores["pair_acc"] is not None:
+        raise ValueError(
+            "spacy-attn.pair_ranking_scorer.v1 needs a positive label "
+            f"(found {positive_label!r}) and docs with a group id "
+            f"(doc.user_data[{GROUP_ID_KEY!r}]) that have at least one positive "
+            "pair: read the corpus with its group column, or use "
+            "spacy-attn.pair_classifier_scorer.v1."
+        )
+    scores["pair_score"] = scores["pair_map"]
+    return scores
+
+
+def _label_counts(
+    examples: List[Example],
+    labels: List[str],
+    *,
+    multi_label: bool,
+    threshold: float,
+) -> Tuple[int, int, Dict[str, Dict[str, float]]]:
+    """Correct and total decisions, and per-label P/R/F."""
     tp = dict.fromkeys(labels, 0)
     fp = dict.fromkeys(labels, 0)
     fn = dict.fromkeys(labels, 0)
@@ -105,18 +188,109 @@ def pair_classifier_score(
                     fp[p_label] += 1
     per_type = {}
     for label in labels:
-        prec = tp[label] / (tp[label] + fp[label]) if tp[label] + fp[label] else 0.0
-        r = tp[label] / (tp[label] + fn[label]) if tp[label] + fn[label] else 0.0
-        f = 2 * prec * r / (prec + r) if prec + r else 0.0
-        per_type[label] = {"p": prec, "r": r, "f": f}
-    n = max(len(labels), 1)
+        per_type[label] = prf(tp[label], fp[label], fn[label])
+    return correct, total, per_type
+
+
+def prf(tp: int, fp: int, fn: int) -> Dict[str, float]:
+    """Precision, recall and F1 (0 where undefined) of a confusion count."""
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"p": p, "r": r, "f": 2 * p * r / (p + r) if p + r else 0.0}
+
+
+def _ranking_items(
+    examples: List[Example], positive_label: Optional[str]
+) -> List[Tuple[Hashable, float, bool]]:
+    """(group id, positive label's score, gold is positive) of each example
+    with a group id and a gold positive-label value."""
+    items = []
+    for eg in examples:
+        group = group_id(eg.reference)
+        if group is None:
+            group = group_id(eg.predicted)
+        gold = eg.reference.cats
+        if group is None or positive_label is None or not gold:
+            continue
+        score = eg.predicted.cats.get(positive_label, 0.0)
+        items.append((group, float(score), gold.get(positive_label, 0.0) == 1.0))
+    return items
+
+
+def ranking_scores(
+    items: Iterable[Tuple[Hashable, float, bool]],
+) -> Dict[str, Optional[float]]:
+    """MAP, MRR and precision at 1 of scored items ranked within their group.
+
+    Each group's items are ranked by score, highest first; among equal scores
+    the negatives come first (a pessimistic order, so that a constant score
+    earns no credit). Groups without a positive item are skipped, as in
+    answer-sentence-selection benchmarks (no ranking of them is right).
+
+    items (Iterable[Tuple[Hashable, float, bool]]): (group id, score, is
+        positive) per item.
+    RETURNS (Dict[str, Optional[float]]): ``map``, ``mrr``, ``p_at_1`` (None
+        if no group has a positive item) and ``n_groups``, the groups scored.
+    """
+    groups: Dict[Hashable, List[Tuple[float, bool]]] = defaultdict(list)
+    for group, score, positive in items:
+        groups[group].append((score, positive))
+    ap = rr = p1 = 0.0
+    n = 0
+    for pairs in groups.values():
+        ranked = [
+            positive for _, positive in sorted(pairs, key=lambda x: (-x[0], x[1]))
+        ]
+        if not any(ranked):
+            continue
+        n += 1
+        hits = 0
+        precisions = []
+        for rank, positive in enumerate(ranked, start=1):
+            if positive:
+                hits += 1
+                precisions.append(hits / rank)
+        ap += sum(precisions) / len(precisions)
+        rr += 1.0 / (ranked.index(True) + 1)
+        p1 += float(ranked[0])
     return {
-        "pair_acc": correct / total if total else None,
-        "pair_macro_p": sum(v["p"] for v in per_type.values()) / n if total else None,
-        "pair_macro_r": sum(v["r"] for v in per_type.values()) / n if total else None,
-        "pair_macro_f": sum(v["f"] for v in per_type.values()) / n if total else None,
-        "pair_f_per_type": per_type,
+        "map": ap / n if n else None,
+        "mrr": rr / n if n else None,
+        "p_at_1": p1 / n if n else None,
+        "n_groups": n,
     }
+
+
+def best_threshold(
+    scores: Iterable[float], golds: Iterable[bool]
+) -> Tuple[Optional[float], float]:
+    """The decision threshold that maximizes the positive class's F1 when
+    "positive" means score >= threshold.
+
+    The threshold is halfway between the lowest score predicted positive and
+    the next lower score (so that it generalizes to scores in between).
+
+    scores (Iterable[float]): The positive class's score per item.
+    golds (Iterable[bool]): Whether each item is positive.
+    RETURNS (Tuple[Optional[float], float]): The threshold (None when no item
+        is positive) and its F1.
+    """
+    pairs = sorted(zip(scores, golds), key=lambda x: -x[0])
+    n_pos = sum(1 for _, g in pairs if g)
+    if not n_pos:
+        return None, 0.0
+    best_t, best_f = None, -1.0
+    tp = fp = 0
+    for i, (score, gold) in enumerate(pairs):
+        tp += int(gold)
+        fp += int(not gold)
+        if i + 1 < len(pairs) and pairs[i + 1][0] == score:
+            continue  # equal scores fall on the same side of any threshold
+        f = prf(tp, fp, n_pos - tp)["f"]
+        if f > best_f:
+            lower = pairs[i + 1][0] if i + 1 < len(pairs) else score
+            best_t, best_f = (score + lower) / 2, f
+    return best_t, best_f
 
 
 def doc_embedder_score(
@@ -176,7 +350,13 @@ def squad_score(
 
 
 __all__ = [
+    "best_threshold",
     "doc_embedder_score",
+    "group_id",
+    "make_pair_ranking_scorer",
+    "pair_ranking_score",
+    "prf",
+    "ranking_scores",
     "make_doc_embedder_scorer",
     "make_pair_classifier_scorer",
     "make_squad_scorer",

@@ -26,6 +26,7 @@ REGISTERED = {
         "spacy-attn.pair_classifier_scorer.v1",
         "spacy-attn.doc_embedder_scorer.v1",
         "spacy-attn.squad_scorer.v1",
+        "spacy-attn.pair_ranking_scorer.v1",
     ],
     "spacy_readers": [
         "spacy-attn.PairCorpus.v1",

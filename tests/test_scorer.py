@@ -5,7 +5,15 @@ import spacy
 from spacy.training import Example
 
 from spacy_attn import make_pair
-from spacy_attn.scorers import pair_classifier_score
+from spacy_attn.pairs import GROUP_ID_KEY
+from spacy_attn.readers import cats_for
+from spacy_attn.scorers import (
+    best_threshold,
+    make_pair_ranking_scorer,
+    pair_classifier_score,
+    pair_ranking_score,
+    ranking_scores,
+)
 
 
 def _eg(nlp, pred, gold):
@@ -77,3 +85,72 @@ def test_no_gold_gives_none():
     nlp = spacy.blank("en")
     s = pair_classifier_score([_eg(nlp, {"a": 1.0, "b": 0.0}, {})], labels=["a", "b"])
     assert s["pair_acc"] is None
+
+
+# (group, P(yes), gold) per pair; group "d" has no positive and is skipped.
+RANKED = [
+    ("a", 0.9, "no"),
+    ("a", 0.8, "yes"),
+    ("a", 0.7, "yes"),
+    ("b", 0.3, "yes"),
+    ("b", 0.2, "no"),
+    ("c", 0.5, "yes"),  # tied with a negative: ranked below it
+    ("c", 0.5, "no"),
+    ("d", 0.1, "no"),
+]
+
+
+def _ranked_examples(with_groups=True):
+    nlp = spacy.blank("en")
+    egs = []
+    for group, p, gold in RANKED:
+        eg = _eg(nlp, {"yes": p, "no": 1 - p}, cats_for(gold, "yes"))
+        if with_groups:
+            eg.reference.user_data[GROUP_ID_KEY] = group
+        egs.append(eg)
+    return egs
+
+
+def test_ranking_metrics_hand_computed():
+    s = ranking_scores((g, p, gold == "yes") for g, p, gold in RANKED)
+    # AP: a (1/2 + 2/3) / 2 = 7/12, b 1, c 1/2; RR: 1/2, 1, 1/2; P@1: 0, 1, 0.
+    assert s["map"] == pytest.approx((7 / 12 + 1 + 1 / 2) / 3)
+    assert s["mrr"] == pytest.approx((1 / 2 + 1 + 1 / 2) / 3)
+    assert s["p_at_1"] == pytest.approx(1 / 3)
+    assert s["n_groups"] == 3
+    scores = pair_classifier_score(
+        _ranked_examples(), labels=["yes", "no"], positive_label="yes"
+    )
+    assert scores["pair_map"] == pytest.approx(s["map"])
+    assert scores["pair_mrr"] == pytest.approx(s["mrr"])
+    assert scores["pair_p_at_1"] == pytest.approx(s["p_at_1"])
+    # Positive class at the argmax (a 0.5 tie goes to "yes", the first
+    # label): predicted for .9 .8 .7 .5 .5, of which 3 of the 4 positives.
+    assert scores["pair_pos_p"] == pytest.approx(3 / 5)
+    assert scores["pair_pos_r"] == pytest.approx(3 / 4)
+    assert scores["pair_score"] == scores["pair_pos_f"]
+    ranking = pair_ranking_score(
+        _ranked_examples(), labels=["yes", "no"], positive_label="yes"
+    )
+    assert ranking["pair_score"] == pytest.approx(s["map"])
+
+
+def test_ranking_needs_groups():
+    scores = pair_classifier_score(
+        _ranked_examples(with_groups=False), labels=["yes", "no"], positive_label="yes"
+    )
+    assert scores["pair_map"] is None and scores["pair_pos_f"] is not None
+    with pytest.raises(ValueError, match="group id"):
+        pair_ranking_score(
+            _ranked_examples(with_groups=False),
+            labels=["yes", "no"],
+            positive_label="yes",
+        )
+    assert make_pair_ranking_scorer() is pair_ranking_score
+
+
+def test_best_threshold():
+    t, f = best_threshold([0.9, 0.8, 0.4, 0.3, 0.1], [True, False, True, False, False])
+    # Cut below 0.4: tp 2, fp 1 -> F 0.8 (cut below 0.9: F 2/3).
+    assert t == pytest.approx(0.35) and f == pytest.approx(0.8)
+    assert best_threshold([0.5, 0.2], [False, False]) == (None, 0.0)

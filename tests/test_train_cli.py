@@ -74,6 +74,8 @@ def test_spacy_train_tok2vec_then_evaluate(tiny_sick, tmp_path):
             str(dev),
             "--output",
             str(metrics),
+            # 20 steps are not meant to beat the baselines.
+            "--no-check",
         ]
     )
     scores = json.loads(metrics.read_text())

@@ -1,25 +1,35 @@
-"""``spacy attn evaluate``: a pipeline's scores on a pair corpus."""
+"""``spacy attn evaluate``: a pipeline's scores on a pair corpus, beside two
+trivial baselines that it must beat."""
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 import typer
 from typing_extensions import Annotated
 
+from ..baselines import COLUMNS, baseline_failure, score_table
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
-from .errors import existing_file, user_errors
+from .errors import existing_file, fail, user_errors
 from .options import (
     GpuIdOpt,
+    GroupColOpt,
+    IdColOpt,
+    LabelColOpt,
     LabelMapOpt,
     ModelArg,
     Opt,
     PairDataArg,
     PairKeyOpt,
     PositiveLabelOpt,
+    TextColsOpt,
+    pair_columns,
     parse_label_map,
 )
+
+if TYPE_CHECKING:
+    from ..readers import PairColumns
 
 
 @attn_cli.command("evaluate", no_args_is_help=True)
@@ -42,13 +52,35 @@ def evaluate_cli(
     ] = 0,
     batch_size: Annotated[int, Opt("--batch-size", help="Pairs per batch")] = 256,
     gpu_id: GpuIdOpt = -1,
+    text_cols: TextColsOpt = None,
+    label_col: LabelColOpt = None,
+    group_col: GroupColOpt = None,
+    id_col: IdColOpt = None,
+    as_json: Annotated[
+        bool, Opt("--json", help="Print the scores as JSON instead of a table")
+    ] = False,
+    check: Annotated[
+        bool,
+        Opt(
+            "--check/--no-check",
+            help="Exit 1 when the model does not beat the baselines",
+        ),
+    ] = True,
+    min_margin: Annotated[
+        float,
+        Opt("--min-margin", help="How far (0-1) the model must beat the baselines"),
+    ] = 0.0,
 ) -> None:
     """Evaluate a pipeline on a pair corpus, like `spacy evaluate` but keeping
-    each doc's pair (read with spacy-attn.PairCorpus.v1); prints the scores
-    as JSON.
+    each doc's pair (read with spacy-attn.PairCorpus.v1). Prints accuracy,
+    macro-F, the positive class's P/R/F (with a positive label) and MAP, MRR
+    and P@1 (with --group-col, or docs with group ids) beside two trivial
+    baselines on the same data, the majority class and the word overlap of
+    the two texts; exits 1 when the model does not beat them.
     """
     existing_file(data, "DATA")
     mapping = parse_label_map(label_map)
+    columns = pair_columns(text_cols, label_col, group_col, id_col)
     with user_errors():
         scores = evaluate_pairs(
             model,
@@ -59,12 +91,21 @@ def evaluate_cli(
             limit=limit,
             batch_size=batch_size,
             gpu_id=gpu_id,
+            columns=columns,
         )
     text = json.dumps(scores, indent=2)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text + "\n", encoding="utf8")
-    typer.echo(text)
+    baselines = scores.get("baselines", {})
+    if as_json:
+        typer.echo(text)
+    else:
+        keys = [k for k in COLUMNS if scores.get(k) is not None]
+        typer.echo("\n".join(score_table({"model": scores, **baselines}, keys)))
+    failure = baseline_failure(scores, baselines, min_margin=min_margin)
+    if check and failure:
+        fail(failure)
 
 
 def evaluate_pairs(
@@ -77,15 +118,25 @@ def evaluate_pairs(
     limit: int = 0,
     batch_size: int = 256,
     gpu_id: int = -1,
+    columns: Optional["PairColumns"] = None,
 ) -> Dict[str, Any]:
     """The scores of a pipeline on a pair corpus (``nlp.evaluate`` on the
     examples of spacy-attn.PairCorpus.v1, which keep each doc's pair).
 
     model (Union[str, Path]): A pipeline directory or package name.
-    data (Path): A jsonl / tsv pair corpus or a DocBin of pair docs.
-    RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them.
+    data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
+    columns (Optional[PairColumns]): The columns of a row file (default:
+        detected).
+    positive_label (Optional[str]): The positive label of a binary task
+        (default: the one the pair classifier learned in training, if any).
+    RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them,
+        and ``baselines``: the same scores of the trivial baselines (see
+        ``spacy_attn.baselines.baseline_scores``) by name.
+    RAISES (CorpusFormatError): For a gold label the model does not know.
     """
+    from ..baselines import baseline_scores
     from ..loading import load_pipeline
+    from ..pipeline.pair_classifier import PairClassifier
     from ..readers import PairCorpus
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
@@ -95,8 +146,24 @@ def evaluate_pairs(
         label_map=label_map,
         positive_label=positive_label,
         limit=limit,
+        columns=columns,
     )
-    return nlp.evaluate(list(corpus(nlp)), batch_size=batch_size)
+    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
+    known = [label for pipe in classifiers for label in pipe.labels]
+    if known:
+        corpus.check_labels(nlp, set(known))
+    examples = list(corpus(nlp))
+    scorer_cfg = {"positive_label": positive_label} if positive_label else None
+    scores = nlp.evaluate(examples, batch_size=batch_size, scorer_cfg=scorer_cfg)
+    if len(classifiers) == 1 and not classifiers[0].multi_label:
+        clf = classifiers[0]
+        scores["baselines"] = baseline_scores(
+            examples,
+            labels=clf.labels,
+            positive_label=positive_label or clf.positive_label,
+            pair_key=clf.pair_key,
+        )
+    return scores
 
 
 __all__ = ["evaluate_cli", "evaluate_pairs"]

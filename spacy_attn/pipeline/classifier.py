@@ -2,7 +2,7 @@
 ``attn_doc_embedder``): labels, ``doc.cats``, the loss, training and scoring."""
 
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union, cast
 
 import numpy
 from spacy.language import Language
@@ -12,7 +12,29 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
+from ..scorers import best_threshold
 from .base import AttnPipe
+
+# What ``class_weights`` may be: off, "balanced" (resolved at initialize) or
+# a weight per label.
+ClassWeights = Union[None, str, Dict[str, float]]
+
+
+def rescale_to_threshold(probs: numpy.ndarray, threshold: float) -> numpy.ndarray:
+    """Map probabilities monotonically (piecewise linearly) so that
+    ``threshold`` becomes 0.5: [0, t] -> [0, 0.5] and [t, 1] -> [0.5, 1]."""
+    t = min(max(threshold, 1e-6), 1 - 1e-6)
+    return numpy.where(
+        probs < t, probs * (0.5 / t), 0.5 + (probs - t) * (0.5 / (1 - t))
+    )
+
+
+def unscale_from_threshold(scores: numpy.ndarray, threshold: float) -> numpy.ndarray:
+    """The inverse of ``rescale_to_threshold``."""
+    t = min(max(threshold, 1e-6), 1 - 1e-6)
+    return numpy.where(
+        scores < 0.5, scores * (2 * t), t + (scores - 0.5) * (2 * (1 - t))
+    )
 
 
 class AttnClassifier(AttnPipe):
@@ -25,6 +47,13 @@ class AttnClassifier(AttnPipe):
     with a "self_attention" ref adds its penalty (``attrs["penalty"]``) to
     the loss in its own backward pass; ``update`` reports it too, in
     ``losses[name]`` and alone in ``losses[f"{name}_penalty"]``.
+
+    A binary classifier (two exclusive labels, one of them the positive
+    label) decides "positive" when P(positive) >= ``threshold``; it writes
+    ``doc.cats`` rescaled so that this threshold is 0.5 (the argmax is the
+    decision) and, when scoring after training updates (``spacy train``'s
+    dev evaluation), sets the threshold to the one that maximizes the
+    positive class's F1 on the examples scored (docs/pair_classifier.md).
     """
 
     def __init__(
@@ -35,6 +64,7 @@ class AttnClassifier(AttnPipe):
         cfg: Dict[str, Any],
         *,
         threshold: float = 0.5,
+        class_weights: ClassWeights = None,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component.
@@ -42,14 +72,22 @@ class AttnClassifier(AttnPipe):
         vocab (Vocab): The shared vocabulary.
         model (Model): The Thinc model: docs -> label probabilities.
         name (str): Component name, used as the key of its training loss.
-        cfg (Dict[str, Any]): The subclass's settings (labels and threshold
-            are added).
-        threshold (float): Decision threshold of multi-label models (scorer).
+        cfg (Dict[str, Any]): The subclass's settings (labels, threshold,
+            positive label and class weights are added).
+        threshold (float): Decision threshold: of each label of multi-label
+            models (scorer), of the positive label of binary models.
+        class_weights (ClassWeights): Weight of each gold class in the loss
+            of exclusive classes: None (all 1), "balanced" (N / (K * count),
+            from the training data at initialization) or {label: weight}.
         scorer (Optional[Callable]): Scoring function.
         """
-        settings: Dict[str, Any] = {"labels": []}
+        settings: Dict[str, Any] = {"labels": [], "positive_label": None}
         settings.update(cfg)
         settings["threshold"] = threshold
+        settings["class_weights"] = class_weights
+        # Set by update, cleared by score: the first scoring after training
+        # updates (spacy train's dev evaluation) picks the binary threshold.
+        self._pick_threshold = False
         super().__init__(vocab, model, name, settings, scorer=scorer)
 
     @property
@@ -61,6 +99,21 @@ class AttnClassifier(AttnPipe):
     def label_data(self) -> List[str]:
         """RETURNS (List[str]): The labels, for ``spacy init labels``."""
         return list(self.labels)
+
+    @property
+    def positive_label(self) -> Optional[str]:
+        """RETURNS (Optional[str]): The positive label of a binary task."""
+        return self.cfg.get("positive_label")
+
+    @property
+    def is_binary(self) -> bool:
+        """RETURNS (bool): Whether the component decides between two
+        exclusive labels with a threshold on the positive one."""
+        return (
+            not self.multi_label
+            and len(self.labels) == 2
+            and self.positive_label in self.labels
+        )
 
     @property
     def multi_label(self) -> bool:
@@ -113,11 +166,23 @@ class AttnClassifier(AttnPipe):
         docs (Iterable[Doc]): The docs to annotate.
         scores (Floats2d): (n_docs, n_labels) probabilities.
         """
-        scores = self.model.ops.to_numpy(scores)
+        probs = numpy.asarray(self.model.ops.to_numpy(scores))
         labels = self.labels
+        if self.is_binary:
+            probs = self._binary_cats(probs[:, labels.index(self.positive_label)])
         for i, doc in enumerate(docs):
             for j, label in enumerate(labels):
-                doc.cats[label] = float(scores[i, j])
+                doc.cats[label] = float(probs[i, j])
+
+    def _binary_cats(self, positive: numpy.ndarray) -> numpy.ndarray:
+        """(n, 2) cats of a binary model from P(positive), rescaled so that
+        ``threshold`` is 0.5 (the label with the higher cat is the decision)."""
+        pos = rescale_to_threshold(positive, float(self.cfg["threshold"]))
+        j = self.labels.index(cast(str, self.positive_label))
+        cats = numpy.empty((len(pos), 2), dtype="float32")
+        cats[:, j] = pos
+        cats[:, 1 - j] = 1.0 - pos
+        return cats
 
     # -- training --------------------------------------------------------
 
@@ -145,6 +210,7 @@ class AttnClassifier(AttnPipe):
         if not examples:
             return losses
         self._prepare_examples(examples)
+        self._pick_threshold = True
         set_dropout_rate(self.model, drop)
         scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
         loss, d_scores = self._loss_on_device(examples, scores)
@@ -234,12 +300,19 @@ class AttnClassifier(AttnPipe):
         """
         validate_examples(examples, f"{type(self).__name__}.get_loss")
         host_truths, host_not_missing = self._examples_to_truth(examples)
+        weights = self.cfg.get("class_weights")
+        if isinstance(weights, dict) and not self.multi_label:
+            # Each example counts with the weight of its gold class.
+            per_label = numpy.asarray(
+                [weights.get(label, 1.0) for label in self.labels], dtype="float32"
+            )
+            host_not_missing = host_not_missing * (host_truths @ per_label)[:, None]
         ops = self.model.ops
         xp = ops.xp
         if self.multi_label:
             n = max(float(host_not_missing.sum()), 1.0)
         else:
-            n = max(float(host_not_missing[:, 0].sum()), 1.0)
+            n = max(float(host_not_missing[:, 0].sum()), 1e-8)
         # The float32 numpy arrays are Floats2d to Thinc (the casts).
         truths = ops.asarray2f(cast(Floats2d, host_truths))
         not_missing = ops.asarray2f(cast(Floats2d, host_not_missing))
@@ -260,22 +333,41 @@ class AttnClassifier(AttnPipe):
         *,
         nlp: Optional[Language] = None,
         labels: Optional[Iterable[str]] = None,
+        positive_label: Optional[str] = None,
     ) -> None:
-        """Initialize for training: collect labels (or take ``labels``) and
-        size and initialize the model from a sample.
+        """Initialize for training: collect labels (or take ``labels``), the
+        positive label and class weights, and size and initialize the model
+        from a sample.
 
         get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
         nlp (Optional[Language]): The pipeline.
         labels (Optional[Iterable[str]]): Labels, e.g. from ``spacy init labels``.
+        positive_label (Optional[str]): The positive label of a binary task.
+            By default, for exclusive classes, the one label that the gold
+            ``cats`` store as 0.0 (as ``cats_for`` writes them with a
+            positive label), if there is exactly one.
         """
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
-        if labels is None:
-            for eg in get_examples():
-                for label in eg.reference.cats:
+        counts: Dict[str, int] = {}
+        zeros = set()
+        for eg in get_examples():
+            for label, value in eg.reference.cats.items():
+                if labels is None:
                     self.add_label(label)
-        else:
-            for label in labels:
-                self.add_label(label)
+                counts[label] = counts.get(label, 0) + int(value == 1.0)
+                if value == 0.0:
+                    zeros.add(label)
+        for label in labels or ():
+            self.add_label(label)
+        if positive_label is None and not self.multi_label and len(zeros) == 1:
+            positive_label = zeros.pop()
+        if positive_label is not None and positive_label not in self.labels:
+            raise ValueError(
+                f"'{self.name}': positive label {positive_label!r} is not one of "
+                f"its labels {list(self.labels)}."
+            )
+        self.cfg["positive_label"] = positive_label
+        self._resolve_class_weights(counts)
         n_min = 1 if self.multi_label else 2
         if len(self.labels) < n_min:
             raise ValueError(
@@ -295,15 +387,70 @@ class AttnClassifier(AttnPipe):
             Y=self.model.ops.asarray2f(cast(Floats2d, truths)),
         )
 
+    def _resolve_class_weights(self, counts: Dict[str, int]) -> None:
+        """Turn ``class_weights = "balanced"`` into a weight per label (saved
+        in ``cfg``), N / (K * count) over the training examples' gold
+        classes, and check the option."""
+        weights = self.cfg.get("class_weights")
+        if weights is None:
+            return
+        if self.multi_label:
+            raise ValueError(
+                f"'{self.name}': class_weights applies to exclusive classes; "
+                f"this model is multi-label."
+            )
+        if weights == "balanced":
+            total = sum(counts.get(label, 0) for label in self.labels)
+            self.cfg["class_weights"] = {
+                label: total / (len(self.labels) * counts[label])
+                for label in self.labels
+                if counts.get(label)
+            }
+        elif not isinstance(weights, dict):
+            raise ValueError(
+                f"'{self.name}': class_weights must be null, \"balanced\" or a "
+                f"{{label: weight}} table, got {weights!r}."
+            )
+
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Score a batch of examples with the component's scorer.
 
-        Pipe.score passes ``cfg`` (labels, threshold) to the scorer; the scorer
-        also needs to know whether the model is multi-label, which lives in the
-        model's attrs rather than in ``cfg``.
+        Pipe.score passes ``cfg`` (labels, threshold, positive label) to the
+        scorer; the scorer also needs to know whether the model is
+        multi-label, which lives in the model's attrs rather than in ``cfg``.
+        The first scoring after training updates of a binary model first
+        picks its threshold on these examples (see the class docstring).
 
         examples (Iterable[Example]): The examples to score.
         RETURNS (Dict[str, Any]): The scores.
         """
+        examples = list(examples)
+        if self._pick_threshold and self.is_binary:
+            self._pick_threshold_on(examples)
+        self._pick_threshold = False
         kwargs.setdefault("multi_label", self.multi_label)
         return super().score(examples, **kwargs)
+
+    def _pick_threshold_on(self, examples: List[Example]) -> None:
+        """Set ``cfg["threshold"]`` to the positive class's best-F1 threshold
+        on the examples, and rewrite their predicted cats with it (so the
+        scores are those of the component as it is saved)."""
+        positive = cast(str, self.positive_label)
+        scored = [eg for eg in examples if eg.reference.cats]
+        old = float(self.cfg["threshold"])
+        probs = unscale_from_threshold(
+            numpy.asarray(
+                [eg.predicted.cats.get(positive, 0.0) for eg in scored], dtype="f"
+            ),
+            old,
+        )
+        golds = [eg.reference.cats.get(positive, 0.0) == 1.0 for eg in scored]
+        threshold, _ = best_threshold(probs.tolist(), golds)
+        if threshold is None:
+            return
+        # Rounded: the cfg is saved as JSON, which keeps fewer digits.
+        self.cfg["threshold"] = round(min(max(threshold, 1e-6), 1 - 1e-6), 6)
+        cats = self._binary_cats(probs)
+        for eg, row in zip(scored, cats):
+            for j, label in enumerate(self.labels):
+                eg.predicted.cats[label] = float(row[j])

@@ -13,7 +13,7 @@ from thinc.types import Floats2d
 from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, renamed_pair_key
 from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
-from .classifier import AttnClassifier
+from .classifier import AttnClassifier, ClassWeights
 from .defaults import default_tok2vec_config
 from .pair_input import PairInputMixin
 
@@ -39,10 +39,12 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
         "model": DEFAULT_MODEL,
         "pair_key": DEFAULT_PAIR_KEY,
         "threshold": 0.5,
+        "class_weights": None,
         "scorer": {"@scorers": "spacy-attn.pair_classifier_scorer.v1"},
     },
     default_score_weights={
-        "pair_acc": 1.0,
+        "pair_score": 1.0,
+        "pair_acc": 0.0,
         "pair_macro_f": 0.0,
         "pair_macro_p": None,
         "pair_macro_r": None,
@@ -56,6 +58,7 @@ def make_pair_classifier(
     pair_key: str,
     threshold: float,
     scorer: Optional[Callable],
+    class_weights: ClassWeights = None,
     span_key: Optional[str] = None,
 ) -> "PairClassifier":
     """Create an ``attn_pair_classifier``: a text-pair classifier (NLI,
@@ -64,16 +67,26 @@ def make_pair_classifier(
     model (Model[List[Doc], Floats2d]): Pair model, by default
         ``spacy-attn.DecomposableAttention.v1``.
     pair_key (str): ``doc.spans`` key holding the two segments of each pair.
-    threshold (float): Decision threshold of multi-label (sigmoid) models,
-        used by the scorer; unused for exclusive classes.
+    threshold (float): Decision threshold: of each label of multi-label
+        (sigmoid) models, used by the scorer; of the positive label of a
+        binary model, picked on dev by ``spacy train`` (docs/pair_classifier.md,
+        "Binary and imbalanced tasks"); unused for other exclusive classes.
     scorer (Optional[Callable]): Scoring function.
+    class_weights (ClassWeights): Off (null), "balanced" or {label: weight}:
+        the weight of each gold class in the loss of exclusive classes.
     span_key (Optional[str]): The old name of ``pair_key``, read from
         configs of pipelines trained before the rename (with a
         ``DeprecationWarning``); leave it unset (``null``).
     """
     pair_key = renamed_pair_key(pair_key, span_key, f"attn_pair_classifier {name!r}")
     return PairClassifier(
-        nlp.vocab, model, name, pair_key=pair_key, threshold=threshold, scorer=scorer
+        nlp.vocab,
+        model,
+        name,
+        pair_key=pair_key,
+        threshold=threshold,
+        class_weights=class_weights,
+        scorer=scorer,
     )
 
 
@@ -95,6 +108,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         *,
         pair_key: str = DEFAULT_PAIR_KEY,
         threshold: float = 0.5,
+        class_weights: ClassWeights = None,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component.
@@ -103,7 +117,10 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         model (Model): The Thinc model: pair docs -> label probabilities.
         name (str): Component name, used as the key of its training loss.
         pair_key (str): ``doc.spans`` key of the pair segments.
-        threshold (float): Decision threshold for multi-label models.
+        threshold (float): Decision threshold of multi-label models and of
+            the positive label of binary models.
+        class_weights (ClassWeights): Off (None), "balanced" or
+            {label: weight} (see ``AttnClassifier``).
         scorer (Optional[Callable]): Scoring function.
         """
         super().__init__(
@@ -112,6 +129,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             name,
             {"pair_key": pair_key},
             threshold=threshold,
+            class_weights=class_weights,
             scorer=scorer,
         )
 
