@@ -34,6 +34,13 @@ DEFAULT_PAIR_KEY = "pair"
 _CARRY_PAIRS_CODE = Path(__file__).with_name("carry_pairs.py")
 SEGMENT_LABELS = ("first", "second")
 _DATA_PREFIX = "spacy_attn."
+# The ``doc.user_data`` keys of a pair's place in its file, set by the pair
+# readers from their group and id columns (``group_col``, ``id_col``) and
+# kept by DocBin(store_user_data=True): the group (query) id that ranking
+# metrics group candidates by, and the row id. Values are strings. The ":"
+# keeps them apart from the pair boundaries (``_DATA_PREFIX + pair_key``).
+GROUP_ID_KEY = "spacy_attn:group_id"
+ROW_ID_KEY = "spacy_attn:row_id"
 
 
 class PairError(ValueError):
@@ -372,6 +379,8 @@ def _align_legacy_spans(example, pair_key: str) -> None:
 
 __all__ = [
     "DEFAULT_PAIR_KEY",
+    "GROUP_ID_KEY",
+    "ROW_ID_KEY",
     "OLD_PAIR_KEY_SETTING",
     "renamed_pair_key",
     "PairError",

@@ -108,7 +108,7 @@ def test_malformed_rows_name_file_and_line(tmp_path):
         good + "\n\n" + json.dumps({"premise": "a", "label": "x"}) + "\n",
     )
     with pytest.raises(
-        CorpusFormatError, match=r"missing.jsonl:3: missing second text"
+        CorpusFormatError, match=r"missing.jsonl:3: no column for text 2 .*--text-cols"
     ):
         read_pair_rows(path)
     path = write(
@@ -127,7 +127,9 @@ def test_null_label_is_a_missing_label(tmp_path):
     # A null label used to become the label None (doc.cats == {None: 1.0}).
     null = json.dumps({"premise": "a", "hypothesis": "b", "label": None})
     path = write(tmp_path / "null.jsonl", null + "\n")
-    with pytest.raises(CorpusFormatError, match=r"null.jsonl:1: missing label"):
+    with pytest.raises(
+        CorpusFormatError, match=r"null.jsonl:1: the label \('label'\) is null"
+    ):
         read_pair_rows(path)
 
 

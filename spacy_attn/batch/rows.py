@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..readers.columns import DEFAULT_ID_COLUMN, FIRST_KEYS, SECOND_KEYS
 from ..readers.formats import (
-    FIRST_KEYS,
-    SECOND_KEYS,
     TEXT_FORMATS,
     detect_format,
     open_binary,
@@ -29,7 +28,6 @@ TASK_COLUMNS: Dict[str, Tuple[Tuple[str, ...], ...]] = {
     "doc": (("text",),),
     "qa": (("question",), ("context",)),
 }
-DEFAULT_ID_COLUMN = "id"
 
 # -- reading ------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""``spacy attn convert``: a pair corpus (jsonl / tsv) as a DocBin of pair
-docs for ``spacy train``."""
+"""``spacy attn convert``: a pair corpus (jsonl / csv / tsv) as a DocBin of
+pair docs for ``spacy train``."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Optional
@@ -13,17 +13,22 @@ from .app import attn_cli
 from .errors import existing_file, fail, user_errors
 from .options import (
     Arg,
+    GroupColOpt,
+    IdColOpt,
+    LabelColOpt,
     LabelMapOpt,
     Opt,
     PairKeyOpt,
     PositiveLabelOpt,
+    TextColsOpt,
+    pair_columns,
     parse_label_map,
 )
 
 if TYPE_CHECKING:
-    from ..readers import ReadStats
+    from ..readers import PairColumns, ReadStats
 
-FORMATS = ("auto", "jsonl", "tsv")
+FORMATS = ("auto", "jsonl", "csv", "tsv")
 
 
 @attn_cli.command("convert", no_args_is_help=True)
@@ -32,7 +37,7 @@ def convert_cli(
         Path,
         Arg(
             metavar="INPUT",
-            help="Pair corpus: jsonl or tsv, optionally gzipped",
+            help="Pair corpus: jsonl, csv or tsv, optionally gzipped",
             show_default=False,
         ),
     ],
@@ -56,8 +61,12 @@ def convert_cli(
         ),
     ] = None,
     input_format: Annotated[
-        str, Opt("--format", help="Input format: auto, jsonl or tsv")
+        str, Opt("--format", help="Input format: auto, jsonl, csv or tsv")
     ] = "auto",
+    text_cols: TextColsOpt = None,
+    label_col: LabelColOpt = None,
+    group_col: GroupColOpt = None,
+    id_col: IdColOpt = None,
     pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
@@ -65,8 +74,8 @@ def convert_cli(
         int, Opt("--limit", help="Convert the first N pairs (0: all)")
     ] = 0,
 ) -> None:
-    """Convert a pair corpus (jsonl / tsv) to a DocBin of pair docs for
-    `spacy train`."""
+    """Convert a pair corpus (jsonl / csv / tsv) to a DocBin of pair docs for
+    `spacy train`; the group and row ids travel in each doc's user_data."""
     import spacy
 
     from ..loading import load_pipeline
@@ -75,6 +84,7 @@ def convert_cli(
     if input_format not in FORMATS:
         fail(f"--format: {input_format!r} is not one of {', '.join(FORMATS)}.")
     mapping = parse_label_map(label_map)
+    columns = pair_columns(text_cols, label_col, group_col, id_col)
     with user_errors():
         if model is None:
             try:
@@ -92,6 +102,7 @@ def convert_cli(
             label_map=mapping,
             positive_label=positive_label,
             limit=limit,
+            columns=columns,
         )
     typer.echo(
         f"Wrote {stats.rows} pairs to {output_path} (skipped {stats.skipped_unlabelled} "
@@ -109,27 +120,30 @@ def convert_pairs(
     label_map: Optional[Dict[str, str]] = None,
     positive_label: Optional[str] = None,
     limit: int = 0,
+    columns: Optional["PairColumns"] = None,
 ) -> "ReadStats":
     """Write the labelled rows of a pair corpus as pair docs (tokenized by
-    ``nlp``) to a DocBin.
+    ``nlp``) to a DocBin, each with its group and row id in ``user_data``.
+
+    columns (Optional[PairColumns]): The columns (default: detected).
 
     RETURNS (ReadStats): The rows written, the unlabelled rows skipped and
         the labels.
     """
     from spacy.tokens import DocBin
 
-    from ..pairs import make_pair
-    from ..readers import cats_for, read_pair_rows
+    from ..readers import pair_doc, read_pair_rows
 
     rows, stats = read_pair_rows(
-        input_path, format=input_format, label_map=label_map, limit=limit
+        input_path,
+        format=input_format,
+        label_map=label_map,
+        limit=limit,
+        columns=columns,
     )
     docbin = DocBin(store_user_data=True)
     for row in rows:
-        doc = make_pair(nlp, row.first, row.second, pair_key=pair_key)
-        assert row.label is not None  # read_pair_rows skips unlabelled rows
-        doc.cats = cats_for(row.label, positive_label)
-        docbin.add(doc)
+        docbin.add(pair_doc(nlp, row, pair_key=pair_key, positive_label=positive_label))
     output_path.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(output_path)
     return stats

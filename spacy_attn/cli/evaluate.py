@@ -2,7 +2,7 @@
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 import typer
 from typing_extensions import Annotated
@@ -12,14 +12,22 @@ from .app import attn_cli
 from .errors import existing_file, user_errors
 from .options import (
     GpuIdOpt,
+    GroupColOpt,
+    IdColOpt,
+    LabelColOpt,
     LabelMapOpt,
     ModelArg,
     Opt,
     PairDataArg,
     PairKeyOpt,
     PositiveLabelOpt,
+    TextColsOpt,
+    pair_columns,
     parse_label_map,
 )
+
+if TYPE_CHECKING:
+    from ..readers import PairColumns
 
 
 @attn_cli.command("evaluate", no_args_is_help=True)
@@ -42,6 +50,10 @@ def evaluate_cli(
     ] = 0,
     batch_size: Annotated[int, Opt("--batch-size", help="Pairs per batch")] = 256,
     gpu_id: GpuIdOpt = -1,
+    text_cols: TextColsOpt = None,
+    label_col: LabelColOpt = None,
+    group_col: GroupColOpt = None,
+    id_col: IdColOpt = None,
 ) -> None:
     """Evaluate a pipeline on a pair corpus, like `spacy evaluate` but keeping
     each doc's pair (read with spacy-attn.PairCorpus.v1); prints the scores
@@ -49,6 +61,7 @@ def evaluate_cli(
     """
     existing_file(data, "DATA")
     mapping = parse_label_map(label_map)
+    columns = pair_columns(text_cols, label_col, group_col, id_col)
     with user_errors():
         scores = evaluate_pairs(
             model,
@@ -59,6 +72,7 @@ def evaluate_cli(
             limit=limit,
             batch_size=batch_size,
             gpu_id=gpu_id,
+            columns=columns,
         )
     text = json.dumps(scores, indent=2)
     if output:
@@ -77,15 +91,20 @@ def evaluate_pairs(
     limit: int = 0,
     batch_size: int = 256,
     gpu_id: int = -1,
+    columns: Optional["PairColumns"] = None,
 ) -> Dict[str, Any]:
     """The scores of a pipeline on a pair corpus (``nlp.evaluate`` on the
     examples of spacy-attn.PairCorpus.v1, which keep each doc's pair).
 
     model (Union[str, Path]): A pipeline directory or package name.
-    data (Path): A jsonl / tsv pair corpus or a DocBin of pair docs.
+    data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
+    columns (Optional[PairColumns]): The columns of a row file (default:
+        detected).
     RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them.
+    RAISES (CorpusFormatError): For a gold label the model does not know.
     """
     from ..loading import load_pipeline
+    from ..pipeline.pair_classifier import PairClassifier
     from ..readers import PairCorpus
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
@@ -95,7 +114,16 @@ def evaluate_pairs(
         label_map=label_map,
         positive_label=positive_label,
         limit=limit,
+        columns=columns,
     )
+    known = [
+        label
+        for _, pipe in nlp.pipeline
+        if isinstance(pipe, PairClassifier)
+        for label in pipe.labels
+    ]
+    if known:
+        corpus.check_labels(nlp, set(known))
     return nlp.evaluate(list(corpus(nlp)), batch_size=batch_size)
 
 

@@ -3,12 +3,15 @@ the parsing of option values they share."""
 
 import json
 from pathlib import Path
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 import typer
 from typing_extensions import Annotated
 
 from .errors import fail
+
+if TYPE_CHECKING:
+    from ..readers import PairColumns
 
 Arg = typer.Argument
 Opt = typer.Option
@@ -26,7 +29,8 @@ PairDataArg = Annotated[
     Arg(
         metavar="DATA",
         help=(
-            "Pair corpus: jsonl / tsv (optionally .gz) or a .spacy DocBin of pair docs"
+            "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
+            "of pair docs"
         ),
         show_default=False,
     ),
@@ -53,6 +57,47 @@ PositiveLabelOpt = Annotated[
         show_default=False,
     ),
 ]
+# The columns of a row file (jsonl / csv / tsv), alike in convert, evaluate
+# and predict and named as the settings of spacy-attn.PairCorpus.v1
+# (text_cols, label_col, group_col, id_col).
+TextColsOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--text-cols",
+        help=(
+            "Comma-separated text columns in the task's order, e.g. "
+            "question,sentence (default: detected from the column names)"
+        ),
+        show_default=False,
+    ),
+]
+LabelColOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--label-col",
+        help="Label column (default: label, gold_label, is_duplicate or Quality)",
+        show_default=False,
+    ),
+]
+GroupColOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--group-col",
+        help=(
+            "Group (query) id column, e.g. question_id: pairs that share it are "
+            "ranked together (default: none)"
+        ),
+        show_default=False,
+    ),
+]
+IdColOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--id-col",
+        help="Row id column (default: 'id' if present, else the line number)",
+        show_default=False,
+    ),
+]
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 
 
@@ -69,14 +114,45 @@ def parse_label_map(value: Optional[str]) -> Optional[Dict[str, str]]:
     return {str(k): str(v) for k, v in mapping.items()}
 
 
+def parse_text_cols(value: Optional[str]) -> Optional[List[str]]:
+    """``--text-cols question,sentence`` as a list (None: detect them)."""
+    if not value:
+        return None
+    columns = [c.strip() for c in value.split(",")]
+    if not all(columns):
+        fail(f"--text-cols: an empty column name in {value!r}.")
+    return columns
+
+
+def pair_columns(
+    text_cols: Optional[str],
+    label_col: Optional[str] = None,
+    group_col: Optional[str] = None,
+    id_col: Optional[str] = None,
+) -> "PairColumns":
+    """The columns of a pair file from the column options."""
+    from ..readers import PairColumns
+
+    columns = parse_text_cols(text_cols)
+    if columns is not None and len(columns) != 2:
+        fail(f"--text-cols: a pair needs 2 text columns, got {columns}.")
+    return PairColumns(columns, label_col, group_col, id_col)
+
+
 __all__ = [
     "Arg",
     "GpuIdOpt",
+    "GroupColOpt",
+    "IdColOpt",
+    "LabelColOpt",
     "LabelMapOpt",
     "ModelArg",
     "Opt",
     "PairDataArg",
     "PairKeyOpt",
     "PositiveLabelOpt",
+    "TextColsOpt",
+    "pair_columns",
     "parse_label_map",
+    "parse_text_cols",
 ]

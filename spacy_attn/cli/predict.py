@@ -9,7 +9,7 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import fail, user_errors
-from .options import Arg, Opt
+from .options import Arg, IdColOpt, Opt, TextColsOpt, parse_text_cols
 
 if TYPE_CHECKING:  # the batch package is imported when a run starts
     from ..batch import PredictStats
@@ -86,25 +86,6 @@ ThreadsOpt = Annotated[
             "torch threads of this process (local, --n-process 1) or of each "
             "Dask worker (default: torch's)"
         ),
-        show_default=False,
-    ),
-]
-TextColsOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--text-cols",
-        help=(
-            "Comma-separated text columns in the task's order, e.g. "
-            "premise,hypothesis (default: detected from the first row)"
-        ),
-        show_default=False,
-    ),
-]
-IdColOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--id-col",
-        help="Id column (default: 'id' if present, else the line number)",
         show_default=False,
     ),
 ]
@@ -280,7 +261,7 @@ def predict_cli(
             output_path,
             engine=runner,
             batch_size=batch_size,
-            text_cols=[c.strip() for c in text_cols.split(",")] if text_cols else None,
+            text_cols=parse_text_cols(text_cols),
             id_col=id_col,
             rejects_path=rejects,
             resume=resume,

@@ -3,20 +3,30 @@
 prediction (``spacy_attn.readers.formats``)."""
 
 from ..errors import CorpusFormatError
-from .formats import PairRow, detect_format, is_docbin_name, read_docbin, read_pair_rows
-from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader
+from .columns import PairColumns, PairRow
+from .formats import (
+    ReadStats,
+    detect_format,
+    is_docbin_name,
+    read_docbin,
+    read_pair_rows,
+)
+from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader, pair_doc
 from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
 
 __all__ = [
     "CorpusFormatError",
+    "PairColumns",
     "PairCorpus",
     "PairRow",
+    "ReadStats",
     "TextCatCorpus",
     "cats_for",
     "create_pair_corpus_reader",
     "create_textcat_corpus_reader",
     "detect_format",
     "is_docbin_name",
+    "pair_doc",
     "read_docbin",
     "read_pair_rows",
 ]

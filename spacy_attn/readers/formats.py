@@ -9,46 +9,21 @@ import logging
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union, cast
+from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from ..errors import CorpusFormatError
+from .columns import PairColumns, PairRow
 
 logger = logging.getLogger("spacy_attn")
 
 # The row formats ``detect_format`` names besides "spacy" (a DocBin).
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
 
-FIRST_KEYS = (
-    "premise",
-    "sentence1",
-    "text_a",
-    "question1",
-    "#1 String",
-    "question",
-    "first",
-)
-SECOND_KEYS = (
-    "hypothesis",
-    "sentence2",
-    "text_b",
-    "question2",
-    "#2 String",
-    "context",
-    "second",
-)
-LABEL_KEYS = ("label", "gold_label", "is_duplicate", "Quality")
 UNLABELLED = ("-", "")
-
-
-@dataclass
-class PairRow:
-    first: str
-    second: str
-    label: Optional[str]
 
 
 @dataclass
@@ -212,57 +187,18 @@ def _damaged_docbin(path: Path, err: Exception) -> CorpusFormatError:
     )
 
 
-def _pick(record: Dict, keys: Tuple[str, ...]) -> Tuple[Optional[str], object]:
-    for key in keys:
-        if key in record:
-            return key, record[key]
-    return None, None
-
-
-def _row_from_record(
-    record: Dict, path: Path, line: int, *, need_label: bool
-) -> PairRow:
-    k1, first = _pick(record, FIRST_KEYS)
-    k2, second = _pick(record, SECOND_KEYS)
-    kl, label = _pick(record, LABEL_KEYS)
-    missing = []
-    if k1 is None:
-        missing.append(f"first text (one of {list(FIRST_KEYS)})")
-    if k2 is None:
-        missing.append(f"second text (one of {list(SECOND_KEYS)})")
-    if kl is None and need_label:
-        missing.append(f"label (one of {list(LABEL_KEYS)})")
-    elif label is None and need_label:
-        # A JSON null label would otherwise become the label None in doc.cats.
-        missing.append(f"label ({kl!r} is null)")
-    if missing:
-        raise CorpusFormatError(
-            f"{path}:{line}: missing {', '.join(missing)}; found fields {sorted(record)}."
-        )
-    for key, value in ((k1, first), (k2, second)):
-        if not isinstance(value, str):
-            raise CorpusFormatError(
-                f"{path}:{line}: field {key!r} must be a string, got {value!r}."
-            )
-    if label is not None and not isinstance(label, (str, int, bool)):
-        raise CorpusFormatError(
-            f"{path}:{line}: label {label!r} is not a string or integer."
-        )
-    # Both texts are strings (checked just above).
-    return PairRow(
-        cast(str, first),
-        cast(str, second),
-        None if label is None else str(label).strip(),
-    )
-
-
-def iter_records(path: Path, fmt: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
+def iter_records(
+    path: Path, fmt: str, *, header_check: Optional[Callable[[List[str]], None]] = None
+) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """Yield ``(line_number, record)`` from a jsonl file (one JSON object per
-    line) or a tsv file with a header row (fields unquoted, the GLUE
-    convention). Blank lines are skipped.
+    line), a csv file with a header row (quoted as Excel and pandas write
+    it) or a tsv file with a header row (fields unquoted, the GLUE
+    convention). Blank lines are skipped; a row's line is where it starts.
 
     path (Path): The file, optionally gzipped.
-    fmt (str): "jsonl" or "tsv".
+    fmt (str): "jsonl", "csv" or "tsv".
+    header_check (Optional[Callable[[List[str]], None]]): Called with the
+        csv / tsv header before the first row (e.g. to check the columns).
     RAISES (CorpusFormatError): For a malformed row, naming file and line.
     """
     if fmt == "jsonl":
@@ -271,43 +207,79 @@ def iter_records(path: Path, fmt: str) -> Iterator[Tuple[int, Dict[str, Any]]]:
                 raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
             yield line_no, record
         return
-    reader = csv.reader(
-        text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE
-    )
-    header = next(reader, None)
-    if header is None:
-        return
-    for row in reader:
-        line_no = reader.line_num
-        if not row or row == [""]:
-            continue
-        if len(row) != len(header):
-            raise CorpusFormatError(
-                f"{path}:{line_no}: expected {len(header)} tab-separated "
-                f"fields (header {header}), got {len(row)}."
-            )
-        yield line_no, dict(zip(header, row))
+    if fmt == "csv":
+        reader = csv.reader(text_lines(path))
+    else:
+        reader = csv.reader(
+            text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE
+        )
+    name = "comma" if fmt == "csv" else "tab"
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        if header_check is not None:
+            header_check(header)
+        end = reader.line_num
+        for row in reader:
+            line_no, end = end + 1, reader.line_num
+            if not row or row == [""]:
+                continue
+            if len(row) != len(header):
+                raise CorpusFormatError(
+                    f"{path}:{line_no}: expected {len(header)} {name}-separated "
+                    f"fields (header {header}), got {len(row)}."
+                )
+            yield line_no, dict(zip(header, row))
+    except csv.Error as err:
+        raise CorpusFormatError(
+            f"{path}:{reader.line_num}: not valid {fmt} ({err})."
+        ) from None
+
+
+PAIR_FORMATS = ("jsonl", "csv", "tsv")
+
+
+def pair_format(path: Path, format: str) -> str:
+    """The row format of a pair file: ``format``, or detected for "auto".
+
+    RAISES (CorpusFormatError): For a format that is not a row format.
+    """
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt not in PAIR_FORMATS:
+        detected = f" (detected from the name {path.name})" if format == "auto" else ""
+        raise CorpusFormatError(
+            f"{path}: cannot read pairs from format {fmt!r}{detected}; use --format "
+            f"(format in a reader config) auto, {', '.join(PAIR_FORMATS)} or, where "
+            f"a DocBin is read, spacy."
+        )
+    return fmt
 
 
 def iter_pair_rows(
-    path: Union[str, Path], *, format: str = "auto", need_label: bool = True
+    path: Union[str, Path],
+    *,
+    format: str = "auto",
+    need_label: bool = True,
+    columns: Optional[PairColumns] = None,
 ) -> Iterator[Tuple[int, PairRow]]:
-    """Yield ``(line_number, PairRow)`` from a jsonl or tsv pair file.
+    """Yield ``(line_number, PairRow)`` from a jsonl, csv or tsv pair file.
 
-    RAISES (CorpusFormatError): For a malformed row, naming file and line.
+    columns (Optional[PairColumns]): The columns (default: detected).
+    RAISES (CorpusFormatError): For a malformed row or a missing column,
+        naming file and line.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"Pair corpus not found: {path}")
-    fmt = detect_format(path) if format == "auto" else format
-    if fmt not in ("jsonl", "tsv"):
-        detected = f" (detected from {path.name})" if format == "auto" else ""
-        raise ValueError(
-            f"Unknown pair corpus format {fmt!r}{detected}: use auto, jsonl, tsv "
-            f"or spacy."
-        )
-    for line_no, record in iter_records(path, fmt):
-        yield line_no, _row_from_record(record, path, line_no, need_label=need_label)
+    cols = columns if columns is not None else PairColumns()
+    fmt = pair_format(path, format)
+
+    def check(header: List[str]) -> None:
+        cols.check_header(header, path, need_label=need_label)
+
+    for line_no, record in iter_records(path, fmt, header_check=check):
+        yield line_no, cols.row(record, path, line_no, need_label=need_label)
 
 
 def read_pair_rows(
@@ -316,15 +288,19 @@ def read_pair_rows(
     format: str = "auto",
     label_map: Optional[Dict[str, str]] = None,
     limit: int = 0,
+    columns: Optional[PairColumns] = None,
 ) -> Tuple[List[PairRow], ReadStats]:
     """Read the labelled rows of a pair file, mapping labels with
     ``label_map`` and skipping unlabelled ("-") rows.
 
+    columns (Optional[PairColumns]): The columns (default: detected).
     RETURNS (Tuple[List[PairRow], ReadStats]): Rows and counts.
+    RAISES (CorpusFormatError): For a malformed row, a missing column or a
+        file without rows.
     """
     stats = ReadStats()
     rows: List[PairRow] = []
-    for _, row in iter_pair_rows(path, format=format):
+    for _, row in iter_pair_rows(path, format=format, columns=columns):
         if row.label in UNLABELLED:
             stats.skipped_unlabelled += 1
             continue
@@ -336,6 +312,16 @@ def read_pair_rows(
         stats.labels[row.label] = stats.labels.get(row.label, 0) + 1
         if limit and len(rows) >= limit:
             break
+    if not rows:
+        what = (
+            f"only unlabelled rows ({stats.skipped_unlabelled}, label '-' or empty)"
+            if stats.skipped_unlabelled
+            else "no rows"
+        )
+        raise CorpusFormatError(
+            f"{path}: {what}; a pair corpus needs labelled rows (--label-col / "
+            f"label_col names the label column)."
+        )
     if stats.skipped_unlabelled:
         logger.warning(
             "%s: skipped %d unlabelled row(s) (label '-' or empty)",

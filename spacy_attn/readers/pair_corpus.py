@@ -1,16 +1,26 @@
-"""The text-pair corpus reader ``spacy-attn.PairCorpus.v1``: jsonl, tsv or
-DocBin files into pair ``Example``s."""
+"""The text-pair corpus reader ``spacy-attn.PairCorpus.v1``: jsonl, csv, tsv
+or DocBin files into pair ``Example``s."""
 
 import random
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Union
 
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from ..pairs import DEFAULT_PAIR_KEY, make_pair, renamed_pair_key, upgrade_pair
-from .formats import PairRow, ReadStats, detect_format, read_docbin, read_pair_rows
+from ..errors import CorpusFormatError
+from ..pairs import (
+    DEFAULT_PAIR_KEY,
+    GROUP_ID_KEY,
+    ROW_ID_KEY,
+    make_pair,
+    renamed_pair_key,
+    upgrade_pair,
+)
+from .columns import PairColumns, PairRow
+from .formats import ReadStats, detect_format, read_docbin, read_pair_rows
 
 
 def cats_for(label: str, positive_label: Optional[str]) -> Dict[str, float]:
@@ -20,6 +30,27 @@ def cats_for(label: str, positive_label: Optional[str]) -> Dict[str, float]:
     if positive_label is not None:
         return {positive_label: 1.0 if label == positive_label else 0.0}
     return {label: 1.0}
+
+
+def pair_doc(
+    nlp: Language,
+    row: PairRow,
+    *,
+    pair_key: str = DEFAULT_PAIR_KEY,
+    positive_label: Optional[str] = None,
+) -> Doc:
+    """The pair doc of a row: its texts tokenized by ``nlp``, its gold cats
+    (for a labelled row) and its group and row id in ``doc.user_data``
+    (under ``GROUP_ID_KEY`` and ``ROW_ID_KEY`` of ``spacy_attn.pairs``).
+    """
+    doc = make_pair(nlp, row.first, row.second, pair_key=pair_key)
+    if row.group is not None:
+        doc.user_data[GROUP_ID_KEY] = row.group
+    if row.id is not None:
+        doc.user_data[ROW_ID_KEY] = row.id
+    if row.label is not None:
+        doc.cats = cats_for(row.label, positive_label)
+    return doc
 
 
 @registry.readers("spacy-attn.PairCorpus.v1")
@@ -34,12 +65,17 @@ def create_pair_corpus_reader(
     shuffle: bool = False,
     seed: int = 0,
     span_key: Optional[str] = None,
+    text_cols: Optional[List[str]] = None,
+    label_col: Optional[str] = None,
+    group_col: Optional[str] = None,
+    id_col: Optional[str] = None,
 ) -> Callable[[Language], Iterable[Example]]:
     """Read a text-pair corpus for training and evaluation.
 
-    path (Union[str, Path]): A jsonl, tsv or DocBin (.spacy) file, optionally
-        gzipped. None gives an empty corpus (e.g. for an unused dev set).
-    format (str): "auto", "jsonl", "tsv" or "spacy".
+    path (Union[str, Path]): A jsonl, csv, tsv or DocBin (.spacy) file,
+        optionally gzipped. None gives an empty corpus (e.g. for an unused
+        dev set).
+    format (str): "auto", "jsonl", "csv", "tsv" or "spacy".
     pair_key (str): The name of the pair (see ``spacy_attn.pairs``).
     label_map (Optional[Dict[str, str]]): Rename raw labels, e.g.
         {"0": "not_duplicate", "1": "duplicate"}.
@@ -51,6 +87,13 @@ def create_pair_corpus_reader(
     span_key (Optional[str]): The old name of ``pair_key``, read from configs
         written before the rename (with a ``DeprecationWarning``); leave it
         unset (``null``).
+    text_cols (Optional[List[str]]): The two text columns of a jsonl / csv /
+        tsv file, e.g. ["question", "sentence"] (default: detected).
+    label_col (Optional[str]): The label column (default: detected).
+    group_col (Optional[str]): The group (query) id column, stored in each
+        doc's ``user_data[GROUP_ID_KEY]`` for ranking metrics (default: none).
+    id_col (Optional[str]): The row id column, stored in
+        ``user_data[ROW_ID_KEY]`` (default: "id" where present).
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
     """
     return PairCorpus(
@@ -62,6 +105,7 @@ def create_pair_corpus_reader(
         limit=limit,
         shuffle=shuffle,
         seed=seed,
+        columns=PairColumns(text_cols, label_col, group_col, id_col),
     )
 
 
@@ -81,7 +125,13 @@ class PairCorpus:
         limit: int = 0,
         shuffle: bool = False,
         seed: int = 0,
+        columns: Optional[PairColumns] = None,
     ) -> None:
+        """Initialize the reader; see ``create_pair_corpus_reader``.
+
+        columns (Optional[PairColumns]): The columns of a row file (default:
+            detected).
+        """
         self.path = ensure_path(path) if path is not None else None
         self.format = format
         self.pair_key = pair_key
@@ -90,6 +140,7 @@ class PairCorpus:
         self.limit = limit
         self.shuffle = shuffle
         self.seed = seed
+        self.columns = columns
         self._rows: Optional[List[PairRow]] = None
         self.stats: Optional[ReadStats] = None
 
@@ -98,7 +149,10 @@ class PairCorpus:
         if self._rows is None:
             assert self.path is not None  # __call__ returns first without a path
             rows, self.stats = read_pair_rows(
-                self.path, format=self.format, label_map=self.label_map
+                self.path,
+                format=self.format,
+                label_map=self.label_map,
+                columns=self.columns,
             )
             if self.shuffle:
                 random.Random(self.seed).shuffle(rows)
@@ -115,11 +169,52 @@ class PairCorpus:
             yield from self._read_docbin(nlp)
             return
         for row in self._load_rows():
-            predicted = make_pair(nlp, row.first, row.second, pair_key=self.pair_key)
-            reference = predicted.copy()
-            assert row.label is not None  # read_pair_rows keeps labelled rows only
-            reference.cats = cats_for(row.label, self.positive_label)
+            reference = pair_doc(
+                nlp, row, pair_key=self.pair_key, positive_label=self.positive_label
+            )
+            predicted = reference.copy()
+            predicted.cats = {}
             yield Example(predicted, reference)
+
+    def check_labels(self, nlp: Language, known: Collection[str]) -> None:
+        """Fail on the first gold label that a model with the labels
+        ``known`` does not know (with ``positive_label``: that label).
+
+        nlp (Language): The pipeline (its vocab reads a DocBin).
+        known (Collection[str]): The model's labels.
+        RAISES (CorpusFormatError): Naming the file, the line (the doc of a
+            DocBin), the label, the model's labels and the options to use.
+        """
+        if self.path is None:
+            return
+        hint = (
+            "map the file's labels to the model's with --label-map (label_map in "
+            "a reader config), or name the label column with --label-col "
+            "(label_col)"
+        )
+        if self.positive_label is not None:
+            if self.positive_label not in known:
+                raise CorpusFormatError(
+                    f"{self.path}: --positive-label {self.positive_label!r} is not a "
+                    f"label of the model ({sorted(known)})."
+                )
+            return
+        fmt = detect_format(self.path) if self.format == "auto" else self.format
+        if fmt == "spacy":
+            for i, eg in enumerate(self._read_docbin(nlp), start=1):
+                for label in eg.reference.cats:
+                    if label not in known:
+                        raise CorpusFormatError(
+                            f"{self.path}: doc {i}: label {label!r} is not a label "
+                            f"of the model ({sorted(known)}); {hint}."
+                        )
+            return
+        for row in self._load_rows():
+            if row.label not in known:
+                raise CorpusFormatError(
+                    f"{self.path}:{row.line}: label {row.label!r} is not a label of "
+                    f"the model ({sorted(known)}); {hint}."
+                )
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
         assert self.path is not None  # __call__ returns first without a path

@@ -1,0 +1,235 @@
+"""The columns of a pair file: which hold the two texts, the label, the group
+(query) id and the row id, and a record read into a ``PairRow`` through them."""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..errors import CorpusFormatError
+
+FIRST_KEYS = (
+    "premise",
+    "sentence1",
+    "text_a",
+    "question1",
+    "#1 String",
+    "question",
+    "first",
+)
+SECOND_KEYS = (
+    "hypothesis",
+    "sentence2",
+    "text_b",
+    "question2",
+    "#2 String",
+    "context",
+    "second",
+)
+LABEL_KEYS = ("label", "gold_label", "is_duplicate", "Quality")
+DEFAULT_ID_COLUMN = "id"
+
+# How a user names each column: the command-line option and the setting of
+# spacy-attn.PairCorpus.v1 (one name per concept, spelled for each place).
+OPTION_NAMES = {
+    "text_cols": "--text-cols",
+    "label_col": "--label-col",
+    "group_col": "--group-col",
+    "id_col": "--id-col",
+}
+
+
+def option_hint(setting: str) -> str:
+    """How to name a column, for messages: e.g. "--text-cols (text_cols in a
+    reader config)"."""
+    return f"{OPTION_NAMES[setting]} ({setting} in a reader config)"
+
+
+@dataclass
+class PairRow:
+    """One labelled (or unlabelled) text pair of a file.
+
+    first (str): The first text (premise, question).
+    second (str): The second text (hypothesis, candidate answer).
+    label (Optional[str]): The raw label; None where the file has none.
+    group (Optional[str]): The group (query) id, with a group column.
+    id (Optional[str]): The row id, with an id column.
+    line (int): The 1-based line of the file where the row is (0: unknown).
+    """
+
+    first: str
+    second: str
+    label: Optional[str]
+    group: Optional[str] = None
+    id: Optional[str] = None
+    line: int = 0
+
+
+@dataclass
+class PairColumns:
+    """The columns of a pair file; None: the default.
+
+    text_cols (Optional[Sequence[str]]): The two text columns, in order
+        (default: the first of ``FIRST_KEYS`` and of ``SECOND_KEYS`` found).
+    label_col (Optional[str]): The label column (default: the first of
+        ``LABEL_KEYS`` found).
+    group_col (Optional[str]): The group (query) id column (default: none).
+    id_col (Optional[str]): The row id column (default: "id" where a row has
+        it).
+    """
+
+    text_cols: Optional[Sequence[str]] = None
+    label_col: Optional[str] = None
+    group_col: Optional[str] = None
+    id_col: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.text_cols is not None:
+            self.text_cols = tuple(self.text_cols)
+            if len(self.text_cols) != 2:
+                raise CorpusFormatError(
+                    f"{option_hint('text_cols')}: a pair needs 2 text columns, "
+                    f"got {list(self.text_cols)}."
+                )
+
+    def named(self, *, need_label: bool = True) -> List[Tuple[str, str]]:
+        """The columns given by name, each with its setting."""
+        named = [("text_cols", c) for c in self.text_cols or ()]
+        if self.label_col is not None and need_label:
+            named.append(("label_col", self.label_col))
+        for setting in ("group_col", "id_col"):
+            column = getattr(self, setting)
+            if column is not None:
+                named.append((setting, column))
+        return named
+
+    def check_header(
+        self, header: Sequence[str], path: Path, *, need_label: bool = True
+    ) -> None:
+        """Fail if a csv / tsv header lacks a named column, or (unnamed) the
+        texts and label are not found in it: one error for the file, not one
+        per row.
+
+        RAISES (CorpusFormatError): Naming the file, line 1, the columns
+            found and the option to use.
+        """
+        record = dict.fromkeys(header, "")
+        missing = self.missing(record, need_label=need_label)
+        if missing:
+            raise CorpusFormatError(
+                f"{path}:1: the header has no {'; no '.join(missing)}; "
+                f"found columns {list(header)}."
+            )
+
+    def missing(self, record: Dict[str, Any], *, need_label: bool = True) -> List[str]:
+        """What a record lacks, each with the option that names it."""
+        missing = [
+            f"column {column!r} ({option_hint(setting)})"
+            for setting, column in self.named(need_label=need_label)
+            if column not in record
+        ]
+        if self.text_cols is None:
+            for n, keys in enumerate((FIRST_KEYS, SECOND_KEYS), start=1):
+                if not any(key in record for key in keys):
+                    missing.append(
+                        f"column for text {n} (looked for {list(keys)}; name it "
+                        f"with {option_hint('text_cols')})"
+                    )
+        if need_label and self.label_col is None:
+            if not any(key in record for key in LABEL_KEYS):
+                missing.append(
+                    f"label column (looked for {list(LABEL_KEYS)}; name it with "
+                    f"{option_hint('label_col')})"
+                )
+        return missing
+
+    def row(
+        self, record: Dict[str, Any], path: Path, line: int, *, need_label: bool = True
+    ) -> PairRow:
+        """The ``PairRow`` of a record (a jsonl object or a csv / tsv row).
+
+        RAISES (CorpusFormatError): For a missing column or a value of the
+            wrong type, naming file, line, the columns found and the option.
+        """
+        missing = self.missing(record, need_label=need_label)
+        if missing:
+            raise CorpusFormatError(
+                f"{path}:{line}: no {'; no '.join(missing)}; found columns "
+                f"{sorted(record)}."
+            )
+        if self.text_cols is not None:
+            k1, k2 = self.text_cols
+        else:
+            k1 = next(k for k in FIRST_KEYS if k in record)
+            k2 = next(k for k in SECOND_KEYS if k in record)
+        texts = []
+        for key in (k1, k2):
+            value = record[key]
+            if not isinstance(value, str):
+                raise CorpusFormatError(
+                    f"{path}:{line}: column {key!r} must be a string, got "
+                    f"{value!r}; name the text columns with {option_hint('text_cols')}."
+                )
+            texts.append(value)
+        label = self._label(record, path, line) if need_label else None
+        group = self._value(record, self.group_col, "group_col", path, line)
+        row_id = self._value(record, self.id_col, "id_col", path, line)
+        if self.id_col is None:
+            # The default id column is optional: used where it holds an id.
+            value = record.get(DEFAULT_ID_COLUMN)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                row_id = str(value)
+        return PairRow(texts[0], texts[1], label, group, row_id, line)
+
+    def _label(self, record: Dict[str, Any], path: Path, line: int) -> Optional[str]:
+        key = self.label_col
+        if key is None:
+            key = next((k for k in LABEL_KEYS if k in record), None)
+            if key is None:
+                return None
+        label = record.get(key)
+        if label is None:
+            # A JSON null label would otherwise become the label None in doc.cats.
+            raise CorpusFormatError(
+                f"{path}:{line}: the label ({key!r}) is null; found columns "
+                f"{sorted(record)}; name the label column with "
+                f"{option_hint('label_col')}."
+            )
+        if isinstance(label, float) and label.is_integer():
+            label = int(label)
+        if not isinstance(label, (str, int, bool)):
+            raise CorpusFormatError(
+                f"{path}:{line}: label {label!r} (column {key!r}) is not a string "
+                f"or integer; name the label column with {option_hint('label_col')}."
+            )
+        return str(label).strip()
+
+    @staticmethod
+    def _value(
+        record: Dict[str, Any],
+        column: Optional[str],
+        setting: str,
+        path: Path,
+        line: int,
+    ) -> Optional[str]:
+        # A group or row id as a string (a jsonl number as its text).
+        if column is None:
+            return None
+        value = record[column]
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise CorpusFormatError(
+                f"{path}:{line}: column {column!r} ({option_hint(setting)}) must "
+                f"be a string or number, got {value!r}."
+            )
+        return str(value)
+
+
+__all__ = [
+    "DEFAULT_ID_COLUMN",
+    "FIRST_KEYS",
+    "LABEL_KEYS",
+    "OPTION_NAMES",
+    "SECOND_KEYS",
+    "PairColumns",
+    "PairRow",
+    "option_hint",
+]
