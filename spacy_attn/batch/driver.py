@@ -2,6 +2,7 @@
 paths, read rows, start the engine, resolve columns, resume, cut batches, write
 lines and rejects in input order)."""
 
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -84,10 +85,13 @@ def write_batch(
     sinks: OutputFiles,
     stats: PredictStats,
     input_path: Path,
+    columns: Optional[Columns] = None,
 ) -> None:
     """Write one batch: its output lines and its rejects, in input order,
     skipping the rows a resumed run had finished; then flush.
 
+    columns (Optional[Columns]): The columns read; their group and label
+        columns are copied to the output lines.
     RAISES (PredictError): At a bad row when there is no rejects file (the
         batches before it are written).
     """
@@ -100,6 +104,16 @@ def write_batch(
             assert line is not None
             failure = row_error_reason(line)
             if failure is None:
+                record = batch.inputs[index].record
+                if columns is not None and record is not None:
+                    copied = columns.copied(record)
+                    if copied:
+                        # Spliced in, not re-encoded: the worker's line stays as is.
+                        line = (
+                            line[:-1]
+                            + ", "
+                            + json.dumps(copied, ensure_ascii=False)[1:]
+                        )
                 sinks.write_row(line)
                 stats.written += 1
                 stats.rows += 1
@@ -206,6 +220,8 @@ class FileRun:
         component: Optional[str],
         text_cols: Optional[Sequence[str]],
         id_col: Optional[str],
+        group_col: Optional[str] = None,
+        label_col: Optional[str] = None,
     ) -> None:
         """Start the engine, resolve the task's columns, write or check the
         run record and pick the rows to predict (all, or those a resumed run
@@ -225,6 +241,8 @@ class FileRun:
                 id_col=id_col,
                 where=str(self.input_path),
                 header=self.reader.header is not None,
+                group_col=group_col,
+                label_col=label_col,
             )
         limits = text_limits(
             info.kind, max_length=info.max_length, limit=self.max_chars
@@ -264,7 +282,9 @@ class FileRun:
         )
         results = engine.run(self.batches)
         for batch, lines in _stop_on_dead_workers(results, stats):
-            write_batch(batch, lines, self._sinks, stats, self.input_path)
+            write_batch(
+                batch, lines, self._sinks, stats, self.input_path, stats.columns
+            )
             record["input_prefix"] = {
                 "rows": stats.skipped + stats.rows,
                 "sha256": batch.inputs[-1].prefix_sha256,
@@ -298,6 +318,8 @@ def run_record(
         "component": info.component,
         "text_cols": list(columns.texts) if columns else None,
         "id_col": columns.id if columns else None,
+        "group_col": columns.group if columns else None,
+        "label_col": columns.label if columns else None,
         "input_format": reader.format,
         "rejects": rejects is not None,
         "max_chars": list(limits),
@@ -314,6 +336,8 @@ def predict_file(
     batch_size: int = 64,
     text_cols: Optional[Sequence[str]] = None,
     id_col: Optional[str] = None,
+    group_col: Optional[str] = None,
+    label_col: Optional[str] = None,
     rejects_path: Optional[Union[str, Path]] = None,
     resume: bool = False,
     overwrite: bool = False,
@@ -339,6 +363,10 @@ def predict_file(
         order; None: detected from the first row.
     id_col (Optional[str]): The id column; None: ``id`` if present, else
         the line number.
+    group_col (Optional[str]): A group (query) id column, copied to each
+        output line as "group".
+    label_col (Optional[str]): A gold label column, copied to each output
+        line as "gold".
     rejects_path (Optional[Union[str, Path]]): Write bad rows here
         (``{"line", "raw", "reason"}``) instead of stopping at the first.
     resume (bool): Continue an interrupted run (of any engine): keep the
@@ -370,7 +398,13 @@ def predict_file(
     failed = True
     try:
         run.start(
-            runner, model, component=component, text_cols=text_cols, id_col=id_col
+            runner,
+            model,
+            component=component,
+            text_cols=text_cols,
+            id_col=id_col,
+            group_col=group_col,
+            label_col=label_col,
         )
         run.write(runner, progress=progress)
         failed = False
