@@ -363,15 +363,12 @@ def predict_file(
         order; None: detected from the first row.
     id_col (Optional[str]): The id column; None: ``id`` if present, else
         the line number.
-    group_col (Optional[str]): A group (query) id column, copied to each
-        output line as "group".
-    label_col (Optional[str]): A gold label column, copied to each output
-        line as "gold".
+    group_col, label_col (Optional[str]): A group (query) id and a gold
+        label column, copied to each output line as "group" and "gold".
     rejects_path (Optional[Union[str, Path]]): Write bad rows here
         (``{"line", "raw", "reason"}``) instead of stopping at the first.
-    resume (bool): Continue an interrupted run (of any engine): keep the
-        finished rows of OUTPUT and REJECTS and skip that many input rows.
-        Pass the same INPUT and options as the first run.
+    resume (bool): Continue an interrupted run (of any engine, with the same
+        INPUT and options): keep the rows of OUTPUT and REJECTS, skip as many.
     overwrite (bool): Replace an existing OUTPUT / REJECTS.
     input_format (str): "auto", "jsonl", "csv" or "tsv".
     component (Optional[str]): The spacy-attn component, if several.
@@ -383,11 +380,10 @@ def predict_file(
     RAISES (PredictError): On a bad row without ``rejects_path`` (after the
         rows before it are written), or on options that do not fit.
     """
-    rejects = Path(rejects_path) if rejects_path is not None else None
     run = FileRun(
         Path(input_path),
         Path(output_path),
-        rejects,
+        Path(rejects_path) if rejects_path is not None else None,
         batch_size=batch_size,
         resume=resume,
         overwrite=overwrite,
