@@ -211,6 +211,7 @@ def test_pair_file_mistakes_end_in_one_line(pair_model, tmp_path):
         (["convert", str(src), out, "--format", "xml"], ["--format", "'xml'"]),
         (["convert", str(empty), out], ["empty.csv: no rows"]),
         (["evaluate", model, str(empty)], ["empty.csv: no rows"]),
+        (["predict", model, str(empty), out + "0.jsonl"], ["empty.csv: no rows"]),
         (["convert", str(docbin), out], ["x.spacy", "--format", "'spacy'"]),
         (
             ["evaluate", model, str(odd), *PAIR_COLUMNS],

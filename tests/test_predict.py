@@ -240,6 +240,11 @@ def test_group_and_label_columns_are_copied_to_the_output(pipelines, tmp_path):
         r"columns \['question_id', 'question', 'sentence', 'label'\]",
     ):
         predict_file(nlp, src, out, overwrite=True, group_col="qid", **kw)
+    # An empty file, or a header only, is a mistake, not an empty output.
+    for name, text in (("empty.jsonl", ""), ("head.csv", "question,sentence\n")):
+        (tmp_path / name).write_text(text, encoding="utf8")
+        with pytest.raises(PredictError, match=rf"{name}: (no rows|only a header)"):
+            predict_file(nlp, tmp_path / name, out, overwrite=True, progress=False)
     # A jsonl row without the group column is a bad row, named by its line.
     src = write_jsonl(tmp_path / "in.jsonl", [{"premise": "a", "hypothesis": "b"}])
     with pytest.raises(

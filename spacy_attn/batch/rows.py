@@ -104,13 +104,20 @@ class RowReader:
         without the needed columns is a bad row).
 
         RETURNS (Optional[List[str]]): The names; None if no row parses.
+        RAISES (PredictError): If the file has no rows (empty, or a header
+            only): a mistake, not an empty output.
         """
+        n_rows = 0
         for row in self.rows():
+            n_rows += 1
             if self.header is not None:
                 return list(self.header)
             if row.record is not None:
                 return list(row.record)
-        return list(self.header) if self.header is not None else None
+        if not n_rows:
+            what = f"only a header row {self.header}" if self.header else "no rows"
+            raise PredictError(f"{self.path}: {what}; there is nothing to predict.")
+        return None
 
     def rows(self, *, skip: int = 0) -> Iterator[InputRow]:
         """Yield the rows after the first ``skip`` ones.
