@@ -312,6 +312,8 @@ def test_check_labels_names_the_row_and_the_model_labels(tmp_path, nlp):
         ),
     ):
         corpus.check_labels(nlp, {"yes", "maybe"})
+    with pytest.raises(CorpusFormatError, match=r"sel.csv:3: .*--positive-label yes"):
+        corpus.check_labels(nlp, {"yes"})
     binary = PairCorpus(path, columns=SELECTION_COLUMNS, positive_label="ok")
     with pytest.raises(CorpusFormatError, match=r"--positive-label 'ok'"):
         binary.check_labels(nlp, {"yes"})
