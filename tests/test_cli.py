@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
+import spacy
 import typer
 from typer.testing import CliRunner
 
@@ -151,6 +152,114 @@ def test_input_and_option_mistakes_end_in_one_line(pair_model, tmp_path, monkeyp
     # A usage error (not an int) is click's: non-zero, no traceback.
     result = invoke(attn_cli, ["predict", model, str(src), out, "--batch-size", "x"])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+SELECTION_CSV = (
+    "question_id,question,sentence,label\n"
+    'q1,Who sleeps?,"A man sleeps, they say.",entailment\n'
+    "q1,Who sleeps?,A cat runs.,contradiction\n"
+)
+PAIR_COLUMNS = ["--text-cols", "question,sentence", "--label-col", "label"]
+
+
+def test_csv_with_any_column_names_converts_with_the_column_options(tmp_path):
+    from spacy.tokens import DocBin
+
+    from spacy_attn.pairs import GROUP_ID_KEY
+
+    src = tmp_path / "sel.csv"
+    src.write_text(SELECTION_CSV, encoding="utf8")
+    out = tmp_path / "sel.spacy"
+    result = invoke(
+        attn_cli,
+        ["convert", str(src), str(out), *PAIR_COLUMNS, "--group-col", "question_id"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Wrote 2 pairs" in result.stdout
+    docs = list(DocBin().from_disk(out).get_docs(spacy.blank("en").vocab))
+    assert [d.user_data[GROUP_ID_KEY] for d in docs] == ["q1", "q1"]
+    assert docs[0].cats == {"entailment": 1.0}
+
+
+def test_pair_file_mistakes_end_in_one_line(pair_model, tmp_path):
+    """Each user mistake with a pair file, in each command that reads one:
+    one line naming the file, the line where it applies and the option."""
+    src = tmp_path / "sel.csv"
+    src.write_text(SELECTION_CSV, encoding="utf8")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("", encoding="utf8")
+    odd = tmp_path / "odd.csv"
+    odd.write_text(SELECTION_CSV.replace("contradiction", "maybe"), encoding="utf8")
+    docbin = tmp_path / "x.spacy"
+    docbin.write_bytes(b"")
+    model, out = str(pair_model), str(tmp_path / "out")
+    found = "found columns ['question_id', 'question', 'sentence', 'label']"
+    readers = [["convert", str(src), out + ".spacy"], ["evaluate", model, str(src)]]
+    cases = []
+    for args in readers:
+        cases += [
+            (args, ["sel.csv:1:", "no column for text 2", "--text-cols", found]),
+            (
+                [*args, *PAIR_COLUMNS[:2], "--label-col", "gold"],
+                ["sel.csv:1:", "no column 'gold'", "--label-col", found],
+            ),
+            (
+                [*args, *PAIR_COLUMNS, "--group-col", "qid"],
+                ["sel.csv:1:", "no column 'qid'", "--group-col", found],
+            ),
+            ([*args, "--text-cols", "question"], ["--text-cols", "2 text columns"]),
+        ]
+    cases += [
+        (["convert", str(src), out, "--format", "xml"], ["--format", "'xml'"]),
+        (["convert", str(empty), out], ["empty.csv: no rows"]),
+        (["evaluate", model, str(empty)], ["empty.csv: no rows"]),
+        (["predict", model, str(empty), out + "0.jsonl"], ["empty.csv: no rows"]),
+        (["convert", str(docbin), out], ["x.spacy", "--format", "'spacy'"]),
+        (
+            ["evaluate", model, str(odd), *PAIR_COLUMNS],
+            ["odd.csv:3:", "label 'maybe'", "'entailment'", "--label-map"],
+        ),
+        (
+            ["predict", model, str(src), out + ".jsonl", "--no-progress"],
+            ["sel.csv", "question_id", "--text-cols"],
+        ),
+        (
+            ["predict", model, str(src), out + "2.jsonl", "--text-cols", "question,s"],
+            ["sel.csv:1:", "no column 's' (--text-cols)", found],
+        ),
+        (
+            [
+                "predict",
+                model,
+                str(src),
+                out + "3.jsonl",
+                *PAIR_COLUMNS,
+                "--group-col",
+                "qid",
+            ],
+            ["sel.csv:1:", "no column 'qid' (--group-col)", found],
+        ),
+    ]
+    for args, fragments in cases:
+        assert_one_line_error(invoke(attn_cli, args), *fragments)
+
+
+def test_evaluate_reads_a_csv_with_the_column_options(pair_model, tmp_path):
+    src = tmp_path / "sel.csv"
+    src.write_text(SELECTION_CSV, encoding="utf8")
+    result = invoke(
+        attn_cli,
+        [
+            "evaluate",
+            str(pair_model),
+            str(src),
+            *PAIR_COLUMNS,
+            "--group-col",
+            "question_id",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert 0.0 <= json.loads(result.stdout)["pair_acc"] <= 1.0
 
 
 def test_predict_runs_and_the_alias_is_the_same_group(pair_model, tmp_path):

@@ -213,13 +213,55 @@ def test_text_cols_and_id_col(pipelines, tmp_path):
     )
 
 
+def test_group_and_label_columns_are_copied_to_the_output(pipelines, tmp_path):
+    """predict takes the column options of convert and evaluate: the group
+    and gold label travel to each output line (for ranking it later)."""
+    nlp = pipelines["pair"]
+    header = ["question_id", "question", "sentence", "label"]
+    rows = [["q1", "Who?", "Him.", "yes"], ["q2", "Where?", "Here, there.", "no"]]
+    src = write_csv(tmp_path / "sel.csv", header, rows)
+    out = tmp_path / "out.jsonl"
+    kw = dict(text_cols=["question", "sentence"], progress=False)
+    predict_file(nlp, src, out, group_col="question_id", label_col="label", **kw)
+    lines = read_jsonl(out)
+    assert [(r["id"], r["group"], r["gold"]) for r in lines] == [
+        (2, "q1", "yes"),
+        (3, "q2", "no"),
+    ]
+    assert [r["cats"] for r in lines] == pipe_cats(
+        nlp, [("Who?", "Him."), ("Where?", "Here, there.")]
+    )
+    # Without them the output is as before.
+    predict_file(nlp, src, out, overwrite=True, **kw)
+    assert set(read_jsonl(out)[0]) == {"id", "cats"}
+    with pytest.raises(
+        PredictError,
+        match=r"sel.csv:1: the header has no column 'qid' \(--group-col\); found "
+        r"columns \['question_id', 'question', 'sentence', 'label'\]",
+    ):
+        predict_file(nlp, src, out, overwrite=True, group_col="qid", **kw)
+    # An empty file, or a header only, is a mistake, not an empty output.
+    for name, text in (("empty.jsonl", ""), ("head.csv", "question,sentence\n")):
+        (tmp_path / name).write_text(text, encoding="utf8")
+        with pytest.raises(PredictError, match=rf"{name}: (no rows|only a header)"):
+            predict_file(nlp, tmp_path / name, out, overwrite=True, progress=False)
+    # A jsonl row without the group column is a bad row, named by its line.
+    src = write_jsonl(tmp_path / "in.jsonl", [{"premise": "a", "hypothesis": "b"}])
+    with pytest.raises(
+        PredictError, match=r"in.jsonl:1: missing column 'qid' \(--group-col"
+    ):
+        predict_file(nlp, src, out, overwrite=True, group_col="qid", progress=False)
+
+
 def test_undetectable_or_unknown_columns_are_errors(pipelines, tmp_path):
     nlp = pipelines["pair"]
     src = write_jsonl(tmp_path / "in.jsonl", [{"left": "a", "right": "b"}])
     with pytest.raises(PredictError, match="--text-cols"):
         predict_file(nlp, src, tmp_path / "out.jsonl", progress=False)
     src = write_csv(tmp_path / "in.csv", ["left", "right"], [["a", "b"]])
-    with pytest.raises(PredictError, match=r"no column\(s\) \['lft'\]"):
+    with pytest.raises(
+        PredictError, match=r"in.csv:1: the header has no column 'lft' \(--text-cols\)"
+    ):
         predict_file(
             nlp,
             src,

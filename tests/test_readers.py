@@ -13,7 +13,15 @@ from spacy.tokens import DocBin
 from spacy.util import registry
 
 from spacy_attn import get_pair_texts, has_pair, make_pair
-from spacy_attn.readers import CorpusFormatError, PairCorpus, read_pair_rows
+from spacy_attn.pairs import GROUP_ID_KEY, ROW_ID_KEY
+from spacy_attn.readers import (
+    CorpusFormatError,
+    PairColumns,
+    PairCorpus,
+    read_pair_rows,
+)
+
+from .util import REPO
 
 
 @pytest.fixture
@@ -134,6 +142,209 @@ def test_null_label_is_a_missing_label(tmp_path):
         CorpusFormatError, match=r"null.jsonl:1: the label \('label'\) is null"
     ):
         read_pair_rows(path)
+
+
+# -- csv and the column settings ----------------------------------------------
+
+# A company-style file: any column names, a quoted comma, a quoted line break.
+SELECTION_CSV = (
+    "question_id,question,sentence,label\n"
+    'q1,Who wrote it?,"Shakespeare wrote it, they say.",yes\n'
+    "q1,Who wrote it?,It rains.,no\n"
+    '\nq2,Where is it?,"It is in\nParis.",yes\n'
+)
+SELECTION_COLUMNS = PairColumns(["question", "sentence"], "label", "question_id")
+
+
+def test_csv_with_any_column_names(tmp_path, nlp):
+    path = write(tmp_path / "sel.csv", SELECTION_CSV)
+    rows, stats = read_pair_rows(path, columns=SELECTION_COLUMNS)
+    got = [(r.first, r.second, r.label, r.group, r.id, r.line) for r in rows]
+    assert got == [
+        ("Who wrote it?", "Shakespeare wrote it, they say.", "yes", "q1", None, 2),
+        ("Who wrote it?", "It rains.", "no", "q1", None, 3),
+        ("Where is it?", "It is in\nParis.", "yes", "q2", None, 5),
+    ]
+    assert stats.labels == {"yes": 2, "no": 1}
+    # The same file gzipped, an id column named, and the label detected.
+    gz = tmp_path / "sel.csv.gz"
+    gz.write_bytes(gzip.compress(SELECTION_CSV.encode()))
+    columns = PairColumns(["question", "sentence"], id_col="question_id")
+    assert [r.id for r in read_pair_rows(gz, columns=columns)[0]] == ["q1", "q1", "q2"]
+
+
+def test_group_and_row_ids_travel_with_the_docs_through_a_docbin(tmp_path, nlp):
+    from spacy_attn.cli.convert import convert_pairs
+
+    path = write(tmp_path / "sel.csv", SELECTION_CSV)
+    examples = list(PairCorpus(path, columns=SELECTION_COLUMNS)(nlp))
+    assert [e.reference.user_data[GROUP_ID_KEY] for e in examples] == ["q1", "q1", "q2"]
+    assert [e.predicted.user_data[GROUP_ID_KEY] for e in examples] == ["q1"] * 2 + [
+        "q2"
+    ]
+    assert all(ROW_ID_KEY not in e.reference.user_data for e in examples)
+    assert examples[0].predicted.cats == {} and examples[0].reference.cats == {
+        "yes": 1.0
+    }
+    out = tmp_path / "sel.spacy"
+    columns = PairColumns(["question", "sentence"], None, "question_id", "sentence")
+    convert_pairs(nlp, path, out, columns=columns)
+    docs = [e.reference for e in PairCorpus(out)(nlp)]
+    assert [d.user_data[GROUP_ID_KEY] for d in docs] == ["q1", "q1", "q2"]
+    assert docs[1].user_data[ROW_ID_KEY] == "It rains."
+    assert get_pair_texts(docs[2]) == ("Where is it?", "It is in\nParis.")
+
+
+def test_jsonl_ids_default_to_the_id_column(tmp_path, nlp):
+    rows = [
+        {"id": 7, "qid": 1, "premise": "a", "hypothesis": "b", "label": 1},
+        {"qid": 1, "premise": "a", "hypothesis": "c", "label": 0},
+    ]
+    path = write(tmp_path / "x.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    read = read_pair_rows(path, columns=PairColumns(group_col="qid"))[0]
+    assert [(r.id, r.group, r.label) for r in read] == [
+        ("7", "1", "1"),
+        (None, "1", "0"),
+    ]
+    # Without columns: as before (no group), the default id where present.
+    assert [(r.id, r.group) for r in read_pair_rows(path)[0]] == [
+        ("7", None),
+        (None, None),
+    ]
+
+
+def test_registered_reader_takes_the_column_settings(tmp_path, nlp):
+    path = write(tmp_path / "sel.csv", SELECTION_CSV)
+    reader = registry.resolve(
+        {
+            "r": {
+                "@readers": "spacy-attn.PairCorpus.v1",
+                "path": str(path),
+                "text_cols": ["question", "sentence"],
+                "label_col": "label",
+                "group_col": "question_id",
+                "positive_label": "yes",
+            }
+        }
+    )["r"]
+    examples = list(reader(nlp))
+    assert [e.reference.cats for e in examples] == [
+        {"yes": 1.0},
+        {"yes": 0.0},
+        {"yes": 1.0},
+    ]
+    assert examples[2].reference.user_data[GROUP_ID_KEY] == "q2"
+
+
+@pytest.mark.parametrize(
+    "name,text,columns,match",
+    [
+        (
+            "sel.csv",
+            SELECTION_CSV,
+            PairColumns(),
+            r"sel.csv:1: the header has no column for text 2 .*--text-cols .*"
+            r"found columns \['question_id', 'question', 'sentence', 'label'\]",
+        ),
+        (
+            "sel.csv",
+            SELECTION_CSV,
+            PairColumns(["question", "sentence"], "answer"),
+            r"sel.csv:1: the header has no column 'answer' \(--label-col .*found",
+        ),
+        (
+            "sel.csv",
+            SELECTION_CSV,
+            PairColumns(["question", "sentence"], group_col="qid"),
+            r"sel.csv:1: .*no column 'qid' \(--group-col \(group_col in a reader",
+        ),
+        (
+            "x.jsonl",
+            '{"a": "x", "b": "y", "label": "1"}\n{"a": "x", "label": "1"}\n',
+            PairColumns(["a", "b"]),
+            r"x.jsonl:2: no column 'b' \(--text-cols.*found columns \['a', 'label'\]",
+        ),
+        ("empty.csv", "", PairColumns(), r"empty.csv: no rows"),
+        (
+            "head.tsv",
+            "premise\thypothesis\tlabel\n",
+            PairColumns(),
+            r"head.tsv: no rows",
+        ),
+        (
+            "unl.jsonl",
+            '{"premise": "a", "hypothesis": "b", "label": "-"}\n',
+            PairColumns(),
+            r"unl.jsonl: only unlabelled rows \(1",
+        ),
+        (
+            "bad.csv",
+            "premise,hypothesis,label\na,b,c,d\n",
+            PairColumns(),
+            r"bad.csv:2: expected 3 comma-separated fields",
+        ),
+    ],
+)
+def test_column_and_file_mistakes_name_file_line_and_option(
+    tmp_path, name, text, columns, match
+):
+    path = write(tmp_path / name, text)
+    with pytest.raises(CorpusFormatError, match=match):
+        read_pair_rows(path, columns=columns)
+
+
+def test_format_and_column_count_mistakes(tmp_path, nlp):
+    path = write(tmp_path / "sel.csv", SELECTION_CSV)
+    with pytest.raises(
+        CorpusFormatError, match=r"sel.csv: cannot read pairs .*'xml'.*--format"
+    ):
+        read_pair_rows(path, format="xml")
+    with pytest.raises(CorpusFormatError, match=r"--text-cols .*2 text columns"):
+        PairColumns(["question"])
+
+
+def test_check_labels_names_the_row_and_the_model_labels(tmp_path, nlp):
+    path = write(tmp_path / "sel.csv", SELECTION_CSV)
+    corpus = PairCorpus(path, columns=SELECTION_COLUMNS)
+    corpus.check_labels(nlp, {"yes", "no"})
+    with pytest.raises(
+        CorpusFormatError,
+        match=(
+            r"sel.csv:3: label 'no' is not a label of the model "
+            r"\(\['maybe', 'yes'\]\).*--label-map"
+        ),
+    ):
+        corpus.check_labels(nlp, {"yes", "maybe"})
+    with pytest.raises(CorpusFormatError, match=r"sel.csv:3: .*--positive-label yes"):
+        corpus.check_labels(nlp, {"yes"})
+    binary = PairCorpus(path, columns=SELECTION_COLUMNS, positive_label="ok")
+    with pytest.raises(CorpusFormatError, match=r"--positive-label 'ok'"):
+        binary.check_labels(nlp, {"yes"})
+
+
+def test_spacy_train_reads_a_csv_from_the_config(tmp_path):
+    """The shipped config with the reader's column settings added: `spacy
+    train` reads the csv as it is (a few steps, in this process)."""
+    from spacy.cli.train import train
+
+    path = write(tmp_path / "sel.csv", SELECTION_CSV)
+    columns = (
+        'shuffle = false\ntext_cols = ["question", "sentence"]\n'
+        'label_col = "label"\ngroup_col = "question_id"\n'
+    )
+    config = (REPO / "configs" / "tok2vec.cfg").read_text(encoding="utf8")
+    assert config.count("shuffle = false\n") == 2  # train and dev
+    cfg = write(tmp_path / "csv.cfg", config.replace("shuffle = false\n", columns))
+    out = tmp_path / "out"
+    overrides = {
+        "paths.train": str(path),
+        "paths.dev": str(path),
+        "training.max_steps": 2,
+        "training.eval_frequency": 1,
+    }
+    train(cfg, out, overrides=overrides)
+    nlp = spacy.load(out / "model-last")
+    assert sorted(nlp.get_pipe("attn_pair_classifier").labels) == ["no", "yes"]
 
 
 @pytest.mark.slow  # the convert CLI in a subprocess
@@ -311,7 +522,7 @@ def test_textcat_splits_script_and_docbin_reader(tmp_path, nlp):
     DocBins carry every label and TextCatCorpus reads them back."""
     from spacy_attn.readers import TextCatCorpus
 
-    from .util import REPO, mirror_dir
+    from .util import mirror_dir
 
     out = tmp_path / "rt"
     subprocess.run(

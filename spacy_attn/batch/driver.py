@@ -2,6 +2,7 @@
 paths, read rows, start the engine, resolve columns, resume, cut batches, write
 lines and rejects in input order)."""
 
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -84,10 +85,13 @@ def write_batch(
     sinks: OutputFiles,
     stats: PredictStats,
     input_path: Path,
+    columns: Optional[Columns] = None,
 ) -> None:
     """Write one batch: its output lines and its rejects, in input order,
     skipping the rows a resumed run had finished; then flush.
 
+    columns (Optional[Columns]): The columns read; their group and label
+        columns are copied to the output lines.
     RAISES (PredictError): At a bad row when there is no rejects file (the
         batches before it are written).
     """
@@ -100,6 +104,16 @@ def write_batch(
             assert line is not None
             failure = row_error_reason(line)
             if failure is None:
+                record = batch.inputs[index].record
+                if columns is not None and record is not None:
+                    copied = columns.copied(record)
+                    if copied:
+                        # Spliced in, not re-encoded: the worker's line stays as is.
+                        line = (
+                            line[:-1]
+                            + ", "
+                            + json.dumps(copied, ensure_ascii=False)[1:]
+                        )
                 sinks.write_row(line)
                 stats.written += 1
                 stats.rows += 1
@@ -206,6 +220,8 @@ class FileRun:
         component: Optional[str],
         text_cols: Optional[Sequence[str]],
         id_col: Optional[str],
+        group_col: Optional[str] = None,
+        label_col: Optional[str] = None,
     ) -> None:
         """Start the engine, resolve the task's columns, write or check the
         run record and pick the rows to predict (all, or those a resumed run
@@ -225,6 +241,8 @@ class FileRun:
                 id_col=id_col,
                 where=str(self.input_path),
                 header=self.reader.header is not None,
+                group_col=group_col,
+                label_col=label_col,
             )
         limits = text_limits(
             info.kind, max_length=info.max_length, limit=self.max_chars
@@ -264,7 +282,9 @@ class FileRun:
         )
         results = engine.run(self.batches)
         for batch, lines in _stop_on_dead_workers(results, stats):
-            write_batch(batch, lines, self._sinks, stats, self.input_path)
+            write_batch(
+                batch, lines, self._sinks, stats, self.input_path, stats.columns
+            )
             record["input_prefix"] = {
                 "rows": stats.skipped + stats.rows,
                 "sha256": batch.inputs[-1].prefix_sha256,
@@ -298,6 +318,8 @@ def run_record(
         "component": info.component,
         "text_cols": list(columns.texts) if columns else None,
         "id_col": columns.id if columns else None,
+        "group_col": columns.group if columns else None,
+        "label_col": columns.label if columns else None,
         "input_format": reader.format,
         "rejects": rejects is not None,
         "max_chars": list(limits),
@@ -314,6 +336,8 @@ def predict_file(
     batch_size: int = 64,
     text_cols: Optional[Sequence[str]] = None,
     id_col: Optional[str] = None,
+    group_col: Optional[str] = None,
+    label_col: Optional[str] = None,
     rejects_path: Optional[Union[str, Path]] = None,
     resume: bool = False,
     overwrite: bool = False,
@@ -339,11 +363,12 @@ def predict_file(
         order; None: detected from the first row.
     id_col (Optional[str]): The id column; None: ``id`` if present, else
         the line number.
+    group_col, label_col (Optional[str]): A group (query) id and a gold
+        label column, copied to each output line as "group" and "gold".
     rejects_path (Optional[Union[str, Path]]): Write bad rows here
         (``{"line", "raw", "reason"}``) instead of stopping at the first.
-    resume (bool): Continue an interrupted run (of any engine): keep the
-        finished rows of OUTPUT and REJECTS and skip that many input rows.
-        Pass the same INPUT and options as the first run.
+    resume (bool): Continue an interrupted run (of any engine, with the same
+        INPUT and options): keep the rows of OUTPUT and REJECTS, skip as many.
     overwrite (bool): Replace an existing OUTPUT / REJECTS.
     input_format (str): "auto", "jsonl", "csv" or "tsv".
     component (Optional[str]): The spacy-attn component, if several.
@@ -355,11 +380,10 @@ def predict_file(
     RAISES (PredictError): On a bad row without ``rejects_path`` (after the
         rows before it are written), or on options that do not fit.
     """
-    rejects = Path(rejects_path) if rejects_path is not None else None
     run = FileRun(
         Path(input_path),
         Path(output_path),
-        rejects,
+        Path(rejects_path) if rejects_path is not None else None,
         batch_size=batch_size,
         resume=resume,
         overwrite=overwrite,
@@ -370,7 +394,13 @@ def predict_file(
     failed = True
     try:
         run.start(
-            runner, model, component=component, text_cols=text_cols, id_col=id_col
+            runner,
+            model,
+            component=component,
+            text_cols=text_cols,
+            id_col=id_col,
+            group_col=group_col,
+            label_col=label_col,
         )
         run.write(runner, progress=progress)
         failed = False

@@ -271,6 +271,8 @@ RUN_ITEMS: Dict[str, str] = {
     "component": "the component",
     "text_cols": "the text columns (--text-cols)",
     "id_col": "the id column (--id-col)",
+    "group_col": "the group column (--group-col)",
+    "label_col": "the label column (--label-col)",
     "input_format": "the input format (--format)",
     "rejects": "--rejects (given or not)",
     "input_prefix": "the input (its rows that run had finished)",

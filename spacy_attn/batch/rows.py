@@ -104,13 +104,20 @@ class RowReader:
         without the needed columns is a bad row).
 
         RETURNS (Optional[List[str]]): The names; None if no row parses.
+        RAISES (PredictError): If the file has no rows (empty, or a header
+            only): a mistake, not an empty output.
         """
+        n_rows = 0
         for row in self.rows():
+            n_rows += 1
             if self.header is not None:
                 return list(self.header)
             if row.record is not None:
                 return list(row.record)
-        return list(self.header) if self.header is not None else None
+        if not n_rows:
+            what = f"only a header row {self.header}" if self.header else "no rows"
+            raise PredictError(f"{self.path}: {what}; there is nothing to predict.")
+        return None
 
     def rows(self, *, skip: int = 0) -> Iterator[InputRow]:
         """Yield the rows after the first ``skip`` ones.
@@ -289,11 +296,25 @@ class Columns:
     id (Optional[str]): The id column; None: the line number is the id.
     max_chars (Optional[Tuple[int, ...]]): The longest text allowed in each
         text column (characters); a longer one makes its row a bad row.
+    group (Optional[str]): The group (query) id column, copied to the output.
+    label (Optional[str]): The gold label column, copied to the output.
     """
 
     texts: Tuple[str, ...]
     id: Optional[str] = None
     max_chars: Optional[Tuple[int, ...]] = None
+    group: Optional[str] = None
+    label: Optional[str] = None
+
+    def copied(self, record: Dict[str, Any]) -> Dict[str, Any]:
+        """The values a row's output line carries besides its prediction:
+        ``{"group": ..., "gold": ...}`` for the group and label columns
+        given (a row ``extract`` accepted has them)."""
+        out = {}
+        for key, column in (("group", self.group), ("gold", self.label)):
+            if column is not None:
+                out[key] = record[column]
+        return out
 
     def extract(self, row: InputRow) -> Union[Task, str]:
         """The task of a parsed row, or the reason it has none.
@@ -321,6 +342,20 @@ class Columns:
                         f"limit of {limit:,} (--max-chars)"
                     )
             texts.append(value)
+        for extra, option in (
+            (self.group, "--group-col"),
+            (self.label, "--label-col"),
+        ):
+            if extra is None:
+                continue
+            if extra not in record:
+                return f"missing column {extra!r} ({option}; found {sorted(record)})"
+            value = record[extra]
+            if value is None or not isinstance(value, (str, int, float)):
+                return (
+                    f"column {extra!r} ({option}) must be a string or number, "
+                    f"got {_describe_value(value)}"
+                )
         if self.id is None:
             return row.line, tuple(texts)
         if self.id not in record:
@@ -348,6 +383,8 @@ def resolve_columns(
     id_col: Optional[str] = None,
     where: str = "",
     header: bool = False,
+    group_col: Optional[str] = None,
+    label_col: Optional[str] = None,
 ) -> Columns:
     """Pick the text and id columns of a task.
 
@@ -356,6 +393,8 @@ def resolve_columns(
         jsonl object.
     text_cols (Optional[Sequence[str]]): Explicit text columns.
     id_col (Optional[str]): Explicit id column; None: ``id`` if available.
+    group_col (Optional[str]): The group column copied to the output.
+    label_col (Optional[str]): The label column copied to the output.
     where (str): The file, for messages.
     header (bool): ``available`` is a csv header, which every row has: a
         named column missing from it is an error, not a bad row.
@@ -384,10 +423,21 @@ def resolve_columns(
                 )
             found.append(column)
         texts = tuple(found)
-    missing = [c for c in texts + ((id_col,) if id_col else ()) if c not in available]
+    named = [(c, "--text-cols") for c in texts]
+    named += [
+        (column, option)
+        for column, option in (
+            (id_col, "--id-col"),
+            (group_col, "--group-col"),
+            (label_col, "--label-col"),
+        )
+        if column
+    ]
+    missing = [f"{c!r} ({option})" for c, option in named if c not in available]
     if header and missing:
         raise PredictError(
-            f"{where}: no column(s) {missing} in the header {list(available)}."
+            f"{where}:1: the header has no column {', '.join(missing)}; found "
+            f"columns {list(available)}."
         )
     if (
         id_col is None
@@ -395,7 +445,7 @@ def resolve_columns(
         and DEFAULT_ID_COLUMN not in texts
     ):
         id_col = DEFAULT_ID_COLUMN
-    return Columns(texts, id_col)
+    return Columns(texts, id_col, group=group_col, label=label_col)
 
 
 __all__ = [

@@ -9,7 +9,15 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import fail, user_errors
-from .options import Arg, IdColOpt, Opt, TextColsOpt, parse_text_cols
+from .options import (
+    Arg,
+    GroupColOpt,
+    IdColOpt,
+    LabelColOpt,
+    Opt,
+    TextColsOpt,
+    parse_text_cols,
+)
 
 if TYPE_CHECKING:  # the batch package is imported when a run starts
     from ..batch import PredictStats
@@ -207,6 +215,8 @@ def predict_cli(
     threads: ThreadsOpt = None,
     text_cols: TextColsOpt = None,
     id_col: IdColOpt = None,
+    label_col: LabelColOpt = None,
+    group_col: GroupColOpt = None,
     rejects: RejectsOpt = None,
     resume: ResumeOpt = False,
     overwrite: OverwriteOpt = False,
@@ -263,6 +273,8 @@ def predict_cli(
             batch_size=batch_size,
             text_cols=parse_text_cols(text_cols),
             id_col=id_col,
+            group_col=group_col,
+            label_col=label_col,
             rejects_path=rejects,
             resume=resume,
             overwrite=overwrite,

@@ -195,6 +195,11 @@ class PairCorpus:
             "a reader config), or name the label column with --label-col "
             "(label_col)"
         )
+        if len(known) == 1:
+            # A single-score binary model: the other label is its absence.
+            hint = (
+                f"pass --positive-label {next(iter(known))} (positive_label), or {hint}"
+            )
         if self.positive_label is not None:
             if self.positive_label not in known:
                 raise CorpusFormatError(
