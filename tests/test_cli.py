@@ -256,10 +256,13 @@ def test_evaluate_reads_a_csv_with_the_column_options(pair_model, tmp_path):
             *PAIR_COLUMNS,
             "--group-col",
             "question_id",
+            "--json",
+            "--no-check",
         ],
     )
     assert result.exit_code == 0, result.output
-    assert 0.0 <= json.loads(result.stdout)["pair_acc"] <= 1.0
+    scores = json.loads(result.stdout)
+    assert 0.0 <= scores["pair_acc"] <= 1.0
 
 
 def test_predict_runs_and_the_alias_is_the_same_group(pair_model, tmp_path):

@@ -230,7 +230,7 @@ def test_registered_reader_takes_the_column_settings(tmp_path, nlp):
     examples = list(reader(nlp))
     assert [e.reference.cats for e in examples] == [
         {"yes": 1.0},
-        {"yes": 0.0},
+        {"no": 1.0, "yes": 0.0},
         {"yes": 1.0},
     ]
     assert examples[2].reference.user_data[GROUP_ID_KEY] == "q2"
