@@ -17,9 +17,8 @@ Formats, detected from the file (``format="auto"``) or named:
 Files may be gzip-compressed (``.gz``). Rows whose label is ``-`` (no gold
 consensus in SNLI / MultiNLI) or empty are skipped and counted.
 
-Every reader registered by spacy-attn lives here: ``spacy-attn.PairCorpus.v1``,
-``spacy-attn.TextCatCorpus.v1`` and ``spacy-attn.SquadCorpus.v1`` (SQuAD JSON
-parsing and answer alignment are in ``spacy_attn.squad``). A file that cannot
+The readers ``spacy-attn.PairCorpus.v1`` and ``spacy-attn.TextCatCorpus.v1``
+live here; ``spacy-attn.SquadCorpus.v1`` lives in ``spacy_attn.squad.reader``. A file that cannot
 be read (malformed row, truncated or foreign file) raises a
 ``CorpusFormatError`` naming the file, and the line where there is one.
 """
@@ -41,7 +40,6 @@ from typing import (
     Iterator,
     List,
     Optional,
-    Sequence,
     Tuple,
     Union,
     cast,
@@ -56,7 +54,6 @@ from spacy.vocab import Vocab
 
 from .errors import CorpusFormatError
 from .pairs import DEFAULT_PAIR_KEY, make_pair, renamed_pair_key, upgrade_pair
-from .squad import DEFAULT_ANSWERS_KEY, SquadStats, read_squad, without_answers
 
 logger = logging.getLogger("spacy_attn")
 
@@ -141,7 +138,8 @@ def _jsonl_records(path: Path) -> Iterator[Tuple[int, Any]]:
             ) from None
 
 
-def _is_docbin_name(path: Path) -> bool:
+def is_docbin_name(path: Path) -> bool:
+    """Whether a file name is a DocBin's (``.spacy``, optionally ``.gz``)."""
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
     return name.endswith(".spacy")
 
@@ -160,7 +158,7 @@ def detect_format(path: Union[str, Path]) -> str:
     RETURNS (str): "spacy", "jsonl", "csv" or "tsv".
     """
     path = Path(path)
-    if _is_docbin_name(path):
+    if is_docbin_name(path):
         return "spacy"
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
     suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
@@ -612,117 +610,3 @@ class TextCatCorpus:
             doc = nlp.make_doc(text)
             cats = {label: float(label in row_labels) for label in labels}
             yield Example.from_dict(doc, {"cats": cats})
-
-
-# -- SQuAD-format question answering corpora --------------------------------
-
-
-@registry.readers("spacy-attn.SquadCorpus.v1")
-def create_squad_corpus_reader(
-    path: Optional[Union[str, Path]],
-    *,
-    answers_key: str = DEFAULT_ANSWERS_KEY,
-    pair_key: str = DEFAULT_PAIR_KEY,
-    articles: Optional[List[Union[str, int]]] = None,
-    limit: int = 0,
-    shuffle: bool = False,
-    seed: int = 0,
-    span_key: Optional[str] = None,
-) -> Callable[[Language], Iterable[Example]]:
-    """Read a SQuAD-format QA corpus for training and evaluation.
-
-    path (Union[str, Path]): SQuAD JSON (v1.1 or SQuADShifts, optionally
-        ``.gz``) or a DocBin (``.spacy``) of QA docs. None gives an empty
-        corpus.
-    answers_key (str): ``doc.spans`` key of the gold answers.
-    pair_key (str): ``doc.spans`` key of the question/context pair.
-    articles (Optional[List[Union[str, int]]]): Keep only these articles
-        (titles or 0-based indices); JSON input only.
-    limit (int): At most this many questions (0 = all).
-    shuffle (bool): Shuffle the questions once with ``seed`` before ``limit``.
-    span_key (Optional[str]): The old name of ``pair_key``, read from configs
-        written before the rename (with a ``DeprecationWarning``); leave it
-        unset (``null``).
-    RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
-        ``stats`` (a ``SquadStats``) are set once the JSON has been read.
-    """
-    return SquadCorpus(
-        path,
-        answers_key=answers_key,
-        pair_key=renamed_pair_key(pair_key, span_key, "spacy-attn.SquadCorpus.v1"),
-        articles=articles,
-        limit=limit,
-        shuffle=shuffle,
-        seed=seed,
-    )
-
-
-class SquadCorpus:
-    """Iterate over QA ``Example``s from a SQuAD-format file or a DocBin.
-
-    The aligned gold docs are built once (alignment counts logged once) and
-    copied for every pass: ``spacy train`` calls the reader every epoch. The
-    predicted docs carry the pair spans but no answers.
-    """
-
-    def __init__(
-        self,
-        path: Optional[Union[str, Path]],
-        *,
-        answers_key: str = DEFAULT_ANSWERS_KEY,
-        pair_key: str = DEFAULT_PAIR_KEY,
-        articles: Optional[Sequence[Union[str, int]]] = None,
-        limit: int = 0,
-        shuffle: bool = False,
-        seed: int = 0,
-    ) -> None:
-        self.path = ensure_path(path) if path is not None else None
-        self.answers_key = answers_key
-        self.pair_key = pair_key
-        self.articles = list(articles) if articles is not None else None
-        self.limit = limit
-        self.shuffle = shuffle
-        self.seed = seed
-        self.stats: Optional[SquadStats] = None
-        self._docs: Optional[List[Doc]] = None
-        self._vocab: Optional[Vocab] = None
-
-    def _references(self, nlp: Language) -> List[Doc]:
-        # Gold docs are bound to a vocab: rebuild for another pipeline.
-        if self._docs is None or self._vocab is not nlp.vocab:
-            assert self.path is not None  # __call__ returns first without a path
-            examples, self.stats = read_squad(
-                self.path,
-                nlp,
-                answers_key=self.answers_key,
-                pair_key=self.pair_key,
-                articles=self.articles,
-                limit=self.limit,
-                shuffle=self.shuffle,
-                seed=self.seed,
-            )
-            self._docs = [eg.reference for eg in examples]
-            self._vocab = nlp.vocab
-        return self._docs
-
-    def __call__(self, nlp: Language) -> Iterator[Example]:
-        if self.path is None:
-            return
-        if _is_docbin_name(self.path):
-            yield from self._read_docbin(nlp)
-            return
-        for reference in self._references(nlp):
-            yield Example(
-                without_answers(reference, self.answers_key), reference.copy()
-            )
-
-    def _read_docbin(self, nlp: Language) -> Iterator[Example]:
-        assert self.path is not None  # __call__ returns first without a path
-        docs = list(read_docbin(self.path, nlp.vocab))
-        if self.shuffle:
-            random.Random(self.seed).shuffle(docs)
-        for i, reference in enumerate(docs):
-            if self.limit and i >= self.limit:
-                break
-            upgrade_pair(reference, self.pair_key)  # DocBins of spacy-attn 0.1
-            yield Example(without_answers(reference, self.answers_key), reference)

@@ -183,7 +183,8 @@ def _damaged_docbins(nlp):
 
 @pytest.mark.parametrize("case", range(5))
 def test_damaged_docbin_names_the_file(tmp_path, nlp, case):
-    from spacy_attn.readers import SquadCorpus, TextCatCorpus
+    from spacy_attn.readers import TextCatCorpus
+    from spacy_attn.squad.reader import SquadCorpus
 
     name, data = _damaged_docbins(nlp)[case]
     path = tmp_path / f"{name}.spacy"

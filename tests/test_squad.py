@@ -11,12 +11,13 @@ from spacy.tokens import DocBin
 from spacy.util import registry
 
 from spacy_attn import get_pair_spans, get_pair_texts, has_pair
-from spacy_attn.readers import CorpusFormatError, SquadCorpus
+from spacy_attn.readers import CorpusFormatError
 from spacy_attn.squad import (
     context_offset,
     read_squad,
     write_squad_docbin,
 )
+from spacy_attn.squad.reader import SquadCorpus
 
 from .util import answering, load_script, mirror_dir
 
@@ -317,19 +318,22 @@ def test_damaged_files_name_the_file(tmp_path, nlp):
             list(SquadCorpus(path)(nlp))
 
 
-def test_squad_reader_and_scorer_live_with_the_others_only():
-    """The SQuAD reader and scorer live in spacy_attn.readers / .scorers, with
-    no second import path through spacy_attn.squad (0.1.0 is unreleased)."""
+def test_squad_reader_and_scorer_have_one_import_path():
+    """The SQuAD reader lives in spacy_attn.squad.reader and the scorer in
+    spacy_attn.scorers, with no second import path (0.1.0 is unreleased)."""
     import spacy_attn.readers
     import spacy_attn.scorers
     import spacy_attn.squad as squad
+    import spacy_attn.squad.reader
 
     for name in ("SquadCorpus", "create_squad_corpus_reader", "squad_score"):
         assert not hasattr(squad, name), name
+    for name in ("SquadCorpus", "create_squad_corpus_reader"):
+        assert not hasattr(spacy_attn.readers, name), name
     assert callable(spacy_attn.scorers.make_squad_scorer)
     assert (
         registry.readers.get("spacy-attn.SquadCorpus.v1")
-        is spacy_attn.readers.create_squad_corpus_reader
+        is spacy_attn.squad.reader.create_squad_corpus_reader
     )
     namespace = {}
     exec("from spacy_attn.squad import *", namespace)

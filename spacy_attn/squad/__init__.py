@@ -18,14 +18,15 @@ One module per role:
 * ``corpus``: :func:`read_squad` (JSON -> ``Example``s) and
   :func:`write_squad_docbin`;
 * ``metric``: the official ``evaluate-v1.1.py`` metric;
+* ``reader``: the registered reader ``spacy-attn.SquadCorpus.v1``;
 * ``__main__``: ``python -m spacy_attn.squad DATASET PREDICTIONS``, the
   official script's command line.
 
-The registered reader ``spacy-attn.SquadCorpus.v1`` lives in
-``spacy_attn.readers`` and the registered scorer ``spacy-attn.squad_scorer.v1``
-in ``spacy_attn.scorers``, with the other readers and scorers.
+The registered scorer ``spacy-attn.squad_scorer.v1`` lives in
+``spacy_attn.scorers``, with the other scorers.
 """
 
+from . import reader  # noqa: F401  (registers spacy-attn.SquadCorpus.v1)
 from .align import align_answer, context_offset, find_near, make_qa_doc
 from .corpus import read_squad, without_answers, write_squad_docbin
 from .data import (

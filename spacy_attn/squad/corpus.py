@@ -1,8 +1,7 @@
 """Reading SQuAD JSON into QA ``Example``s, and writing them as a DocBin.
 
-The reader registered for training configs (``spacy-attn.SquadCorpus.v1``)
-lives with the other readers in ``spacy_attn.readers``; it calls
-:func:`read_squad`.
+The reader registered for training configs (``spacy-attn.SquadCorpus.v1``,
+in ``spacy_attn.squad.reader``) calls :func:`read_squad`.
 """
 
 import logging

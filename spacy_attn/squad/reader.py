@@ -1,0 +1,127 @@
+"""The registered reader of SQuAD-format QA corpora, ``spacy-attn.SquadCorpus.v1``."""
+
+import random
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import ensure_path, registry
+from spacy.vocab import Vocab
+
+from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key, upgrade_pair
+from ..readers import is_docbin_name, read_docbin
+from .corpus import read_squad, without_answers
+from .data import DEFAULT_ANSWERS_KEY, SquadStats
+
+
+@registry.readers("spacy-attn.SquadCorpus.v1")
+def create_squad_corpus_reader(
+    path: Optional[Union[str, Path]],
+    *,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
+    articles: Optional[List[Union[str, int]]] = None,
+    limit: int = 0,
+    shuffle: bool = False,
+    seed: int = 0,
+    span_key: Optional[str] = None,
+) -> Callable[[Language], Iterable[Example]]:
+    """Read a SQuAD-format QA corpus for training and evaluation.
+
+    path (Union[str, Path]): SQuAD JSON (v1.1 or SQuADShifts, optionally
+        ``.gz``) or a DocBin (``.spacy``) of QA docs. None gives an empty
+        corpus.
+    answers_key (str): ``doc.spans`` key of the gold answers.
+    pair_key (str): ``doc.spans`` key of the question/context pair.
+    articles (Optional[List[Union[str, int]]]): Keep only these articles
+        (titles or 0-based indices); JSON input only.
+    limit (int): At most this many questions (0 = all).
+    shuffle (bool): Shuffle the questions once with ``seed`` before ``limit``.
+    span_key (Optional[str]): The old name of ``pair_key``, read from configs
+        written before the rename (with a ``DeprecationWarning``); leave it
+        unset (``null``).
+    RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
+        ``stats`` (a ``SquadStats``) are set once the JSON has been read.
+    """
+    return SquadCorpus(
+        path,
+        answers_key=answers_key,
+        pair_key=renamed_pair_key(pair_key, span_key, "spacy-attn.SquadCorpus.v1"),
+        articles=articles,
+        limit=limit,
+        shuffle=shuffle,
+        seed=seed,
+    )
+
+
+class SquadCorpus:
+    """Iterate over QA ``Example``s from a SQuAD-format file or a DocBin.
+
+    The aligned gold docs are built once (alignment counts logged once) and
+    copied for every pass: ``spacy train`` calls the reader every epoch. The
+    predicted docs carry the pair spans but no answers.
+    """
+
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]],
+        *,
+        answers_key: str = DEFAULT_ANSWERS_KEY,
+        pair_key: str = DEFAULT_PAIR_KEY,
+        articles: Optional[Sequence[Union[str, int]]] = None,
+        limit: int = 0,
+        shuffle: bool = False,
+        seed: int = 0,
+    ) -> None:
+        self.path = ensure_path(path) if path is not None else None
+        self.answers_key = answers_key
+        self.pair_key = pair_key
+        self.articles = list(articles) if articles is not None else None
+        self.limit = limit
+        self.shuffle = shuffle
+        self.seed = seed
+        self.stats: Optional[SquadStats] = None
+        self._docs: Optional[List[Doc]] = None
+        self._vocab: Optional[Vocab] = None
+
+    def _references(self, nlp: Language) -> List[Doc]:
+        # Gold docs are bound to a vocab: rebuild for another pipeline.
+        if self._docs is None or self._vocab is not nlp.vocab:
+            assert self.path is not None  # __call__ returns first without a path
+            examples, self.stats = read_squad(
+                self.path,
+                nlp,
+                answers_key=self.answers_key,
+                pair_key=self.pair_key,
+                articles=self.articles,
+                limit=self.limit,
+                shuffle=self.shuffle,
+                seed=self.seed,
+            )
+            self._docs = [eg.reference for eg in examples]
+            self._vocab = nlp.vocab
+        return self._docs
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        if self.path is None:
+            return
+        if is_docbin_name(self.path):
+            yield from self._read_docbin(nlp)
+            return
+        for reference in self._references(nlp):
+            yield Example(
+                without_answers(reference, self.answers_key), reference.copy()
+            )
+
+    def _read_docbin(self, nlp: Language) -> Iterator[Example]:
+        assert self.path is not None  # __call__ returns first without a path
+        docs = list(read_docbin(self.path, nlp.vocab))
+        if self.shuffle:
+            random.Random(self.seed).shuffle(docs)
+        for i, reference in enumerate(docs):
+            if self.limit and i >= self.limit:
+                break
+            upgrade_pair(reference, self.pair_key)  # DocBins of spacy-attn 0.1
+            yield Example(without_answers(reference, self.answers_key), reference)
