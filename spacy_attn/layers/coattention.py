@@ -282,7 +282,8 @@ def convert_null_outputs(model: Model, X_Ytorch, is_train: bool):
         d_start, d_end, d_null_start, d_null_end = dY
         grads = tuple(
             xp2torch(
-                xp.concatenate([d_null[:, :, None], d_span], axis=2), device=device
+                xp.concatenate([xp.expand_dims(d_null, 2), d_span], axis=2),
+                device=device,
             )
             for d_span, d_null in ((d_start, d_null_start), (d_end, d_null_end))
         )

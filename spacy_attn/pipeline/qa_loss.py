@@ -33,11 +33,9 @@ def qa_loss_and_gradient(
     other windows' at inference. Examples without a target (None) get no
     gradient.
 
-    Everything runs with the array module of the logits (on the GPU when
-    the model is there); only small integer index arrays built from the
-    gold spans and the windows go host -> device, and nothing comes back
-    (the loss stays a device scalar until ``update`` reads it once).
-    Float64 logits are computed in float64, all others in float32.
+    Runs with the logits' array module (GPU or CPU); only small integer
+    index arrays go host -> device and nothing comes back (the loss stays a
+    device scalar). Float64 logits are computed in float64, others float32.
 
     output (QAOutput): The model's training output.
     gold (List[Optional[Tuple[int, int]]]): Per doc, the target (start,
@@ -92,15 +90,19 @@ def qa_loss_and_gradient(
         posterior = gold_p[rows_d] / xp.maximum(marginal[rows_d], 1e-30)  # (R, T)
         probs[rows_d, :, t_d] -= posterior
         grads.append(xp.asarray(probs * scale, dtype="float32"))
-    if has_null:
-        d_start, d_end = grads
-        return loss, (
-            xp.ascontiguousarray(d_start[:, :, 1:]),
-            xp.ascontiguousarray(d_end[:, :, 1:]),
-            xp.ascontiguousarray(d_start[:, :, 0]),
-            xp.ascontiguousarray(d_end[:, :, 0]),
-        )
-    return loss, (grads[0], grads[1])
+    return loss, (_split_null(grads[0], grads[1]) if has_null else (grads[0], grads[1]))
+
+
+def _split_null(d_start: Any, d_end: Any) -> QAGradient:
+    """(W, T, 1 + L) gradients, column 0 the sentinel -> (d_start, d_end,
+    d_null_start, d_null_end)."""
+    xp = get_array_module(d_start)
+    return (
+        xp.ascontiguousarray(d_start[:, :, 1:]),
+        xp.ascontiguousarray(d_end[:, :, 1:]),
+        xp.ascontiguousarray(d_start[:, :, 0]),
+        xp.ascontiguousarray(d_end[:, :, 0]),
+    )
 
 
 def _window_targets(output: QAOutput, gold: List[Gold], has_null: bool):

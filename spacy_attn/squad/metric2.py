@@ -89,11 +89,13 @@ def _find_best_thresh(
     has_ans: Mapping[str, bool],
 ) -> Tuple[float, float]:
     num_no_ans = sum(1 for k in has_ans if not has_ans[k])
-    cur_score = best_score = num_no_ans
+    cur_score: float = num_no_ans
+    best_score: float = num_no_ans
     best_thresh = 0.0
     for qid in sorted(na_probs, key=lambda k: na_probs[k]):
         if qid not in scores:
             continue
+        diff: float
         if has_ans[qid]:
             diff = scores[qid]
         else:
