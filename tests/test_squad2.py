@@ -1,6 +1,7 @@
 """The official SQuAD 2.0 metric, its pipeline scorer and built unanswerable questions."""
 
 import copy
+import json
 
 import pytest
 import spacy
@@ -177,3 +178,23 @@ def test_add_unanswerable():
     )
     assert add_unanswerable(ARTICLES, rate=1.0, seed=0)[0] == out
     assert add_unanswerable(ARTICLES, rate=0.0, seed=0)[1]["unanswerable"] == 0
+
+
+def test_read_squad2_counts_unanswerable_questions(tmp_path):
+    from spacy_attn.squad import read_squad
+
+    path = tmp_path / "squad2.json"
+    articles, _ = add_unanswerable(ARTICLES, rate=1.0, seed=0)
+    path.write_text(json.dumps({"version": "v2.0", "data": articles}))
+    examples, stats = read_squad(path, spacy.blank("en"))
+    assert (stats.questions, stats.unanswerable, stats.questions_unaligned) == (5, 2, 0)
+    assert "2 unanswerable" in stats.summary()
+    negatives = [
+        eg
+        for eg in examples
+        if eg.reference.spans["answers"].attrs["id"].endswith("-neg")
+    ]
+    assert len(negatives) == 2
+    for eg in negatives:
+        group = eg.reference.spans["answers"]
+        assert len(group) == 0 and group.attrs["texts"] == []
