@@ -19,21 +19,31 @@ GOLDS = {
     "q2": [],
     "q3": ["1990"],
     "q4": [],
+    "q5": ["Paris"],
 }
-PREDS = {"q1": "Denver Broncos", "q2": "", "q3": "in 1990 year", "q4": "Paris"}
-NA_PROBS = {"q1": 0.1, "q2": 0.9, "q3": 0.2, "q4": 0.8}
+PREDS = {
+    "q1": "Denver Broncos",
+    "q2": "",
+    "q3": "in 1990 year",
+    "q4": "Paris",
+    "q5": "Paris",
+}
+NA_PROBS = {"q1": 0.1, "q2": 0.9, "q3": 0.2, "q4": 0.8, "q5": 0.85}
 
 
 def test_official_squad2_numbers():
     s = squad2_scores(GOLDS, PREDS, NA_PROBS)
-    assert (s["exact"], s["f1"], s["total"]) == (50.0, 62.5, 4)
-    assert (s["HasAns_exact"], s["HasAns_f1"], s["HasAns_total"]) == (50.0, 75.0, 2)
+    assert (s["exact"], s["f1"], s["total"]) == (60.0, 70.0, 5)
+    assert s["HasAns_exact"] == pytest.approx(200 / 3)
+    assert s["HasAns_f1"] == pytest.approx(250 / 3) and s["HasAns_total"] == 3
     assert (s["NoAns_exact"], s["NoAns_f1"], s["NoAns_total"]) == (50.0, 50.0, 2)
-    # Sweeping na_prob: answer q1, q3, abstain on q4 and q2.
-    assert (s["best_f1"], s["best_f1_thresh"]) == (87.5, 0.2)
-    assert (s["best_exact"], s["best_exact_thresh"]) == (75.0, 0.1)
+    # Sweeping na_prob: answering q4 ("Paris" where there is no answer)
+    # costs a point, so answering q5 too only wins it back.
+    assert (s["best_f1"], s["best_f1_thresh"]) == (70.0, 0.2)
+    assert (s["best_exact"], s["best_exact_thresh"]) == (60.0, 0.1)
     at = squad2_scores(GOLDS, PREDS, NA_PROBS, na_prob_thresh=0.5)
-    assert (at["exact"], at["f1"]) == (75.0, 87.5)
+    assert (at["exact"], at["f1"]) == (60.0, 70.0)
+    assert at["NoAns_f1"] == 100.0 and at["HasAns_f1"] == pytest.approx(50.0)
     assert compute_f1("", "") == 1.0 and compute_f1("", "x") == 0.0
 
 
