@@ -98,3 +98,45 @@ def test_subset_is_seeded_and_keeps_layout(splits):
         qa["id"]: "" for x in a["data"] for p in x["paragraphs"] for qa in p["qas"]
     }
     assert squad2_evaluate(a, preds)["total"] == 10
+
+
+def test_hf_peer_no_answer_postprocessing():
+    """benchmarks/squad_hf.py --squad2: the null score (CLS start + end, the
+    lowest over a question's windows) against the best span."""
+    import numpy
+
+    hf = load_script("benchmarks/squad_hf.py")
+    context = "Tom lives in Kenya."
+    rows = [{"id": "a", "context": context}, {"id": "b", "context": context}]
+    offsets = [None, (0, 3), (4, 9), (10, 12), (13, 18)]
+    features = [
+        {"example_index": 0, "offset_mapping": offsets},
+        {"example_index": 1, "offset_mapping": offsets},
+        {"example_index": 1, "offset_mapping": offsets},
+    ]
+    start = [numpy.array([0.0, 0, 0, 0, 5]), numpy.array([9.0, 0, 0, 0, 1])]
+    end = [numpy.array([0.0, 0, 0, 0, 5]), numpy.array([9.0, 0, 0, 0, 1])]
+    start.append(numpy.array([4.0, 0, 0, 0, 1]))
+    end.append(numpy.array([4.0, 0, 0, 0, 1]))
+    diffs = {}
+    preds = hf.postprocess(rows, features, start, end, null_diffs=diffs)
+    assert preds == {"a": "Kenya", "b": "Kenya"}
+    # a: null 0 vs span 10; b: null min(18, 8) = 8 vs span 2 -> no answer.
+    assert diffs == {"a": -10.0, "b": 6.0}
+    data = {
+        "data": [
+            {
+                "paragraphs": [
+                    {
+                        "context": context,
+                        "qas": [
+                            {"id": "a", "answers": [{"text": "Kenya"}]},
+                            {"id": "b", "answers": []},
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    scores = hf.squad2_scores(data, rows, preds, diffs)
+    assert scores["f1"] == 100.0 and scores["squad2"]["NoAns_f1"] == 100.0

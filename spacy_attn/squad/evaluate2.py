@@ -19,11 +19,17 @@ Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
 def subset(data: Dataset, limit: int, *, seed: int = 0) -> Dict[str, Any]:
     """A seeded sample of ``limit`` questions of a SQuAD JSON (all if 0), in
     the SQuAD layout (articles and paragraphs kept for the kept questions)."""
-    articles = data["data"] if isinstance(data, dict) else data
-    ids = [qid for qid, _, _ in iter_questions(articles)]
-    keep = set(ids)
+    ids = [qid for qid, _, _ in iter_questions(data)]
     if 0 < limit < len(ids):
-        keep = set(random.Random(f"{seed}:squad2_subset").sample(ids, limit))
+        ids = random.Random(f"{seed}:squad2_subset").sample(ids, limit)
+    return subset_by_ids(data, ids)
+
+
+def subset_by_ids(data: Dataset, ids: Sequence[str]) -> Dict[str, Any]:
+    """The questions of a SQuAD JSON whose ids are in ``ids``, in the SQuAD
+    layout (file order)."""
+    keep = set(ids)
+    articles = data["data"] if isinstance(data, dict) else data
     out = []
     for article in articles:
         paragraphs = []
@@ -209,6 +215,7 @@ def _score(best: Dict[str, Any], p_null: Optional[float], kind: str) -> Optional
 
 __all__ = [
     "best_answers",
+    "subset_by_ids",
     "choose_threshold",
     "many_contexts_check",
     "score_at",
