@@ -48,6 +48,7 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
         many_contexts_check,
         score_at,
         subset,
+        subset_by_ids,
         trivial_baselines,
     )
 
@@ -80,6 +81,10 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
     )
     full_dev = load_squad_json(splits / "test.json")
     dev = subset(full_dev, args.limit)
+    if args.subset_file:
+        # The questions another benchmark (squad_hf.py --squad2) scored.
+        ids = json.loads(Path(args.subset_file).read_text())["ids"]
+        dev = subset_by_ids(full_dev, ids)
     answers = best_answers(nlp, dev, batch_size=args.batch_size)
     res["dev"] = score_at(dev, answers, threshold)
     res["baselines"] = trivial_baselines(dev, answers)
@@ -232,6 +237,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--component", default="attn_span_qa")
     p.add_argument("--heldout-limit", type=int, default=2000)
     p.add_argument("--limit", type=int, default=0, help="dev questions (0 = all)")
+    p.add_argument("--subset-file", default="", help='dev ids ({"ids": [...]})')
     p.add_argument("--many-questions", type=int, default=500)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)

@@ -59,9 +59,23 @@ def test_squad2_eval_script(model, splits, tmp_path):
     assert 1 / 8 <= many["chance"] <= 1 / 6
     assert {"probability", "logit", "margin"} <= set(many)
     saved = spacy.load(tmp_path / "saved").get_pipe("attn_span_qa")
-    assert saved.no_answer_threshold == res["threshold"]["value"]
+    assert saved.no_answer_threshold == pytest.approx(res["threshold"]["value"])
+    # The chosen threshold scores on held-out what the official best does.
+    held = res["threshold"]["heldout_at_threshold"]
+    assert held["f1"] == pytest.approx(held["best_f1"])
     md = (out / "squad2.md").read_text()
     assert "always no answer" in md and "Many contexts" in md
+    # --subset-file: exactly the questions another benchmark scored.
+    data = json.loads((splits / "test.json").read_text())
+    ids = [qa["id"] for p in data["data"][1]["paragraphs"] for qa in p["qas"]][:5]
+    (tmp_path / "ids.json").write_text(json.dumps({"ids": ids}))
+    script.main(
+        [str(model), str(splits), "--subset-file", str(tmp_path / "ids.json")]
+        + ["--many-questions", "0", "--heldout-limit", "10", "--out-dir", str(out)]
+        + ["--min-margin", "-100"]
+    )
+    res = json.loads((out / "squad2.json").read_text())["results"]
+    assert res["dev_questions"] == 5 and "many_contexts" not in res
 
 
 def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatch):
