@@ -36,6 +36,7 @@ def answer_questions(
     batch_size: int = 64,
     component: Optional[str] = None,
     as_docs: bool = False,
+    score_threshold: Optional[float] = None,
 ) -> Iterator[Union[List[Dict[str, Any]], Doc]]:
     """Answer many questions, each about its own context.
 
@@ -50,6 +51,8 @@ def answer_questions(
     component (Optional[str]): Name of the QA component, if the pipeline has
         several.
     as_docs (bool): Yield the annotated pair docs instead of dicts.
+    score_threshold (Optional[float]): Drop answers scoring below it (see
+        ``context_answers``); not applied to ``as_docs``.
     YIELDS: Per pair, in input order, a list of up to ``top_k`` answers, best
         first: ``{"text", "score", "start_char", "end_char"}`` where
         ``context[start_char:end_char] == text`` in the ORIGINAL context string
@@ -82,11 +85,22 @@ def answer_questions(
         if as_docs:
             yield doc
             continue
-        yield context_answers(doc, context, pipe.pair_key, pipe.answers_key)
+        yield context_answers(
+            doc,
+            context,
+            pipe.pair_key,
+            pipe.answers_key,
+            score_threshold=score_threshold,
+        )
 
 
 def context_answers(
-    doc: Doc, context: str, pair_key: str, answers_key: str
+    doc: Doc,
+    context: str,
+    pair_key: str,
+    answers_key: str,
+    *,
+    score_threshold: Optional[float] = None,
 ) -> List[Dict[str, Any]]:
     """The answers a span QA component put on a pair doc, as character
     offsets into ``context`` as given (before ``make_pair`` stripped it).
@@ -95,8 +109,13 @@ def context_answers(
     context (str): The context text passed to ``make_pair``.
     pair_key (str): The pair's key in ``doc.spans``.
     answers_key (str): The answers' key in ``doc.spans``.
+    score_threshold (Optional[float]): Drop answers whose score is below it.
+        When a model that scores "no answer" keeps none, the result is its
+        "no answer" entry (``no_answer_entry``); otherwise [].
     RETURNS (List[Dict[str, Any]]): ``{"text", "score", "start_char",
-        "end_char"}`` per answer, best first.
+        "end_char"}`` per answer, best first (with ``"no_answer"`` and
+        ``"no_answer_score"`` for a v2 model; "no answer" as one entry with
+        ``"no_answer": True``, see ``answer_questions``).
     """
     group = doc.spans[answers_key] if answers_key in doc.spans else []
     if isinstance(group, SpanGroup) and group.attrs.get("no_answer"):
@@ -113,6 +132,8 @@ def context_answers(
     scores = group.attrs.get("scores", [None] * len(group))
     out = []
     for span, score in zip(group, scores):
+        if score_threshold is not None and score < score_threshold:
+            continue
         start, end = span.start_char + shift, span.end_char + shift
         out.append(
             {
@@ -123,6 +144,8 @@ def context_answers(
                 **no_answer,
             }
         )
+    if not out and no_answer:
+        return [no_answer_entry(group.attrs["no_answer_score"])]
     return out
 
 

@@ -310,3 +310,19 @@ def test_answer_question_over_many_contexts(trained_v2):
     assert none["answers"] == [] and none["no_answer"]
     with pytest.raises(ValueError, match="score"):
         answer_question(nlp, q.question, contexts, score="rank")
+
+
+def test_answer_questions_score_threshold(trained_v2):
+    from spacy_attn.qa import answer_questions
+
+    nlp, _, _ = trained_v2
+    answerable, _ = mixed_questions()
+    pair = [(answerable[0].question, answerable[0].context)]
+    (all_answers,) = answer_questions(nlp, pair, top_k=5)
+    cut = (all_answers[0]["score"] + all_answers[1]["score"]) / 2
+    (kept,) = answer_questions(nlp, pair, top_k=5, score_threshold=cut)
+    assert kept == all_answers[:1]
+    # Nothing above the threshold: a v2 model says "no answer", with its score.
+    (none,) = answer_questions(nlp, pair, score_threshold=2.0)
+    assert len(none) == 1 and none[0]["no_answer"] and none[0]["text"] == ""
+    assert none[0]["score"] == all_answers[0]["no_answer_score"]
