@@ -142,6 +142,38 @@ def _row(name: str, s: Dict[str, Any], note: str = "") -> List[str]:
     ]
 
 
+def render_many(many: Dict[str, Any]) -> str:
+    """The many-contexts section of the report."""
+    f = tables.fmt
+    head = (
+        f"\n\n## Many contexts\n\n{many['questions']:,} answerable dev questions "
+        f"(seeded), each with its own paragraph and up to 9 other paragraphs of "
+        f"its article ({many['contexts_per_question']:.2f} contexts on average; "
+        f"chance {100 * many['chance']:.1f}%). Top-1: the best answer across "
+        "all contexts, ranked by each score; `paragraph` = it comes from the "
+        "question's own paragraph; EM / F1 of that answer against the gold "
+        f"answers. {many['seconds']:.0f} s.\n\n"
+    )
+    rows = []
+    for kind, label in (
+        ("probability", "probability (normalized per context, 'no answer' included)"),
+        ("logit", "logit (un-normalized start + end)"),
+        ("margin", "logit minus the context's 'no answer' logit"),
+    ):
+        if kind in many:
+            m = many[kind]
+            rows.append(
+                [
+                    label,
+                    f(100 * m["top1_paragraph"], 1),
+                    f(100 * m["top1_exact"], 1),
+                    f(100 * m["top1_f1"], 1),
+                ]
+            )
+    table = tables.md_table(["ranking score", "paragraph %", "EM", "F1"], rows, "lrrr")
+    return head + table
+
+
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     f = tables.fmt
     dev, base, thr = res["dev"], res["baselines"], res["threshold"]
@@ -191,37 +223,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     )
     many = res.get("many_contexts")
     if many:
-        out.append(
-            f"\n\n## Many contexts\n\n{many['questions']:,} answerable dev questions "
-            f"(seeded), each with its own paragraph and up to 9 other paragraphs of "
-            f"its article ({many['contexts_per_question']:.2f} contexts on average; "
-            f"chance {100 * many['chance']:.1f}%). Top-1: the best answer across "
-            "all contexts, ranked by each score; `paragraph` = it comes from the "
-            "question's own paragraph; EM / F1 of that answer against the gold "
-            f"answers. {many['seconds']:.0f} s.\n\n"
-        )
-        rows = []
-        for kind, label in (
-            (
-                "probability",
-                "probability (normalized per context, 'no answer' included)",
-            ),
-            ("logit", "logit (un-normalized start + end)"),
-            ("margin", "logit minus the context's 'no answer' logit"),
-        ):
-            if kind in many:
-                m = many[kind]
-                rows.append(
-                    [
-                        label,
-                        f(100 * m["top1_paragraph"], 1),
-                        f(100 * m["top1_exact"], 1),
-                        f(100 * m["top1_f1"], 1),
-                    ]
-                )
-        out.append(
-            tables.md_table(["ranking score", "paragraph %", "EM", "F1"], rows, "lrrr")
-        )
+        out.append(render_many(many))
     if res.get("notes"):
         out.append(f"\n\n{res['notes']}")
     return "".join(out) + "\n"

@@ -121,6 +121,12 @@ class SpanQA(PairInputMixin, AttnPipe):
     never the question, the sentinel or padding. An empty context gets no
     answers (an empty span group).
 
+    With a model that scores "no answer" (``spacy-attn.DynamicCoattention.v2``)
+    the normalization has one more outcome, "no answer" (the DCN sentinel);
+    ``attrs["no_answer_score"]`` holds its probability and
+    ``attrs["no_answer"]`` whether it won (``no_answer_threshold``), in which
+    case the group is empty. Questions without gold answers train it.
+
     Serialization is ``AttnPipe``'s; the pair plumbing (pair key, pairs
     copied to predicted docs) is ``PairInputMixin``'s.
     """
