@@ -250,6 +250,14 @@ def test_v1_answers_carry_no_no_answer_attrs():
     doc = next(nlp.pipe([make_pair(nlp, "Who?", "Tom is here.")]))
     assert set(doc.spans["answers"].attrs) == {"scores"}
     assert spacy_attn.get_pair_bounds(doc)[3] == len(doc)
+    # Many contexts with a v1 model: per-context probabilities only.
+    from spacy_attn.qa import answer_question
+
+    result = answer_question(nlp, "Who?", ["Tom is here.", "Ann is there."], top_k=2)
+    assert len(result["answers"]) == 2 and result["no_answer_score"] is None
+    assert {a["context"] for a in result["answers"]} <= {0, 1}
+    with pytest.raises(ValueError, match="logit"):
+        answer_question(nlp, "Who?", ["Tom is here."], score="logit")
 
 
 def test_answer_questions_says_no_answer(trained_v2):
