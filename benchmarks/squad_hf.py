@@ -27,6 +27,14 @@ same questions. The full-dev EM/F1 is also computed when ``--dev-subset 0``.
 
 Results: ``benchmarks/results/squad_hf.json`` (EM/F1 0-100, throughput, the
 config and the command); ``--quick`` is a smoke run into ``benchmarks/runs/``.
+
+``--squad2`` (with ``--splits corpus/squad2`` of ``scripts/squad2_splits.py``):
+SQuAD 2.0-style, as run_qa.py's ``--version_2_with_negative``: unanswerable
+training questions point at CLS, and a question gets "no answer" when the
+best CLS score (start + end logit, over its windows) exceeds the best span's
+(the pipeline's ``handle_impossible_answer``, threshold 0); scored with the
+official SQuAD 2.0 metric (``null - best`` as ``na_prob`` for the
+best-threshold figures).
 """
 
 import collections
@@ -142,17 +150,29 @@ def collate(features: List[Dict[str, Any]], pad_id: int):
 
 
 def postprocess(
-    rows, features, all_start, all_end, *, n_best: int = 20, max_answer_length: int = 30
+    rows,
+    features,
+    all_start,
+    all_end,
+    *,
+    n_best: int = 20,
+    max_answer_length: int = 30,
+    null_diffs: Optional[Dict[str, float]] = None,
 ) -> Dict[str, str]:
-    """run_qa.py's ``postprocess_qa_predictions`` (SQuAD v1: no null answer)."""
+    """run_qa.py's ``postprocess_qa_predictions``: the best span of each
+    question (never "no answer"). With ``null_diffs``, also each question's
+    null score minus its best span score (``version_2_with_negative``: the
+    null score is the lowest CLS start + end logit over its windows)."""
     by_example = collections.defaultdict(list)
     for f_i, feature in enumerate(features):
         by_example[feature["example_index"]].append(f_i)
     predictions = {}
     for ex_i, row in enumerate(rows):
         candidates = []
+        null = math.inf
         for f_i in by_example[ex_i]:
             start_logits, end_logits = all_start[f_i], all_end[f_i]
+            null = min(null, float(start_logits[0] + end_logits[0]))
             offsets = features[f_i]["offset_mapping"]
             for s in numpy.argsort(start_logits)[-1 : -n_best - 1 : -1]:
                 for e in numpy.argsort(end_logits)[-1 : -n_best - 1 : -1]:
@@ -163,15 +183,19 @@ def postprocess(
                     candidates.append(
                         (start_logits[s] + end_logits[e], offsets[s][0], offsets[e][1])
                     )
-        _, c0, c1 = max(candidates) if candidates else (None, 0, 0)
+        best, c0, c1 = max(candidates) if candidates else (-math.inf, 0, 0)
         predictions[row["id"]] = row["context"][c0:c1]
+        if null_diffs is not None:
+            null_diffs[row["id"]] = null - float(best)
     return predictions
 
 
 # -- the experiment ---------------------------------------------------------------
 
 
-def predict(model, tokenizer, rows, args) -> Tuple[Dict[str, str], float]:
+def predict(
+    model, tokenizer, rows, args, null_diffs: Optional[Dict[str, float]] = None
+) -> Tuple[Dict[str, str], float]:
     import torch
 
     features = make_features(tokenizer, rows, args, train=False)
@@ -188,7 +212,7 @@ def predict(model, tokenizer, rows, args) -> Tuple[Dict[str, str], float]:
                 n = len(features[i]["input_ids"])
                 all_start[i] = out.start_logits[j, :n].numpy()
                 all_end[i] = out.end_logits[j, :n].numpy()
-    preds = postprocess(rows, features, all_start, all_end)
+    preds = postprocess(rows, features, all_start, all_end, null_diffs=null_diffs)
     return preds, time.perf_counter() - t0
 
 
@@ -336,8 +360,13 @@ def measure(args) -> Dict[str, Any]:
     if args.save_model and not args.eval_only:
         model.save_pretrained(args.save_model)
         tokenizer.save_pretrained(args.save_model)
-    preds, infer_time = predict(model, tokenizer, dev_rows, args)
-    scores = scoring.squad_scores(test_data, preds)
+    null_diffs: Optional[Dict[str, float]] = {} if args.squad2 else None
+    preds, infer_time = predict(model, tokenizer, dev_rows, args, null_diffs)
+    scores = (
+        squad2_scores(test_data, dev_rows, preds, null_diffs)
+        if null_diffs is not None
+        else scoring.squad_scores(test_data, preds)
+    )
     per_s = t["seen"] / t["seconds"]
     # Questions/s = features/s scaled by questions per feature (long contexts
     # give several windows).
@@ -350,7 +379,12 @@ def measure(args) -> Dict[str, Any]:
         "protocol": (
             f"train: seeded sample of {args.splits}/train.json "
             f"({train_source(Path(args.splits))}, see scripts/squad_splits.py); "
-            "test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
+            + (
+                "test: SQuAD 2.0 dev (subset below), official SQuAD 2.0 metric "
+                "(0-100), 'no answer' when the null score beats the best span"
+                if args.squad2
+                else "test: SQuAD 1.1 dev (subset below), official EM/F1 (0-100)"
+            )
         ),
         **scores,  # exact_match, f1
         "dev_questions": len(dev_rows),
@@ -384,6 +418,19 @@ def measure(args) -> Dict[str, Any]:
     }
 
 
+def squad2_scores(
+    test_data, dev_rows, preds: Dict[str, str], null_diffs: Dict[str, float]
+) -> Dict[str, Any]:
+    """The official SQuAD 2.0 figures of the scored questions, "no answer"
+    where the null score beats the best span (``null_diffs`` > 0)."""
+    from spacy_attn.squad.evaluate2 import subset_by_ids
+    from spacy_attn.squad.metric2 import squad2_evaluate
+
+    data = subset_by_ids(test_data, [r["id"] for r in dev_rows])
+    official = squad2_evaluate(data, preds, null_diffs, na_prob_thresh=0.0)
+    return {"exact_match": official["exact"], "f1": official["f1"], "squad2": official}
+
+
 def main(argv=None) -> None:
     p = options.squad_parser(__doc__)
     p.add_argument("--train-examples", type=int, default=3000, help="0 = all")
@@ -403,6 +450,7 @@ def main(argv=None) -> None:
     p.add_argument("--eval-only", default="", help="score this saved model only")
     p.add_argument("--merge-key", default="", help="write under this key of --output")
     p.add_argument("--max-train-seconds", type=float, default=0, help="0 = no limit")
+    p.add_argument("--squad2", action="store_true", help="SQuAD 2.0-style: see above")
     args = p.parse_args(argv)
     if args.quick:
         args.train_examples, args.dev_subset = 16, 20

@@ -11,6 +11,9 @@
 * ``spacy-attn.squad_scorer.v1``: :func:`squad_score`, the official SQuAD
   v1.1 Exact Match and F1 (``attn_span_qa``; the metric itself is in
   ``spacy_attn.squad.metric``).
+* ``spacy-attn.squad2_scorer.v1``: :func:`squad2_score`, the official SQuAD
+  2.0 metric (overall, HasAns, NoAns, best threshold) for span QA that may
+  answer "no answer" (``spacy_attn.squad.metric2``).
 
 A component's ``score`` passes its whole ``cfg`` (labels, threshold, ...) as
 keyword arguments, so every scorer takes ``**kwargs`` and ignores the rest.
@@ -32,6 +35,7 @@ from .squad.metric import (
     metric_max_over_ground_truths,
     predicted_answer_text,
 )
+from .squad.metric2 import squad2_scores
 
 
 @registry.scorers("spacy-attn.pair_classifier_scorer.v1")
@@ -65,6 +69,12 @@ def make_squad_scorer() -> Callable:
 def group_id(doc: Any) -> Optional[Hashable]:
     """The group (query) id of a pair doc, or None if it has none."""
     return doc.user_data.get(GROUP_ID_KEY)
+
+
+@registry.scorers("spacy-attn.squad2_scorer.v1")
+def make_squad2_scorer() -> Callable:
+    """Registered scorer: the official SQuAD 2.0 metric (0-1 scale)."""
+    return squad2_score
 
 
 def pair_classifier_score(
@@ -349,6 +359,59 @@ def squad_score(
     }
 
 
+def squad2_score(
+    examples: Iterable[Example],
+    *,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    **kwargs: Any,
+) -> Dict[str, Optional[float]]:
+    """Score predicted answers with the official SQuAD 2.0 metric.
+
+    The prediction of an example is the text of the first span of
+    ``eg.predicted.spans[answers_key]``, "" (no answer) when the group is
+    empty; its "no answer" probability is the group's
+    ``attrs["no_answer_score"]`` (0 if absent). Gold answers are
+    ``eg.reference.spans[answers_key].attrs["texts"]``, [] for an
+    unanswerable question. The question id is the gold group's
+    ``attrs["id"]`` (the example's index when missing).
+
+    answers_key (str): ``doc.spans`` key of the answers.
+    kwargs: Ignored (a component passes its whole cfg).
+    RETURNS (Dict[str, Optional[float]]): on the 0-1 scale, ``qa_exact_match``
+        and ``qa_f1`` (the predictions as made), ``qa_has_ans_f1``,
+        ``qa_no_ans_f1`` and ``qa_best_f1`` (at the best "no answer"
+        threshold over these predictions) with ``qa_best_f1_thresh``, and
+        ``qa_n``; None without examples.
+    """
+    golds: Dict[str, Any] = {}
+    preds: Dict[str, str] = {}
+    na_probs: Dict[str, float] = {}
+    for i, eg in enumerate(examples):
+        ref = eg.reference
+        group = ref.spans[answers_key] if answers_key in ref.spans else None
+        qid = str(group.attrs.get("id", i)) if group is not None else str(i)
+        golds[qid] = gold_answer_texts(ref, answers_key)
+        preds[qid] = predicted_answer_text(eg.predicted, answers_key)
+        pred_group = eg.predicted.spans.get(answers_key)
+        score = (
+            pred_group.attrs.get("no_answer_score") if pred_group is not None else None
+        )
+        na_probs[qid] = float(score) if score is not None else 0.0
+    if not golds:
+        keys = ("exact_match", "f1", "has_ans_f1", "no_ans_f1", "best_f1")
+        return {**{f"qa_{k}": None for k in keys}, "qa_n": 0}
+    s = squad2_scores(golds, preds, na_probs)
+    return {
+        "qa_exact_match": s["exact"] / 100,
+        "qa_f1": s["f1"] / 100,
+        "qa_has_ans_f1": s["HasAns_f1"] / 100 if "HasAns_f1" in s else None,
+        "qa_no_ans_f1": s["NoAns_f1"] / 100 if "NoAns_f1" in s else None,
+        "qa_best_f1": s["best_f1"] / 100,
+        "qa_best_f1_thresh": s["best_f1_thresh"],
+        "qa_n": s["total"],
+    }
+
+
 __all__ = [
     "best_threshold",
     "doc_embedder_score",
@@ -359,7 +422,9 @@ __all__ = [
     "ranking_scores",
     "make_doc_embedder_scorer",
     "make_pair_classifier_scorer",
+    "make_squad2_scorer",
     "make_squad_scorer",
     "pair_classifier_score",
+    "squad2_score",
     "squad_score",
 ]

@@ -21,12 +21,14 @@ REGISTERED = {
         "spacy-attn.DecomposableAttention.v2",
         "spacy-attn.TrainableVectors.v1",
         "spacy-attn.SiameseSelfAttention.v2",
+        "spacy-attn.DynamicCoattention.v2",
     ],
     "spacy_scorers": [
         "spacy-attn.pair_classifier_scorer.v1",
         "spacy-attn.doc_embedder_scorer.v1",
         "spacy-attn.squad_scorer.v1",
         "spacy-attn.pair_ranking_scorer.v1",
+        "spacy-attn.squad2_scorer.v1",
     ],
     "spacy_readers": [
         "spacy-attn.PairCorpus.v1",

@@ -20,10 +20,10 @@ from spacy_attn import PairError, answer_questions, get_pair_bounds, make_pair
 from spacy_attn.layers.coattention import (
     QAOutput,
     QAWindows,
-    decode_answers,
     make_windows,
     window_starts,
 )
+from spacy_attn.layers.qa_decode import decode_answers
 from spacy_attn.squad import make_qa_doc
 
 from .util import REPO, squad_pairs, tok2vec_config
@@ -120,7 +120,7 @@ def test_registry_and_entry_points():
     )
     assert (
         eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v1")].load()
-        is spacy_attn.layers.coattention.build_dynamic_coattention
+        is spacy_attn.layers.coattention.build_dynamic_coattention_v1
     )
 
 

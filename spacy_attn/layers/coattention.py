@@ -9,10 +9,9 @@ the paper's fixed GloVe vectors are ``spacy-attn.FrozenVectors.v1``). See
 docs/configs.md, "Defaults".
 """
 
-from typing import Callable, List, NamedTuple, Optional, Tuple, cast
+from typing import Callable, List, NamedTuple, Optional, Tuple, Union, cast
 
 import numpy
-import torch
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import (
@@ -24,7 +23,7 @@ from thinc.api import (
 )
 from thinc.types import Floats2d, Floats3d, Ints1d
 
-from ..models.coattention import DynamicCoattention, top_spans
+from ..models.coattention import DynamicCoattention
 from ..pairs import DEFAULT_PAIR_KEY
 from ._util import gather_segments
 from .decomposable_attention import convert_segment_inputs
@@ -33,8 +32,11 @@ from .pair_segments import get_bounds
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
-# One answer: (start token, end token exclusive, score), doc coordinates.
-Answer = Tuple[int, int, float]
+# Gradients of the logits: (d_start, d_end), and with "no answer" scoring
+# also (d_null_start, d_null_end).
+QAGradient = Union[
+    Tuple[Floats3d, Floats3d], Tuple[Floats3d, Floats3d, Floats2d, Floats2d]
+]
 
 
 class QAWindows(NamedTuple):
@@ -52,7 +54,7 @@ class QAWindows(NamedTuple):
 
 
 class QAOutput(NamedTuple):
-    """Output of ``spacy-attn.DynamicCoattention.v1``.
+    """Output of ``spacy-attn.DynamicCoattention.v1`` and ``.v2``.
 
     start_logits, end_logits (n_windows, T, max_length): per decoder
         iteration in training (T = max_iterations), the final iteration only
@@ -60,16 +62,25 @@ class QAOutput(NamedTuple):
     windows (QAWindows): Where each row comes from (host arrays).
     iterations (n_windows,): Decoder iterations run per row, on the model's
         device (not copied to the host: nothing in training needs it).
+    null_start, null_end (n_windows, T): the start / end logits of each
+        window's sentinel, "no answer" (v2); None for v1.
     """
 
     start_logits: Floats3d
     end_logits: Floats3d
     windows: QAWindows
     iterations: Ints1d
+    null_start: Optional[Floats2d] = None
+    null_end: Optional[Floats2d] = None
+
+    @property
+    def has_null(self) -> bool:
+        """RETURNS (bool): Whether the model scores "no answer"."""
+        return self.null_start is not None
 
 
 @registry.architectures("spacy-attn.DynamicCoattention.v1")
-def build_dynamic_coattention(
+def build_dynamic_coattention_v1(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 200,
@@ -106,6 +117,66 @@ def build_dynamic_coattention(
     mixed_precision (bool): Run the torch module under autocast (GPU).
     RETURNS (Model[List[Doc], QAOutput]): Start / end logits per window.
     """
+    return _build_dcn(
+        tok2vec,
+        no_answer=False,
+        hidden_width=hidden_width,
+        pool_size=pool_size,
+        max_iterations=max_iterations,
+        dropout=dropout,
+        window=window,
+        stride=stride,
+        input_width=input_width,
+        mixed_precision=mixed_precision,
+    )
+
+
+@registry.architectures("spacy-attn.DynamicCoattention.v2")
+def build_dynamic_coattention_v2(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    pool_size: int = 16,
+    max_iterations: int = 4,
+    dropout: float = 0.3,
+    window: int = 400,
+    stride: int = 200,
+    input_width: Optional[int] = None,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], QAOutput]:
+    """``spacy-attn.DynamicCoattention.v1`` that also scores "no answer" (for
+    SQuAD 2.0-style data): the context sentinel is kept as a position of the
+    coattention encoding and the decoder may point start and end at it. Its
+    logits come out as ``QAOutput.null_start`` / ``null_end``; the span
+    logits are laid out as v1's. Arguments as for v1.
+    """
+    return _build_dcn(
+        tok2vec,
+        no_answer=True,
+        hidden_width=hidden_width,
+        pool_size=pool_size,
+        max_iterations=max_iterations,
+        dropout=dropout,
+        window=window,
+        stride=stride,
+        input_width=input_width,
+        mixed_precision=mixed_precision,
+    )
+
+
+def _build_dcn(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]],
+    *,
+    no_answer: bool,
+    hidden_width: int,
+    pool_size: int,
+    max_iterations: int,
+    dropout: float,
+    window: int,
+    stride: int,
+    input_width: Optional[int],
+    mixed_precision: bool,
+) -> Model[List[Doc], QAOutput]:
     if window < 1 or not 0 < stride <= window:
         raise ValueError(
             f"DynamicCoattention: need window >= 1 and 0 < stride <= window, "
@@ -120,12 +191,13 @@ def build_dynamic_coattention(
         pool_size=pool_size,
         max_iterations=max_iterations,
         dropout=dropout,
+        no_answer=no_answer,
     )
     torch_layer = PyTorchWrapper_v2(
         module,
         # Same padded (question, context) layout as the pair segments.
         convert_inputs=convert_segment_inputs,
-        convert_outputs=convert_qa_outputs,
+        convert_outputs=convert_null_outputs if no_answer else convert_qa_outputs,
         mixed_precision=mixed_precision,
     )
     segments = qa_windows(
@@ -136,7 +208,7 @@ def build_dynamic_coattention(
         forward,
         init=init,
         layers=[segments, torch_layer],
-        attrs={"input_width": nI},
+        attrs={"input_width": nI, "no_answer": no_answer},
     )
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
@@ -152,7 +224,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
         width = segments.get_dim("nO")
         if width != expected:
             raise ValueError(
-                f"spacy-attn.DynamicCoattention.v1 was built for {expected}-d "
+                f"spacy-attn.DynamicCoattention was built for {expected}-d "
                 f"token vectors (input_width), but the tok2vec gives {width}-d "
                 f"vectors. Set input_width = {width} (or null for a learned "
                 f"projection)."
@@ -165,12 +237,14 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[QAOutput, Callable]:
     segments, torch_layer = model.layers
     (inputs, windows), bp_inputs = segments(docs, is_train)
-    (start, end, iterations), bp_torch = torch_layer(inputs, is_train)
+    # (start, end, iterations), plus (null_start, null_end) for v2.
+    outputs, bp_torch = torch_layer(inputs, is_train)
+    start, end, iterations = outputs[:3]
 
-    def backprop(d_output: Tuple[Floats3d, Floats3d]) -> List[Doc]:
+    def backprop(d_output: QAGradient) -> List[Doc]:
         return bp_inputs(bp_torch(d_output))
 
-    return QAOutput(start, end, windows, iterations), backprop
+    return QAOutput(start, end, windows, iterations, *outputs[3:]), backprop
 
 
 def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
@@ -188,107 +262,34 @@ def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
     return Y, reverse
 
 
-# -- decoding ------------------------------------------------------------
-
-
-def decode_answers(
-    output: QAOutput, n_docs: int, *, max_answer_length: int, top_k: int
-) -> List[List[Answer]]:
-    """Ranked answer spans of every doc from the model's output.
-
-    The span search runs where the logits are (GPU or CPU): every valid span
-    of every window (start <= end, at most ``max_answer_length`` tokens,
-    inside the window's real context) is scored, scores are normalized
-    jointly over the windows of a doc, and only the ``top_k`` best spans of
-    each window are copied to the host. There, the windows of a doc are
-    merged: a span seen by several windows keeps its best score, and the
-    ``top_k`` best remain, ties broken by position.
-
-    output (QAOutput): The model's output; the last decoder iteration is read.
-    n_docs (int): Number of docs in the batch (window doc ids are 0..n_docs-1).
-    max_answer_length (int): Longest answer in tokens.
-    top_k (int): Answers per doc.
-    RETURNS (List[List[Tuple[int, int, float]]]): Per doc, up to ``top_k``
-        answers ``(start, end, score)`` as doc token offsets (end exclusive),
-        best first. A doc without a valid span (empty context) gets [].
-    """
-    windows = output.windows
-    results: List[List[Answer]] = [[] for _ in range(n_docs)]
-    if not len(windows.doc):
-        return results
-    start = _last_iteration(output.start_logits)  # (W, m)
-    end = _last_iteration(output.end_logits)  # (W, m)
-    device = start.device
-    starts, ends, scores = top_spans(
-        start,
-        end,
-        torch.as_tensor(windows.length, dtype=torch.long, device=device),
-        max_answer_length=max_answer_length,
-        top_k=top_k,
-        group=torch.as_tensor(windows.doc, dtype=torch.long, device=device),
-        n_groups=n_docs,
+def convert_null_outputs(model: Model, X_Ytorch, is_train: bool):
+    """v2: (start, end, iterations) torch, column 0 the sentinel -> xp
+    (start, end, iterations, null_start, null_end) with the sentinel's
+    column split off; the backward pass takes the four logit gradients."""
+    device = cast(PyTorchShim, model.shims[0]).device
+    _, (start, end, iterations) = X_Ytorch
+    xp_start, xp_end = torch2xp(start), torch2xp(end)
+    xp = get_array_module(xp_start)
+    Y = (
+        xp.ascontiguousarray(xp_start[:, :, 1:]),
+        xp.ascontiguousarray(xp_end[:, :, 1:]),
+        torch2xp(iterations),
+        xp.ascontiguousarray(xp_start[:, :, 0]),
+        xp.ascontiguousarray(xp_end[:, :, 0]),
     )
-    # One small (3, W, k) device-to-host copy; float64 holds the positions
-    # and the float32 scores exactly.
-    found = torch.stack([starts.double(), ends.double(), scores.double()]).cpu().numpy()
-    starts, ends, scores = found[0].astype("int64"), found[1].astype("int64"), found[2]
-    valid = starts >= 0
-    offset = windows.start.astype("int64")[:, None]
-    doc = numpy.broadcast_to(windows.doc.astype("int64")[:, None], starts.shape)[valid]
-    span_start = (starts + offset)[valid]
-    span_end = (ends + offset + 1)[valid]
-    score = scores[valid]
-    # Same span from several windows: keep its best score.
-    order = numpy.lexsort((-score, span_end, span_start, doc))
-    doc, span_start, span_end, score = (
-        doc[order],
-        span_start[order],
-        span_end[order],
-        score[order],
-    )
-    first = numpy.ones(len(doc), dtype=bool)
-    first[1:] = (
-        (doc[1:] != doc[:-1])
-        | (span_start[1:] != span_start[:-1])
-        | (span_end[1:] != span_end[:-1])
-    )
-    doc, span_start, span_end, score = (
-        doc[first],
-        span_start[first],
-        span_end[first],
-        score[first],
-    )
-    # Rank per doc: best score first, ties broken by position.
-    order = numpy.lexsort((span_end, span_start, -score, doc))
-    doc, span_start, span_end, score = (
-        doc[order],
-        span_start[order],
-        span_end[order],
-        score[order],
-    )
-    rank = numpy.arange(len(doc)) - numpy.searchsorted(doc, doc, side="left")
-    keep = rank < top_k
-    kept = zip(
-        doc[keep].tolist(),
-        span_start[keep].tolist(),
-        span_end[keep].tolist(),
-        score[keep].tolist(),
-    )
-    for i, s, e, sc in kept:
-        results[i].append((s, e, sc))
-    return results
 
+    def reverse(dY: Tuple[Floats3d, Floats3d, Floats2d, Floats2d]) -> ArgsKwargs:
+        d_start, d_end, d_null_start, d_null_end = dY
+        grads = tuple(
+            xp2torch(
+                xp.concatenate([xp.expand_dims(d_null, 2), d_span], axis=2),
+                device=device,
+            )
+            for d_span, d_null in ((d_start, d_null_start), (d_end, d_null_end))
+        )
+        return ArgsKwargs(args=((start, end),), kwargs={"grad_tensors": grads})
 
-def _last_iteration(logits: Floats3d) -> torch.Tensor:
-    """(W, T, m) xp logits -> (W, m) torch tensor of the last decoder
-    iteration, on the same device (no copy through the host)."""
-    xp = get_array_module(logits)
-    last = xp.ascontiguousarray(logits[:, -1])
-    if isinstance(last, numpy.ndarray):
-        # Not xp2torch: with Thinc's GPU ops active it would move host
-        # logits to the GPU; the search runs where the logits are.
-        return torch.from_numpy(last)
-    return xp2torch(last)  # cupy: zero-copy through DLPack
+    return Y, reverse
 
 
 # -- windows -------------------------------------------------------------

@@ -24,7 +24,13 @@ from torch import nn
 from ._util import MASK_VALUE, length_mask, masked_softmax
 from .rnn import run_lstm
 
-__all__ = ["DynamicCoattention", "HighwayMaxout", "top_spans", "span_logits"]
+__all__ = [
+    "DynamicCoattention",
+    "HighwayMaxout",
+    "no_answer_scores",
+    "span_logits",
+    "top_spans",
+]
 
 
 def _run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -105,13 +111,18 @@ class DynamicCoattention(nn.Module):
         stops a row as soon as its start and end stop changing.
     dropout (float): Dropout on the input vectors, the coattention encoding
         U and inside the HMNs.
+    no_answer (bool): Keep the context sentinel as position 0 of U and score
+        it like a token: pointing start and end at it means "no answer"
+        (``spacy-attn.DynamicCoattention.v2``). False is the paper's model.
 
     forward(Q, Q_lengths, D, D_lengths):
         Q (B, n, nI) float, Q_lengths (B,) int, D (B, m, nI), D_lengths (B,)
-        RETURNS start_logits (B, T, m), end_logits (B, T, m) and iterations
-        (B,) int. In training mode T = max_iterations (one slice per decoder
-        iteration, for the cumulative loss); in eval mode T = 1, the logits of
-        the iteration at which each row stopped. Padded context positions get
+        RETURNS start_logits (B, T, m'), end_logits (B, T, m') and iterations
+        (B,) int, with m' = m, or m + 1 with ``no_answer`` (column 0 the
+        sentinel, column j + 1 context token j). In training mode
+        T = max_iterations (one slice per decoder iteration, for the
+        cumulative loss); in eval mode T = 1, the logits of the iteration at
+        which each row stopped. Padded context positions get
         the logit -1e4 (probability exactly 0 after a softmax).
     """
 
@@ -123,6 +134,7 @@ class DynamicCoattention(nn.Module):
         pool_size: int = 16,
         max_iterations: int = 4,
         dropout: float = 0.3,
+        no_answer: bool = False,
     ) -> None:
         super().__init__()
         if max_iterations < 1:
@@ -133,6 +145,7 @@ class DynamicCoattention(nn.Module):
             )
         self.hidden = hidden
         self.max_iterations = max_iterations
+        self.no_answer = no_answer
         self.project: Optional[nn.LazyLinear]
         if nI is None:
             with warnings.catch_warnings():
@@ -164,7 +177,8 @@ class DynamicCoattention(nn.Module):
         D: torch.Tensor,
         D_lengths: torch.Tensor,
     ) -> torch.Tensor:
-        """Coattention encoding U (B, m, 2l), zero at padded positions."""
+        """Coattention encoding U (B, m, 2l), zero at padded positions; with
+        ``no_answer``, (B, m + 1, 2l) with the sentinel's encoding first."""
         B, n, m = Q.shape[0], Q.shape[1], D.shape[1]
         L = max(n, m)
         if self.project is not None:
@@ -193,9 +207,12 @@ class DynamicCoattention(nn.Module):
         A_D = masked_softmax(aff, mask_q.unsqueeze(1), dim=2)  # (B, m+1, n+1)
         C_Q = torch.bmm(A_Q.transpose(1, 2), De)  # (B, n+1, l)
         C_D = torch.bmm(A_D, torch.cat([Qp, C_Q], dim=-1))  # (B, m+1, 2l)
+        fused = torch.cat([De, C_D], dim=-1)  # (B, m+1, 3l)
+        if self.no_answer:
+            # The sentinel stays as a position the decoder can point at.
+            return _run_lstm(self.fusion, fused, D_lengths + 1)
         # Fusion BiLSTM over the real context words (sentinel dropped): U.
-        fused = torch.cat([De, C_D], dim=-1)[:, 1:]  # (B, m, 3l)
-        return _run_lstm(self.fusion, fused, D_lengths)
+        return _run_lstm(self.fusion, fused[:, 1:], D_lengths)
 
     # -- decoder ---------------------------------------------------------
 
@@ -208,9 +225,11 @@ class DynamicCoattention(nn.Module):
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         Q_lengths = Q_lengths.long()
         D_lengths = D_lengths.long()
-        U = self.u_dropout(self.encode(Q, Q_lengths, D, D_lengths))  # (B, m, 2l)
+        U = self.u_dropout(self.encode(Q, Q_lengths, D, D_lengths))  # (B, m', 2l)
         B, m = U.shape[0], U.shape[1]
-        mask = length_mask(D_lengths, m)  # (B, m)
+        offset = int(self.no_answer)  # the sentinel's column, if scored
+        lengths = D_lengths + offset
+        mask = length_mask(lengths, m)  # (B, m')
         # The HMNs score real context tokens only ("packed", (N, .)).
         u = U[mask]  # (N, 2l)
         example = torch.arange(B, device=U.device).unsqueeze(1).expand(B, m)[mask]
@@ -222,8 +241,9 @@ class DynamicCoattention(nn.Module):
             out[mask] = hmn(pre, example, h, u_s, u_e)
             return out
 
-        s = torch.zeros(B, dtype=torch.long, device=U.device)
-        e = (D_lengths - 1).clamp(min=0)
+        # First and last context token (the sentinel for an empty context).
+        s = torch.clamp(D_lengths, max=offset)
+        e = (lengths - 1).clamp(min=0)
         h = U.new_zeros(B, self.hidden)
         c = U.new_zeros(B, self.hidden)
         all_s, all_e = [], []
@@ -323,6 +343,7 @@ def top_spans(
     top_k: int,
     group: Optional[torch.Tensor] = None,
     n_groups: Optional[int] = None,
+    null_logits: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The ``top_k`` most probable valid spans of every row.
 
@@ -337,6 +358,10 @@ def top_spans(
     group (Optional[Tensor]): (B,) int group id per row (ids 0..G-1).
     n_groups (Optional[int]): G, when the caller knows it. None reads it from
         ``group`` (a device-to-host sync on CUDA).
+    null_logits (Optional[Tensor]): (B,) the "no answer" logit of each row
+        (start + end logit of the sentinel); it joins the normalization as
+        one more outcome, so spans and "no answer" sum to one per group
+        (``no_answer_scores`` gives its share).
     RETURNS starts (B, k), ends (B, k) (inclusive token positions) and
         scores (B, k), best first; k = min(top_k, number of band cells).
         Slots without a valid span (short or empty contexts) have score 0
@@ -346,13 +371,7 @@ def top_spans(
         start_logits, end_logits, lengths, max_answer_length=max_answer_length
     )
     B, m, K = band.shape
-    if group is None:
-        group, n_groups = torch.arange(B, device=band.device), B
-    elif n_groups is None:
-        n_groups = int(group.max().item()) + 1 if len(group) else 0
-    norm = _group_logsumexp(
-        band.reshape(B, m * K).logsumexp(dim=1), group.long(), n_groups
-    )
+    norm = _span_norm(band, group, n_groups, null_logits)
     k = max(min(top_k, m * K), 0)
     ranked, flat = band.reshape(B, m * K).topk(k, dim=1)
     valid = torch.isfinite(ranked)
@@ -364,3 +383,53 @@ def top_spans(
     starts = torch.where(valid, starts, torch.full_like(starts, -1))
     ends = torch.where(valid, ends, torch.full_like(ends, -1))
     return starts, ends, scores
+
+
+def _span_norm(
+    band: torch.Tensor,
+    group: Optional[torch.Tensor],
+    n_groups: Optional[int],
+    null_logits: Optional[torch.Tensor],
+) -> torch.Tensor:
+    """(B, m, K) band -> (B,) log of each row's group normalizer: every valid
+    span of every row of the group (and each row's null logit, if given)."""
+    B = band.shape[0]
+    if group is None:
+        group, n_groups = torch.arange(B, device=band.device), B
+    elif n_groups is None:
+        n_groups = int(group.max().item()) + 1 if len(group) else 0
+    row_lse = band.reshape(B, -1).logsumexp(dim=1)
+    if null_logits is not None:
+        row_lse = torch.logaddexp(row_lse, null_logits.float())
+    return _group_logsumexp(row_lse, group.long(), n_groups)
+
+
+def no_answer_scores(
+    start_logits: torch.Tensor,
+    end_logits: torch.Tensor,
+    lengths: torch.Tensor,
+    null_logits: torch.Tensor,
+    *,
+    max_answer_length: int,
+    group: torch.Tensor,
+    n_groups: int,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The probability of "no answer" of each group, normalized like the
+    spans of ``top_spans(..., null_logits=...)``: the summed
+    exp(null logit) of the group's rows over the group's normalizer.
+
+    start_logits, end_logits (B, m); lengths (B,); null_logits (B,); group
+        (B,) ids in 0..n_groups-1.
+    RETURNS (Tuple[Tensor, Tensor]): (n_groups,) "no answer" probabilities
+        and (n_groups,) log normalizers (a span's logit start + end is
+        log(score) + the normalizer: comparable between contexts).
+    """
+    band = span_logits(
+        start_logits, end_logits, lengths, max_answer_length=max_answer_length
+    )
+    norm = _span_norm(band, group, n_groups, null_logits)  # (B,)
+    group = group.long()
+    doc_norm = norm.new_zeros(n_groups).index_copy_(0, group, norm)
+    share = torch.exp(null_logits.float() - norm)
+    p_null = norm.new_zeros(n_groups).index_add_(0, group, share)
+    return p_null, doc_norm

@@ -15,21 +15,23 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy
-from spacy.attrs import IDX, LENGTH
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.util import minibatch
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer, get_array_module, set_dropout_rate
-from thinc.types import Floats2d, Floats3d
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
-from ..layers.coattention import Answer, QAOutput, decode_answers
+from ..layers.coattention import QAGradient, QAOutput
+from ..layers.qa_decode import Answer, boundary_probabilities, decode_answers
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds
 from ..squad.data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY
 from .base import AttnPipe
 from .defaults import default_tok2vec_config
 from .pair_input import PairInputMixin
+from .qa_gold import first_gold_span
+from .qa_loss import Gold, qa_loss_and_gradient
+from .qa_no_answer import no_answer_attrs
 
 DEFAULT_QA_MODEL = """
 [model]
@@ -56,6 +58,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_QA_MODEL)["model"]
         "answers_key": DEFAULT_ANSWERS_KEY,
         "top_k": 5,
         "max_answer_length": 30,
+        "no_answer_threshold": None,
         "scorer": {"@scorers": "spacy-attn.squad_scorer.v1"},
     },
     default_score_weights={"qa_f1": 1.0, "qa_exact_match": 0.0},
@@ -69,6 +72,7 @@ def make_span_qa(
     answers_key: str,
     top_k: int,
     max_answer_length: int,
+    no_answer_threshold: Optional[float],
     scorer: Optional[Callable],
 ) -> "SpanQA":
     """Create an ``attn_span_qa``: extractive QA over question-context pair
@@ -81,7 +85,12 @@ def make_span_qa(
         data, predicted on output).
     top_k (int): Number of answers written per doc (best first).
     max_answer_length (int): Longest answer, in tokens.
-    scorer (Optional[Callable]): Scoring function (SQuAD EM / F1).
+    no_answer_threshold (Optional[float]): For a model that scores "no
+        answer" (``spacy-attn.DynamicCoattention.v2``): answer "no answer"
+        when its probability exceeds this; None: when it beats the best
+        span. Ignored by v1 models.
+    scorer (Optional[Callable]): Scoring function (SQuAD EM / F1;
+        ``spacy-attn.squad2_scorer.v1`` for SQuAD 2.0-style data).
     """
     return SpanQA(
         nlp.vocab,
@@ -91,6 +100,7 @@ def make_span_qa(
         answers_key=answers_key,
         top_k=top_k,
         max_answer_length=max_answer_length,
+        no_answer_threshold=no_answer_threshold,
         scorer=scorer,
     )
 
@@ -111,6 +121,12 @@ class SpanQA(PairInputMixin, AttnPipe):
     never the question, the sentinel or padding. An empty context gets no
     answers (an empty span group).
 
+    With a model that scores "no answer" (``spacy-attn.DynamicCoattention.v2``)
+    the normalization has one more outcome, "no answer" (the DCN sentinel);
+    ``attrs["no_answer_score"]`` holds its probability and
+    ``attrs["no_answer"]`` whether it won (``no_answer_threshold``), in which
+    case the group is empty. Questions without gold answers train it.
+
     Serialization is ``AttnPipe``'s; the pair plumbing (pair key, pairs
     copied to predicted docs) is ``PairInputMixin``'s.
     """
@@ -125,6 +141,7 @@ class SpanQA(PairInputMixin, AttnPipe):
         answers_key: str = DEFAULT_ANSWERS_KEY,
         top_k: int = 5,
         max_answer_length: int = 30,
+        no_answer_threshold: Optional[float] = None,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component.
@@ -136,6 +153,9 @@ class SpanQA(PairInputMixin, AttnPipe):
         answers_key (str): ``doc.spans`` key of the answers.
         top_k (int): Answers written per doc.
         max_answer_length (int): Longest answer in tokens.
+        no_answer_threshold (Optional[float]): "No answer" probability above
+            which a v2 model answers "no answer" (None: when it beats the
+            best span).
         scorer (Optional[Callable]): Scoring function.
         """
         if top_k < 1 or max_answer_length < 1:
@@ -148,6 +168,7 @@ class SpanQA(PairInputMixin, AttnPipe):
             "answers_key": answers_key,
             "top_k": top_k,
             "max_answer_length": max_answer_length,
+            "no_answer_threshold": no_answer_threshold,
         }
         super().__init__(vocab, model, name, cfg, scorer=scorer)
         # Examples seen in training without an answer span that maps to the
@@ -171,6 +192,20 @@ class SpanQA(PairInputMixin, AttnPipe):
         return self.cfg["max_answer_length"]
 
     @property
+    def no_answer_threshold(self) -> Optional[float]:
+        """RETURNS (Optional[float]): The "no answer" probability above which
+        a v2 model answers "no answer"; None: when it beats the best span.
+        Saved with the pipeline (``cfg``); set it with
+        ``pipe.cfg["no_answer_threshold"] = value``."""
+        return self.cfg.get("no_answer_threshold")
+
+    @property
+    def scores_no_answer(self) -> bool:
+        """RETURNS (bool): Whether the model scores "no answer"
+        (``spacy-attn.DynamicCoattention.v2``)."""
+        return bool(self.model.attrs.get("no_answer", False))
+
+    @property
     def labels(self) -> Tuple[str, ...]:
         """RETURNS (Tuple[str, ...]): The one span label, "answer"."""
         return (ANSWER_LABEL,)
@@ -187,7 +222,8 @@ class SpanQA(PairInputMixin, AttnPipe):
             component's ``top_k``.
         RETURNS (List[List[Tuple[int, int, float]]]): Per doc, up to ``top_k``
             answers ``(start, end, score)`` as doc token offsets (end
-            exclusive), best first.
+            exclusive), best first: a ``DocAnswers`` list, whose
+            ``no_answer_score`` a v2 model sets.
         RAISES (PairError): If a doc has no valid pair (the message names it).
         """
         docs = list(docs)
@@ -222,34 +258,11 @@ class SpanQA(PairInputMixin, AttnPipe):
         if not docs:
             return []
         output = self.model.predict(docs)
-        ops = self.model.ops
-        logits = [
-            ops.to_numpy(output.start_logits)[:, -1].astype("float64"),
-            ops.to_numpy(output.end_logits)[:, -1].astype("float64"),
+        bounds = [
+            get_pair_bounds(doc, self.pair_key, index=i)[2:]
+            for i, doc in enumerate(docs)
         ]
-        windows = output.windows
-        results = []
-        for i, doc in enumerate(docs):
-            _, _, c_start, c_end = get_pair_bounds(doc, self.pair_key, index=i)
-            probs = numpy.zeros((2, c_end - c_start), dtype="float64")
-            rows = numpy.flatnonzero(windows.doc == i)
-            for k, row_logits in enumerate(logits):
-                # One softmax over every real position of every window.
-                parts = [row_logits[w, : int(windows.length[w])] for w in rows]
-                flat = numpy.concatenate(parts) if parts else numpy.zeros(0)
-                if not len(flat):
-                    continue
-                exp = numpy.exp(flat - flat.max())
-                exp /= exp.sum()
-                offset = 0
-                for w, part in zip(rows, parts):
-                    begin = int(windows.start[w]) - c_start
-                    probs[k, begin : begin + len(part)] += exp[
-                        offset : offset + len(part)
-                    ]
-                    offset += len(part)
-            results.append(probs.astype("float32"))
-        return results
+        return boundary_probabilities(output, bounds, self.model.ops)
 
     def pipe(
         self,
@@ -280,18 +293,22 @@ class SpanQA(PairInputMixin, AttnPipe):
         """Write the answers to ``doc.spans[answers_key]`` (label "answer"),
         best first, with ``attrs["scores"]`` in the same order.
 
+        With a model that scores "no answer", ``attrs["no_answer_score"]``
+        holds its probability and ``attrs["no_answer"]`` says whether it won
+        (see ``no_answer_threshold``); when it won the group is empty: no
+        span is made up.
+
         docs (Iterable[Doc]): The docs to annotate.
         answers (List[List[Tuple[int, int, float]]]): The output of ``predict``.
         """
         key = self.answers_key
         for doc, doc_answers in zip(docs, answers):
+            attrs = no_answer_attrs(doc_answers, self.no_answer_threshold)
+            if attrs.get("no_answer"):
+                doc_answers = []
             spans = [Span(doc, s, e, label=ANSWER_LABEL) for s, e, _ in doc_answers]
-            doc.spans[key] = SpanGroup(
-                doc,
-                name=key,
-                spans=spans,
-                attrs={"scores": [float(score) for _, _, score in doc_answers]},
-            )
+            attrs["scores"] = [float(score) for _, _, score in doc_answers]
+            doc.spans[key] = SpanGroup(doc, name=key, spans=spans, attrs=attrs)
 
     # -- training --------------------------------------------------------
 
@@ -338,10 +355,11 @@ class SpanQA(PairInputMixin, AttnPipe):
         losses[self.name] += float(loss)
         return losses
 
-    def _gold_spans(self, examples: List[Example]) -> List[Optional[Tuple[int, int]]]:
+    def _gold_spans(self, examples: List[Example]) -> List[Gold]:
         """The target (start, end exclusive) of each example in predicted-doc
-        tokens, or None (no gold span that maps; counted and warned once)."""
-        gold: List[Optional[Tuple[int, int]]] = []
+        tokens, ``NO_ANSWER`` (v2 models, unanswerable questions), or None (no
+        gold span that maps; counted and warned once)."""
+        gold: List[Gold] = []
         n_skipped = 0
         for i, eg in enumerate(examples):
             span = self._first_gold_span(eg, i)
@@ -362,143 +380,20 @@ class SpanQA(PairInputMixin, AttnPipe):
                 )
         return gold
 
-    def _first_gold_span(self, eg: Example, index: int) -> Optional[Tuple[int, int]]:
-        ref, pred = eg.reference, eg.predicted
-        key = self.answers_key
-        if key not in ref.spans or not len(ref.spans[key]):
-            return None
-        _, _, c_start, c_end = get_pair_bounds(pred, self.pair_key, index=index)
-        # Same tokenization (the normal case): token offsets carry over.
-        same_tokens = len(ref) == len(pred) and numpy.array_equal(
-            ref.to_array([IDX, LENGTH]), pred.to_array([IDX, LENGTH])
+    def _first_gold_span(self, eg: Example, index: int) -> Gold:
+        return first_gold_span(
+            eg,
+            index,
+            answers_key=self.answers_key,
+            pair_key=self.pair_key,
+            no_answer=self.scores_no_answer,
         )
-        for span in ref.spans[key]:
-            if same_tokens:
-                start, end = span.start, span.end
-            else:
-                aligned = eg.get_aligned_spans_y2x([span], allow_overlap=True)
-                if len(aligned):
-                    start, end = aligned[0].start, aligned[0].end
-                else:
-                    # Fall back to characters: the smallest predicted span
-                    # covering the answer's characters.
-                    char_span = pred.char_span(
-                        span.start_char, span.end_char, alignment_mode="expand"
-                    )
-                    if char_span is None:
-                        raise ValueError(
-                            f"Example {index} ({ref.text[:60]!r}): the gold answer "
-                            f"{span.text!r} (characters {span.start_char}-"
-                            f"{span.end_char}) cannot be mapped onto the predicted "
-                            f"doc's tokens. Reference and predicted docs must have "
-                            f"the same text."
-                        )
-                    start, end = char_span.start, char_span.end
-            if not c_start <= start < end <= c_end:
-                raise ValueError(
-                    f"Example {index} ({ref.text[:60]!r}): the gold answer "
-                    f"{span.text!r} (tokens {start}-{end}) is not inside the "
-                    f"context segment (tokens {c_start}-{c_end}); answers must "
-                    f"be spans of the context."
-                )
-            return start, end
-        return None
 
     def _loss_and_gradient(
-        self, output: QAOutput, gold: List[Optional[Tuple[int, int]]]
-    ) -> Tuple[Any, Optional[Tuple[Floats3d, Floats3d]]]:
-        """Cumulative softmax cross-entropy over decoder iterations (paper
-        section 2.3): the sum over iterations of CE(start) + CE(end),
-        averaged over the examples with a target.
-
-        The softmax of a context runs over the positions of ALL its windows
-        (one window for most contexts, which is exactly the paper's loss).
-        The gold start (end) is every window position holding the gold start
-        (end) token in a window that contains the whole gold span; the loss
-        is minus the log of their summed probability. Training all windows of
-        a context jointly teaches windows without the answer to score low, so
-        their spans can be compared with the other windows' at inference.
-        Examples without a target get no gradient.
-
-        Everything runs with the array module of the logits (on the GPU when
-        the model is there); only small integer index arrays built from the
-        gold spans and the windows go host -> device, and nothing comes back
-        (the loss stays a device scalar until ``update`` reads it once).
-        Float64 logits are computed in float64, all others in float32.
-
-        output (QAOutput): The model's training output.
-        gold (List[Optional[Tuple[int, int]]]): Per doc, the target (start,
-            end exclusive) in doc tokens, or None.
-        RETURNS (Tuple[Any, Optional[Tuple[Floats3d, Floats3d]]]): The loss (a
-            0-d array on the logits' device, or 0.0 when no window holds a
-            target) and the float32 gradients (d_start, d_end) of the logits,
-            or None.
-        """
-        windows = output.windows
-        doc = windows.doc.astype("int64")
-        n_windows = len(doc)
-        # -- host: integer targets and window groups (small) ---------------
-        gold_start = numpy.full(len(gold), -1, dtype="int64")
-        gold_end = numpy.full(len(gold), -1, dtype="int64")
-        for i, g in enumerate(gold):
-            if g is not None:
-                gold_start[i], gold_end[i] = g
-        w_start = windows.start.astype("int64")
-        w_end = w_start + windows.length.astype("int64")
-        g_start, g_end = gold_start[doc], gold_end[doc]
-        inside = (g_start >= 0) & (w_start <= g_start) & (g_end <= w_end)
-        rows = numpy.flatnonzero(inside)  # windows holding a whole gold span
-        if not len(rows):
-            return 0.0, None
-        has_target = numpy.zeros(len(gold), dtype=bool)
-        has_target[doc[rows]] = True
-        n_examples = float(has_target.sum())
-        # The windows of a doc are contiguous (made doc by doc): group runs.
-        new_run = numpy.r_[True, doc[1:] != doc[:-1]]
-        firsts = numpy.flatnonzero(new_run)
-        run_lengths = numpy.diff(numpy.r_[firsts, n_windows])
-        win_run = numpy.cumsum(new_run) - 1  # (W,) run of each window
-        # (runs, longest run) window index per run; padding points at row W.
-        slots = numpy.arange(run_lengths.max())
-        grid = numpy.where(
-            slots < run_lengths[:, None], firsts[:, None] + slots, n_windows
-        )
-        first_rows = firsts[has_target[doc[firsts]]]  # one row per example
-        # -- device --------------------------------------------------------
-        xp = get_array_module(output.start_logits)
-        dtype = "float64" if output.start_logits.dtype == numpy.float64 else "float32"
-        rows_d = xp.asarray(rows)
-        win_run_d = xp.asarray(win_run)
-        grid_d = xp.asarray(grid)
-        first_rows_d = xp.asarray(first_rows)
-        # Windows of docs without a target get no gradient; 1 / n_examples
-        # folded in.
-        scale = xp.asarray(has_target[doc] / n_examples, dtype=dtype)[:, None, None]
-        loss = xp.zeros((), dtype=dtype)
-        grads = []
-        for logits, t in (
-            (output.start_logits, g_start - w_start),
-            (output.end_logits, g_end - 1 - w_start),
-        ):
-            logits = xp.asarray(logits, dtype=dtype)  # (W, T, L)
-            t_d = xp.asarray(t[rows])
-            # log-softmax over every position of every window of a doc;
-            # padded logits are -1e4, so their probability is exactly 0.
-            row_max = logits.max(axis=2)  # (W, T)
-            doc_max = _run_max(row_max, grid_d)[win_run_d]  # (W, T)
-            exp = xp.exp(logits - doc_max[:, :, None])
-            doc_sum = _run_sum(exp.sum(axis=2), grid_d)[win_run_d]  # (W, T)
-            probs = exp / doc_sum[:, :, None]  # (W, T, L)
-            # Probability of the gold position in each window with a target.
-            gold_p = xp.zeros(probs.shape[:2], dtype=dtype)  # (W, T)
-            gold_p[rows_d] = probs[rows_d, :, t_d]
-            marginal = _run_sum(gold_p, grid_d)[win_run_d]  # (W, T)
-            loss = loss - xp.log(marginal[first_rows_d] + 1e-12).sum() / n_examples
-            # d(-log sum_gold p)/d logits = p - p * [gold] / sum_gold p.
-            posterior = gold_p[rows_d] / xp.maximum(marginal[rows_d], 1e-30)  # (R, T)
-            probs[rows_d, :, t_d] -= posterior
-            grads.append(xp.asarray(probs * scale, dtype="float32"))
-        return loss, (grads[0], grads[1])
+        self, output: QAOutput, gold: List[Gold]
+    ) -> Tuple[Any, Optional[QAGradient]]:
+        """The loss and its gradient: see ``qa_loss_and_gradient``."""
+        return qa_loss_and_gradient(output, gold)
 
     def get_loss(
         self, examples: Iterable[Example], scores: QAOutput
@@ -539,23 +434,3 @@ class SpanQA(PairInputMixin, AttnPipe):
         raise NotImplementedError(
             f"'{self.name}' has the fixed label {ANSWER_LABEL!r}."
         )
-
-
-def _run_max(X: Floats2d, grid: Any) -> Floats2d:
-    """(W, T) window rows -> (runs, T) max over each run's windows.
-
-    grid (runs, G): window indices of each run, padded with W (a row of
-    -inf). A dense gather instead of a segment reduction: Thinc's segment
-    ops check their lengths on the host, which would sync a GPU step.
-    """
-    xp = get_array_module(X)
-    padded = xp.concatenate([X, xp.full((1, X.shape[1]), -xp.inf, dtype=X.dtype)])
-    return padded[grid].max(axis=1)
-
-
-def _run_sum(X: Floats2d, grid: Any) -> Floats2d:
-    """(W, T) window rows -> (runs, T) sum over each run's windows (grid as
-    for ``_run_max``, padded with a row of zeros)."""
-    xp = get_array_module(X)
-    padded = xp.concatenate([X, xp.zeros((1, X.shape[1]), dtype=X.dtype)])
-    return padded[grid].sum(axis=1)

@@ -153,7 +153,9 @@ def make_qa_doc(
                 )
     if stats is not None:
         stats.questions += 1
-        if not spans:
+        if not question.answers:
+            stats.unanswerable += 1
+        elif not spans:
             stats.questions_unaligned += 1
     group = SpanGroup(doc, name=answers_key, spans=spans)
     group.attrs["texts"] = [text for text, _ in question.answers]

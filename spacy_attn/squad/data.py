@@ -43,7 +43,9 @@ class SquadQuestion:
 class SquadStats:
     """Counts from reading a SQuAD-format corpus. ``exact + expanded +
     relocated + unaligned == answers``; ``questions_unaligned`` counts
-    questions left without any gold span (they still carry their texts)."""
+    questions with answers left without any gold span (they still carry their
+    texts); ``unanswerable`` counts questions without answers (SQuAD 2.0's
+    ``is_impossible``)."""
 
     articles: int = 0
     paragraphs: int = 0
@@ -54,6 +56,7 @@ class SquadStats:
     relocated: int = 0
     unaligned: int = 0
     questions_unaligned: int = 0
+    unanswerable: int = 0
     skipped_empty: int = 0
     unaligned_examples: List[str] = field(default_factory=list)
 
@@ -68,6 +71,7 @@ class SquadStats:
             f"expanded to token boundaries, {self.relocated} relocated near their "
             f"offset, {self.unaligned} unaligned ({self.questions_unaligned} questions "
             f"without any gold span)"
+            + (f", {self.unanswerable} unanswerable" if self.unanswerable else "")
             + (
                 f"; skipped {self.skipped_empty} questions with an empty question or context"
                 if self.skipped_empty

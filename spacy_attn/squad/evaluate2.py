@@ -1,0 +1,234 @@
+"""Evaluating span QA on SQuAD 2.0-style data: the official metric at a
+"no answer" threshold and at the best one, the trivial baselines, choosing
+the threshold on held-out data, and the many-contexts check."""
+
+import math
+import random
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from spacy.language import Language
+
+from ..qa import pair_candidates
+from .evaluate import iter_questions
+from .metric import exact_match_score, f1_score, metric_max_over_ground_truths
+from .metric2 import squad2_evaluate
+
+Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
+
+
+def subset(data: Dataset, limit: int, *, seed: int = 0) -> Dict[str, Any]:
+    """A seeded sample of ``limit`` questions of a SQuAD JSON (all if 0), in
+    the SQuAD layout (articles and paragraphs kept for the kept questions)."""
+    ids = [qid for qid, _, _ in iter_questions(data)]
+    if 0 < limit < len(ids):
+        ids = random.Random(f"{seed}:squad2_subset").sample(ids, limit)
+    return subset_by_ids(data, ids)
+
+
+def subset_by_ids(data: Dataset, ids: Sequence[str]) -> Dict[str, Any]:
+    """The questions of a SQuAD JSON whose ids are in ``ids``, in the SQuAD
+    layout (file order)."""
+    keep = set(ids)
+    articles = data["data"] if isinstance(data, dict) else data
+    out = []
+    for article in articles:
+        paragraphs = []
+        for para in article["paragraphs"]:
+            qas = [qa for qa in para["qas"] if qa["id"] in keep]
+            if qas:
+                paragraphs.append({**para, "qas": qas})
+        if paragraphs:
+            out.append({**article, "paragraphs": paragraphs})
+    return {"version": "v2.0", "data": out}
+
+
+def best_answers(
+    nlp: Language,
+    data: Dataset,
+    *,
+    batch_size: int = 64,
+    component: Optional[str] = None,
+) -> Dict[str, Dict[str, Any]]:
+    """Each question's best span (never "no answer") and its "no answer"
+    probability, the inputs of the official metric at any threshold.
+
+    RETURNS (Dict[str, Dict[str, Any]]): Question id -> ``{"text",
+        "probability", "logit", "no_answer_score"}`` ("" and None for a
+        context without a span; ``no_answer_score`` 0.0 for a model without
+        "no answer", the official default).
+    """
+    questions = list(iter_questions(data))
+    found = pair_candidates(
+        nlp,
+        [(q, c) for _, q, c in questions],
+        top_k=1,
+        batch_size=batch_size,
+        component=component,
+    )
+    out = {}
+    for (qid, _, _), cand in zip(questions, found):
+        best = cand["answers"][0] if cand["answers"] else {}
+        p_null = cand["no_answer_score"]
+        out[qid] = {
+            "text": best.get("text", ""),
+            "probability": best.get("probability"),
+            "logit": best.get("logit"),
+            "no_answer_score": 1.0 if not best else (p_null or 0.0),
+        }
+    return out
+
+
+def score_at(
+    data: Dataset, answers: Dict[str, Dict[str, Any]], threshold: float
+) -> Dict[str, Any]:
+    """The official SQuAD 2.0 figures of ``best_answers`` when "no answer" is
+    said above ``threshold`` (and the best-threshold figures)."""
+    preds = {qid: a["text"] for qid, a in answers.items()}
+    na_probs = {qid: float(a["no_answer_score"]) for qid, a in answers.items()}
+    return squad2_evaluate(data, preds, na_probs, na_prob_thresh=threshold)
+
+
+def choose_threshold(data: Dataset, answers: Dict[str, Dict[str, Any]]) -> float:
+    """The "no answer" threshold that maximizes the official F1 on ``data``
+    (the official script's ``best_f1_thresh``): choose it on held-out data,
+    never on the data the scores are reported for.
+
+    The official threshold is the ``no_answer_score`` of a question; the
+    midpoint to the next higher score gives the same F1 on ``data`` and
+    survives the rounding of a saved cfg."""
+    best = float(score_at(data, answers, 1.0)["best_f1_thresh"])
+    higher = [
+        float(a["no_answer_score"])
+        for a in answers.values()
+        if float(a["no_answer_score"]) > best
+    ]
+    return (best + min(higher)) / 2 if higher else best
+
+
+def trivial_baselines(
+    data: Dataset, answers: Dict[str, Dict[str, Any]]
+) -> Dict[str, Dict[str, Any]]:
+    """The official figures of "always no answer" and of always answering
+    with the model's best span (a SQuAD 1.1-style reader)."""
+    articles = data["data"] if isinstance(data, dict) else data
+    empty = {qid: "" for qid, _, _ in iter_questions(articles)}
+    return {
+        "always_no_answer": squad2_evaluate(articles, empty),
+        "always_answers": score_at(data, answers, math.inf),
+    }
+
+
+def many_contexts_check(
+    nlp: Language,
+    data: Dataset,
+    *,
+    n_questions: int = 500,
+    n_contexts: int = 10,
+    seed: int = 0,
+    batch_size: int = 64,
+    component: Optional[str] = None,
+) -> Dict[str, Any]:
+    """For answerable questions: their own paragraph plus ``n_contexts - 1``
+    other paragraphs of the same article (seeded); how often the top answer
+    across the contexts comes from the right paragraph, per ranking score.
+
+    Scores: ``probability`` (span probability within its context, "no
+    answer" in the normalization), ``logit`` (un-normalized start + end
+    logit) and ``margin`` (logit minus the context's "no answer" logit,
+    log(probability / no_answer_score)); a model without "no answer" has
+    ``probability`` only.
+
+    RETURNS (Dict[str, Any]): ``questions``, ``contexts_per_question`` (mean),
+        ``chance`` (mean 1 / contexts) and per score ``{"top1_paragraph",
+        "top1_exact", "top1_f1"}`` (fractions; exact / F1 of the top answer
+        against the gold answers).
+    """
+    articles = data["data"] if isinstance(data, dict) else data
+    rng = random.Random(f"{seed}:many_contexts")
+    items = []
+    for article in articles:
+        contexts = [p["context"] for p in article["paragraphs"]]
+        for p_i, para in enumerate(article["paragraphs"]):
+            for qa in para["qas"]:
+                if qa["answers"]:
+                    items.append((qa, contexts, p_i))
+    if 0 < n_questions < len(items):
+        items = rng.sample(items, n_questions)
+    groups = []
+    for qa, contexts, own in items:
+        others = [j for j in range(len(contexts)) if j != own]
+        chosen = [own] + rng.sample(others, min(n_contexts - 1, len(others)))
+        groups.append((qa, [contexts[j] for j in chosen]))
+    pairs = [(qa["question"], c) for qa, ctxs in groups for c in ctxs]
+    found = pair_candidates(
+        nlp, pairs, top_k=1, batch_size=batch_size, component=component
+    )
+    return _rank_summary(groups, found)
+
+
+def _rank_summary(groups: Sequence, found: List[Dict[str, Any]]) -> Dict[str, Any]:
+    kinds = ["probability", "logit", "margin"]
+    tallies = {
+        k: {"top1_paragraph": 0.0, "top1_exact": 0.0, "top1_f1": 0.0} for k in kinds
+    }
+    available = {k: False for k in kinds}
+    offset = 0
+    n_ctx = 0
+    chance = 0.0
+    for qa, ctxs in groups:
+        cands = found[offset : offset + len(ctxs)]
+        offset += len(ctxs)
+        n_ctx += len(ctxs)
+        chance += 1 / len(ctxs)
+        gold = [a["text"] for a in qa["answers"]]
+        for kind in kinds:
+            scored = []
+            for i, cand in enumerate(cands):
+                if not cand["answers"]:
+                    continue
+                best = cand["answers"][0]
+                value = _score(best, cand["no_answer_score"], kind)
+                if value is not None:
+                    scored.append((value, -i, best))
+            if not scored:
+                continue
+            available[kind] = True
+            _, neg_i, top = max(scored, key=lambda x: (x[0], x[1]))
+            t = tallies[kind]
+            t["top1_paragraph"] += float(neg_i == 0)
+            t["top1_exact"] += metric_max_over_ground_truths(
+                exact_match_score, top["text"], gold
+            )
+            t["top1_f1"] += metric_max_over_ground_truths(f1_score, top["text"], gold)
+    n = len(groups)
+    return {
+        "questions": n,
+        "contexts_per_question": n_ctx / n if n else 0.0,
+        "chance": chance / n if n else 0.0,
+        **{
+            k: {m: v / n for m, v in t.items()}
+            for k, t in tallies.items()
+            if available[k]
+        },
+    }
+
+
+def _score(best: Dict[str, Any], p_null: Optional[float], kind: str) -> Optional[float]:
+    if kind == "probability":
+        return best["probability"]
+    if best["logit"] is None or p_null is None:
+        return None
+    if kind == "logit":
+        return best["logit"]
+    return math.log(max(best["probability"], 1e-45)) - math.log(max(p_null, 1e-45))
+
+
+__all__ = [
+    "best_answers",
+    "subset_by_ids",
+    "choose_threshold",
+    "many_contexts_check",
+    "score_at",
+    "subset",
+    "trivial_baselines",
+]

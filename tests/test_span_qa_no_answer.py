@@ -1,0 +1,336 @@
+"""attn_span_qa with spacy-attn.DynamicCoattention.v2: "no answer" at the sentinel."""
+
+from dataclasses import replace
+
+import numpy
+import pytest
+import spacy
+from spacy.training import Example
+from spacy.util import registry
+from thinc.api import fix_random_seed
+
+import spacy_attn
+from spacy_attn import make_pair
+from spacy_attn.layers.coattention import QAOutput, QAWindows
+from spacy_attn.pipeline.qa_gold import first_gold_span
+from spacy_attn.pipeline.qa_loss import NO_ANSWER, qa_loss_and_gradient
+from spacy_attn.pipeline.qa_no_answer import says_no_answer
+from spacy_attn.squad import make_qa_doc
+
+from .util import squad_pairs, tok2vec_config
+
+
+def v2_config(window=400, stride=200, threshold=None):
+    return {
+        "scorer": {"@scorers": "spacy-attn.squad2_scorer.v1"},
+        "no_answer_threshold": threshold,
+        "model": {
+            "@architectures": "spacy-attn.DynamicCoattention.v2",
+            "hidden_width": 32,
+            "pool_size": 2,
+            "max_iterations": 3,
+            "dropout": 0.0,
+            "window": window,
+            "stride": stride,
+            "tok2vec": tok2vec_config(32),
+        },
+    }
+
+
+def qa_examples(nlp, questions):
+    examples = []
+    for q in questions:
+        ref = make_qa_doc(nlp, q)
+        pred = ref.copy()
+        del pred.spans["answers"]
+        examples.append(Example(pred, ref))
+    return examples
+
+
+def mixed_questions():
+    """8 answerable SQuAD dev questions and 8 unanswerable ones: the other
+    question of each paragraph asked of the next paragraph."""
+    qs = squad_pairs(8)
+    answerable = qs[::2]
+    unanswerable = [
+        replace(
+            q, id=q.id + "-neg", context=answerable[(i + 1) % 8].context, answers=[]
+        )
+        for i, q in enumerate(qs[1::2])
+    ]
+    return answerable, unanswerable
+
+
+@pytest.fixture(scope="module")
+def trained_v2():
+    answerable, unanswerable = mixed_questions()
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_span_qa", config=v2_config())
+    examples = qa_examples(nlp, answerable + unanswerable)
+    fix_random_seed(0)
+    optimizer = nlp.initialize(lambda: examples)
+    losses = []
+    for _ in range(90):
+        seen = {}
+        nlp.update(examples, sgd=optimizer, losses=seen)
+        losses.append(seen["attn_span_qa"])
+    return nlp, examples, losses
+
+
+def test_registry_resolves_v2():
+    build = registry.architectures.get("spacy-attn.DynamicCoattention.v2")
+    model = build(tok2vec=None, hidden_width=8, pool_size=2)
+    assert model.attrs["no_answer"] is True
+    v1 = registry.architectures.get("spacy-attn.DynamicCoattention.v1")
+    assert v1(tok2vec=None, hidden_width=8, pool_size=2).attrs["no_answer"] is False
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("attn_span_qa", config=v2_config(threshold=0.3))
+    assert pipe.scores_no_answer and pipe.no_answer_threshold == 0.3
+    cfg = nlp.config["components"]["attn_span_qa"]
+    assert cfg["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v2"
+    assert cfg["no_answer_threshold"] == 0.3
+
+
+def test_overfit_answerable_and_unanswerable(trained_v2):
+    nlp, examples, losses = trained_v2
+    assert losses[-1] < 0.05 * losses[0], losses[::10]
+    docs = list(nlp.pipe([eg.predicted.copy() for eg in examples]))
+    for eg, doc in zip(examples, docs):
+        group = doc.spans["answers"]
+        gold = eg.reference.spans["answers"].attrs["texts"]
+        assert 0.0 <= group.attrs["no_answer_score"] <= 1.0
+        if gold:
+            assert not group.attrs["no_answer"] and group[0].text in gold
+            assert group.attrs["scores"][0] + group.attrs["no_answer_score"] <= 1 + 1e-5
+        else:
+            # "No answer" is said explicitly: an empty group, no made-up span.
+            assert group.attrs["no_answer"] and len(group) == 0
+            assert group.attrs["scores"] == [] and group.attrs["no_answer_score"] > 0.5
+    scores = nlp.evaluate(examples)
+    assert scores["qa_f1"] == 1.0
+    assert scores["qa_has_ans_f1"] == scores["qa_no_ans_f1"] == 1.0
+
+
+def test_threshold_is_saved_and_applied(trained_v2, tmp_path):
+    nlp, examples, _ = trained_v2
+    pipe = nlp.get_pipe("attn_span_qa")
+    pair = examples[8].predicted.copy()
+    pipe.cfg["no_answer_threshold"] = 1.0  # never "no answer" (but empty contexts)
+    try:
+        group = next(nlp.pipe([pair])).spans["answers"]
+        assert not group.attrs["no_answer"] and len(group) == 5
+        nlp.to_disk(tmp_path / "m")
+        loaded = spacy.load(tmp_path / "m")
+        assert loaded.get_pipe("attn_span_qa").no_answer_threshold == 1.0
+    finally:
+        pipe.cfg["no_answer_threshold"] = None
+    empty = next(nlp.pipe([make_pair(nlp, "Who won?", "")])).spans["answers"]
+    assert empty.attrs["no_answer"] and empty.attrs["no_answer_score"] == 1.0
+
+
+def _answers(nlp, docs):
+    out = []
+    for doc in nlp.pipe([d.copy() for d in docs], batch_size=64):
+        g = doc.spans["answers"]
+        out.append(
+            (
+                [(s.start, s.end) for s in g],
+                list(g.attrs["scores"]),
+                g.attrs["no_answer"],
+                g.attrs["no_answer_score"],
+            )
+        )
+    return out
+
+
+def test_to_bytes_round_trip_same_predictions(trained_v2):
+    nlp, examples, _ = trained_v2
+    docs = [eg.predicted for eg in examples]
+    before = _answers(nlp, docs)
+    nlp2 = spacy.blank("en")
+    nlp2.add_pipe("attn_span_qa", config=v2_config())
+    nlp2.from_bytes(nlp.to_bytes())
+    assert _answers(nlp2, docs) == before
+
+
+def test_batch_equals_one_by_one(trained_v2):
+    nlp, examples, _ = trained_v2
+    pipe = nlp.get_pipe("attn_span_qa")
+    docs = [eg.predicted for eg in examples]
+    batch = pipe.predict(docs)
+    for doc, answers in zip(docs, batch):
+        (single,) = pipe.predict([doc])
+        assert [a[:2] for a in single] == [a[:2] for a in answers]
+        assert [a[2] for a in single] == pytest.approx(
+            [a[2] for a in answers], rel=1e-5
+        )
+        assert single.no_answer_score == pytest.approx(
+            answers.no_answer_score, rel=1e-5
+        )
+
+
+def test_windows_share_one_no_answer_softmax(trained_v2):
+    """A context read in several windows: spans + no answer sum to <= 1."""
+    nlp, examples, _ = trained_v2
+    small = spacy.blank("en")
+    small.add_pipe("attn_span_qa", config=v2_config(window=40, stride=20))
+    small.initialize(lambda: examples)
+    (answers,) = small.get_pipe("attn_span_qa").predict(
+        [examples[0].predicted], top_k=500
+    )
+    total = sum(score for _, _, score in answers) + answers.no_answer_score
+    assert 0.0 < answers.no_answer_score < 1.0 and total <= 1.0 + 1e-4
+
+
+def test_unanswerable_targets():
+    answerable, unanswerable = mixed_questions()
+    nlp = spacy.blank("en")
+    eg_pos, eg_neg = qa_examples(nlp, [answerable[0], unanswerable[0]])
+    kw = {"answers_key": "answers", "pair_key": "pair"}
+    assert first_gold_span(eg_neg, 0, no_answer=True, **kw) == NO_ANSWER
+    # v1 models skip unanswerable questions, as before.
+    assert first_gold_span(eg_neg, 0, no_answer=False, **kw) is None
+    assert first_gold_span(eg_pos, 0, no_answer=True, **kw) not in (None, NO_ANSWER)
+
+
+def test_no_answer_loss_gradient_matches_finite_differences():
+    rng = numpy.random.default_rng(0)
+    start = rng.normal(size=(3, 2, 5))
+    end = rng.normal(size=(3, 2, 5))
+    null_s, null_e = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    start[2, :, 3:] = end[2, :, 3:] = -1e4
+    windows = QAWindows(
+        numpy.array([0, 0, 1]), numpy.array([10, 12, 20]), numpy.array([5, 5, 3])
+    )
+    gold = [NO_ANSWER, (21, 22)]  # doc 0 unanswerable (two windows)
+
+    def loss_of(arrays):
+        s, e, ns, ne = arrays
+        return qa_loss_and_gradient(QAOutput(s, e, windows, None, ns, ne), gold)
+
+    arrays = [start, end, null_s, null_e]
+    loss, grads = loss_of(arrays)
+    assert len(grads) == 4 and float(loss) > 0
+    eps = 1e-4
+    for which, idx in [
+        (0, (0, 0, 2)),
+        (1, (2, 1, 1)),
+        (2, (0, 1)),
+        (2, (1, 0)),
+        (3, (2, 0)),
+    ]:
+        up = [a.copy() for a in arrays]
+        up[which][idx] += eps
+        down = [a.copy() for a in arrays]
+        down[which][idx] -= eps
+        numeric = (float(loss_of(up)[0]) - float(loss_of(down)[0])) / (2 * eps)
+        assert grads[which][idx] == pytest.approx(numeric, abs=1e-3)
+    with pytest.raises(ValueError, match="no answer"):
+        qa_loss_and_gradient(QAOutput(start, end, windows, None), gold)
+
+
+def test_says_no_answer_rule():
+    assert says_no_answer(0.4, 0.3, None) and not says_no_answer(0.2, 0.3, None)
+    assert says_no_answer(0.4, 0.9, 0.35) and not says_no_answer(0.3, 0.1, 0.35)
+    assert says_no_answer(0.0, None, 0.5)  # no span at all
+
+
+def test_v1_answers_carry_no_no_answer_attrs():
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "attn_span_qa",
+        config={
+            "model": {
+                **v2_config()["model"],
+                "@architectures": "spacy-attn.DynamicCoattention.v1",
+            }
+        },
+    )
+    nlp.initialize(lambda: qa_examples(nlp, squad_pairs(1)))
+    doc = next(nlp.pipe([make_pair(nlp, "Who?", "Tom is here.")]))
+    assert set(doc.spans["answers"].attrs) == {"scores"}
+    assert spacy_attn.get_pair_bounds(doc)[3] == len(doc)
+    # Many contexts with a v1 model: per-context probabilities only.
+    from spacy_attn.qa import answer_question
+
+    result = answer_question(nlp, "Who?", ["Tom is here.", "Ann is there."], top_k=2)
+    assert len(result["answers"]) == 2 and result["no_answer_score"] is None
+    assert {a["context"] for a in result["answers"]} <= {0, 1}
+    with pytest.raises(ValueError, match="logit"):
+        answer_question(nlp, "Who?", ["Tom is here."], score="logit")
+
+
+def test_answer_questions_says_no_answer(trained_v2):
+    from spacy_attn.qa import answer_questions
+
+    nlp, _, _ = trained_v2
+    answerable, unanswerable = mixed_questions()
+    pairs = [(answerable[0].question, "  " + answerable[0].context)]
+    pairs.append((unanswerable[0].question, unanswerable[0].context))
+    yes, no = list(answer_questions(nlp, pairs, top_k=2))
+    assert len(yes) == 2 and yes[0]["no_answer"] is False
+    assert pairs[0][1][yes[0]["start_char"] : yes[0]["end_char"]] == yes[0]["text"]
+    assert yes[0]["text"] == answerable[0].answers[0][0]
+    assert no == [
+        {
+            "text": "",
+            "score": no[0]["no_answer_score"],
+            "start_char": None,
+            "end_char": None,
+            "no_answer": True,
+            "no_answer_score": no[0]["no_answer_score"],
+        }
+    ]
+
+
+def test_answer_question_over_many_contexts(trained_v2):
+    from spacy_attn.qa import answer_question, context_candidates
+
+    nlp, _, _ = trained_v2
+    answerable, _ = mixed_questions()
+    q = answerable[3]
+    contexts = ["", "  " + q.context]
+    for score in ("probability", "logit"):
+        result = answer_question(nlp, q.question, contexts, top_k=3, score=score)
+        best = result["answers"][0]
+        assert best["context"] == 1 and best["text"] == q.answers[0][0]
+        assert contexts[1][best["start_char"] : best["end_char"]] == best["text"]
+        assert not result["no_answer"] and 0 <= result["no_answer_score"] < 0.5
+    # Ranking across 8 contexts: the top answers are the best-scoring
+    # candidates of the contexts that answer, whatever the score kind.
+    contexts = [a.context for a in answerable]
+    per_context = context_candidates(nlp, q.question, contexts, top_k=2)
+    assert len(per_context) == 8 and per_context[3]["no_answer"] is False
+    for score in ("probability", "logit"):
+        result = answer_question(nlp, q.question, contexts, top_k=4, score=score)
+        pool = sorted(
+            (a[score] for c in per_context if not c["no_answer"] for a in c["answers"]),
+            reverse=True,
+        )
+        assert [a["score"] for a in result["answers"]] == pool[:4]
+    # The logit is log(probability) + the context's normalizer: a real
+    # un-normalized score, the same scale everywhere.
+    a, b = per_context[3]["answers"]
+    assert a["logit"] - b["logit"] == pytest.approx(
+        numpy.log(a["probability"] / b["probability"]), abs=1e-4
+    )
+    none = answer_question(nlp, q.question, contexts, score_threshold=2.0)
+    assert none["answers"] == [] and none["no_answer"]
+    with pytest.raises(ValueError, match="score"):
+        answer_question(nlp, q.question, contexts, score="rank")
+
+
+def test_answer_questions_score_threshold(trained_v2):
+    from spacy_attn.qa import answer_questions
+
+    nlp, _, _ = trained_v2
+    answerable, _ = mixed_questions()
+    pair = [(answerable[0].question, answerable[0].context)]
+    (all_answers,) = answer_questions(nlp, pair, top_k=5)
+    cut = (all_answers[0]["score"] + all_answers[1]["score"]) / 2
+    (kept,) = answer_questions(nlp, pair, top_k=5, score_threshold=cut)
+    assert kept == all_answers[:1]
+    # Nothing above the threshold: a v2 model says "no answer", with its score.
+    (none,) = answer_questions(nlp, pair, score_threshold=2.0)
+    assert len(none) == 1 and none[0]["no_answer"] and none[0]["text"] == ""
+    assert none[0]["score"] == all_answers[0]["no_answer_score"]

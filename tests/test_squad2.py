@@ -1,0 +1,210 @@
+"""The official SQuAD 2.0 metric, its pipeline scorer and built unanswerable questions."""
+
+import copy
+import json
+
+import pytest
+import spacy
+from spacy.tokens import Span, SpanGroup
+from spacy.training import Example
+from spacy.util import registry
+
+from spacy_attn import make_pair
+from spacy_attn.scorers import squad2_score
+from spacy_attn.squad.metric2 import compute_f1, squad2_evaluate, squad2_scores
+from spacy_attn.squad.negatives import add_unanswerable
+
+GOLDS = {
+    "q1": ["Denver Broncos", "the Denver Broncos"],
+    "q2": [],
+    "q3": ["1990"],
+    "q4": [],
+    "q5": ["Paris"],
+}
+PREDS = {
+    "q1": "Denver Broncos",
+    "q2": "",
+    "q3": "in 1990 year",
+    "q4": "Paris",
+    "q5": "Paris",
+}
+NA_PROBS = {"q1": 0.1, "q2": 0.9, "q3": 0.2, "q4": 0.8, "q5": 0.85}
+
+
+def test_official_squad2_numbers():
+    s = squad2_scores(GOLDS, PREDS, NA_PROBS)
+    assert (s["exact"], s["f1"], s["total"]) == (60.0, 70.0, 5)
+    assert s["HasAns_exact"] == pytest.approx(200 / 3)
+    assert s["HasAns_f1"] == pytest.approx(250 / 3) and s["HasAns_total"] == 3
+    assert (s["NoAns_exact"], s["NoAns_f1"], s["NoAns_total"]) == (50.0, 50.0, 2)
+    # Sweeping na_prob: answering q4 ("Paris" where there is no answer)
+    # costs a point, so answering q5 too only wins it back.
+    assert (s["best_f1"], s["best_f1_thresh"]) == (70.0, 0.2)
+    assert (s["best_exact"], s["best_exact_thresh"]) == (60.0, 0.1)
+    at = squad2_scores(GOLDS, PREDS, NA_PROBS, na_prob_thresh=0.5)
+    assert (at["exact"], at["f1"]) == (60.0, 70.0)
+    assert at["NoAns_f1"] == 100.0 and at["HasAns_f1"] == pytest.approx(50.0)
+    assert compute_f1("", "") == 1.0 and compute_f1("", "x") == 0.0
+
+
+def test_squad2_evaluate_reads_the_dataset_layout():
+    data = {
+        "data": [
+            {
+                "paragraphs": [
+                    {
+                        "context": "...",
+                        "qas": [
+                            {"id": q, "answers": [{"text": t} for t in texts]}
+                            for q, texts in GOLDS.items()
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    assert squad2_evaluate(data, PREDS, NA_PROBS) == squad2_scores(
+        GOLDS, PREDS, NA_PROBS
+    )
+    with pytest.raises(KeyError, match="no prediction"):
+        squad2_evaluate(data, {"q1": "x"})
+
+
+def _example(nlp, question, context, gold, predicted, na_prob):
+    ref = make_pair(nlp, question, context)
+    group = SpanGroup(ref, name="answers", spans=[])
+    group.attrs["texts"] = gold
+    group.attrs["id"] = question
+    ref.spans["answers"] = group
+    pred = make_pair(nlp, question, context)
+    spans = []
+    if predicted:
+        start = context.index(predicted)
+        span = pred.char_span(
+            len(pred.text) - len(context) + start,
+            len(pred.text) - len(context) + start + len(predicted),
+        )
+        spans = [Span(pred, span.start, span.end, label="answer")]
+    pred.spans["answers"] = SpanGroup(
+        pred,
+        name="answers",
+        spans=spans,
+        attrs={"scores": [0.5] * len(spans), "no_answer_score": na_prob},
+    )
+    return Example(pred, ref)
+
+
+def test_squad2_scorer():
+    nlp = spacy.blank("en")
+    assert registry.scorers.get("spacy-attn.squad2_scorer.v1")() is squad2_score
+    examples = [
+        _example(
+            nlp,
+            "Who won?",
+            "The Denver Broncos won.",
+            GOLDS["q1"],
+            "Denver Broncos",
+            0.1,
+        ),
+        _example(nlp, "Where?", "Nothing here.", [], "", 0.9),
+        _example(nlp, "When?", "It was in 1990 year.", ["1990"], "in 1990 year", 0.2),
+        _example(nlp, "Capital?", "Paris is nice.", [], "Paris", 0.8),
+    ]
+    scores = squad2_score(examples)
+    assert scores["qa_f1"] == pytest.approx(0.625)
+    assert scores["qa_has_ans_f1"] == pytest.approx(0.75)
+    assert scores["qa_no_ans_f1"] == pytest.approx(0.5)
+    assert scores["qa_best_f1"] == pytest.approx(0.875)
+    assert scores["qa_best_f1_thresh"] == pytest.approx(0.2) and scores["qa_n"] == 4
+    assert squad2_score([])["qa_f1"] is None
+
+
+ARTICLES = [
+    {
+        "title": "A",
+        "paragraphs": [
+            {
+                "context": "Tom lives in Kenya.",
+                "qas": [
+                    {
+                        "id": "a1",
+                        "question": "Where does Tom live?",
+                        "answers": [{"text": "Kenya", "answer_start": 13}],
+                    }
+                ],
+            },
+            {
+                "context": "Ann was born in 1990.",
+                "qas": [
+                    {
+                        "id": "a2",
+                        "question": "When was Ann born?",
+                        "answers": [{"text": "1990", "answer_start": 16}],
+                    }
+                ],
+            },
+            {"context": "Kenya is in Africa.", "qas": []},
+        ],
+    },
+    {
+        "title": "B",
+        "paragraphs": [
+            {
+                "context": "One paragraph only.",
+                "qas": [
+                    {
+                        "id": "b1",
+                        "question": "How many?",
+                        "answers": [{"text": "One", "answer_start": 0}],
+                    }
+                ],
+            }
+        ],
+    },
+]
+
+
+def test_add_unanswerable():
+    before = copy.deepcopy(ARTICLES)
+    out, counts = add_unanswerable(ARTICLES, rate=1.0, seed=0)
+    assert ARTICLES == before  # input untouched
+    assert counts == {"answerable": 3, "unanswerable": 2, "no_other_paragraph": 1}
+    negatives = {
+        qa["id"]: para["context"]
+        for article in out
+        for para in article["paragraphs"]
+        for qa in para["qas"]
+        if qa["is_impossible"]
+    }
+    # a1 ("Kenya") never goes to the paragraph that mentions Kenya.
+    assert negatives["a1-neg"] == "Ann was born in 1990."
+    assert negatives["a2-neg"] != "Ann was born in 1990."
+    assert all(
+        qa["answers"] == []
+        for a in out
+        for p in a["paragraphs"]
+        for qa in p["qas"]
+        if qa["is_impossible"]
+    )
+    assert add_unanswerable(ARTICLES, rate=1.0, seed=0)[0] == out
+    assert add_unanswerable(ARTICLES, rate=0.0, seed=0)[1]["unanswerable"] == 0
+
+
+def test_read_squad2_counts_unanswerable_questions(tmp_path):
+    from spacy_attn.squad import read_squad
+
+    path = tmp_path / "squad2.json"
+    articles, _ = add_unanswerable(ARTICLES, rate=1.0, seed=0)
+    path.write_text(json.dumps({"version": "v2.0", "data": articles}))
+    examples, stats = read_squad(path, spacy.blank("en"))
+    assert (stats.questions, stats.unanswerable, stats.questions_unaligned) == (5, 2, 0)
+    assert "2 unanswerable" in stats.summary()
+    negatives = [
+        eg
+        for eg in examples
+        if eg.reference.spans["answers"].attrs["id"].endswith("-neg")
+    ]
+    assert len(negatives) == 2
+    for eg in negatives:
+        group = eg.reference.spans["answers"]
+        assert len(group) == 0 and group.attrs["texts"] == []

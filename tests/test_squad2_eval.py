@@ -1,0 +1,156 @@
+"""benchmarks/squad2_eval.py and spacy_attn.squad.evaluate2 on a tiny untrained
+v2 pipeline: every code path (threshold, baselines, many contexts, saving)."""
+
+import json
+
+import pytest
+import spacy
+
+from spacy_attn.squad.evaluate2 import many_contexts_check, subset
+from spacy_attn.squad.metric2 import squad2_evaluate
+from spacy_attn.squad.negatives import add_unanswerable
+
+from .test_span_qa_no_answer import v2_config
+from .util import load_script, squad_dev
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory):
+    """SQuAD 2.0-style held-out and test files from the dev fixture (two
+    articles, 14 paragraphs), half of the questions made unanswerable."""
+    folder = tmp_path_factory.mktemp("splits")
+    articles, _ = add_unanswerable(squad_dev()["data"], rate=1.0, seed=0)
+    data = {"version": "v2.0", "data": articles}
+    (folder / "heldout.json").write_text(json.dumps(subset(data, 40, seed=1)))
+    (folder / "test.json").write_text(json.dumps(data))
+    (folder / "manifest.json").write_text(json.dumps({"train_source": "rebuilt"}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory, splits):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_span_qa", config=v2_config())
+    nlp.initialize()
+    path = tmp_path_factory.mktemp("model") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+def test_squad2_eval_script(model, splits, tmp_path):
+    script = load_script("benchmarks/squad2_eval.py")
+    out = tmp_path / "out"
+    args = [str(model), str(splits), "--limit", "30", "--many-questions", "6"]
+    args += ["--heldout-limit", "40", "--out-dir", str(out)]
+    args += ["--save-model", str(tmp_path / "saved")]
+    # Fails loudly when the model does not beat always-no-answer (by the margin).
+    with pytest.raises(SystemExit, match="does not beat always-no-answer"):
+        script.main(args + ["--min-margin", "1000"])
+    res = json.loads((out / "squad2.json").read_text())["results"]
+    assert res["dev_questions"] == 30 and res["architecture"].endswith(".v2")
+    dev, base = res["dev"], res["baselines"]
+    for scores in (dev, base["always_no_answer"], base["always_answers"]):
+        assert {"exact", "f1", "HasAns_f1", "NoAns_f1", "best_f1"} <= set(scores)
+    assert base["always_no_answer"]["NoAns_f1"] == 100.0
+    assert base["always_no_answer"]["HasAns_f1"] == 0.0
+    many = res["many_contexts"]
+    # The fixture's articles have 8 and 6 paragraphs: all of them are used.
+    assert many["questions"] == 6 and 6 <= many["contexts_per_question"] <= 8
+    assert 1 / 8 <= many["chance"] <= 1 / 6
+    assert {"probability", "logit", "margin"} <= set(many)
+    saved = spacy.load(tmp_path / "saved").get_pipe("attn_span_qa")
+    assert saved.no_answer_threshold == pytest.approx(res["threshold"]["value"])
+    # The chosen threshold scores on held-out what the official best does.
+    held = res["threshold"]["heldout_at_threshold"]
+    assert held["f1"] == pytest.approx(held["best_f1"])
+    md = (out / "squad2.md").read_text()
+    assert "always no answer" in md and "Many contexts" in md
+    # --subset-file: exactly the questions another benchmark scored.
+    data = json.loads((splits / "test.json").read_text())
+    ids = [qa["id"] for p in data["data"][1]["paragraphs"] for qa in p["qas"]][:5]
+    (tmp_path / "ids.json").write_text(json.dumps({"ids": ids}))
+    script.main(
+        [str(model), str(splits), "--subset-file", str(tmp_path / "ids.json")]
+        + ["--many-questions", "0", "--heldout-limit", "10", "--out-dir", str(out)]
+        + ["--min-margin", "-100"]
+    )
+    res = json.loads((out / "squad2.json").read_text())["results"]
+    assert res["dev_questions"] == 5 and "many_contexts" not in res
+
+
+def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatch):
+    """The ranking picks the context whose best span scores highest."""
+    import spacy_attn.squad.evaluate2 as ev
+
+    data = json.loads((splits / "test.json").read_text())
+
+    def fake(nlp, pairs, **kw):
+        out = []
+        for question, context in pairs:
+            own = any(
+                qa["question"] == question and p["context"] == context
+                for a in data["data"]
+                for p in a["paragraphs"]
+                for qa in p["qas"]
+            )
+            prob = 0.9 if own else 0.1
+            answer = {"text": "x", "probability": prob, "logit": prob, "start_char": 0}
+            out.append({"answers": [answer], "no_answer_score": 1 - prob})
+        return out
+
+    monkeypatch.setattr(ev, "pair_candidates", fake)
+    many = many_contexts_check(None, data, n_questions=5)
+    for kind in ("probability", "logit", "margin"):
+        assert many[kind]["top1_paragraph"] == 1.0
+
+
+def test_subset_is_seeded_and_keeps_layout(splits):
+    data = json.loads((splits / "test.json").read_text())
+    a, b = subset(data, 10, seed=3), subset(data, 10, seed=3)
+    assert a == b
+    preds = {
+        qa["id"]: "" for x in a["data"] for p in x["paragraphs"] for qa in p["qas"]
+    }
+    assert squad2_evaluate(a, preds)["total"] == 10
+
+
+def test_hf_peer_no_answer_postprocessing():
+    """benchmarks/squad_hf.py --squad2: the null score (CLS start + end, the
+    lowest over a question's windows) against the best span."""
+    import numpy
+
+    hf = load_script("benchmarks/squad_hf.py")
+    context = "Tom lives in Kenya."
+    rows = [{"id": "a", "context": context}, {"id": "b", "context": context}]
+    offsets = [None, (0, 3), (4, 9), (10, 12), (13, 18)]
+    features = [
+        {"example_index": 0, "offset_mapping": offsets},
+        {"example_index": 1, "offset_mapping": offsets},
+        {"example_index": 1, "offset_mapping": offsets},
+    ]
+    start = [numpy.array([0.0, 0, 0, 0, 5]), numpy.array([9.0, 0, 0, 0, 1])]
+    end = [numpy.array([0.0, 0, 0, 0, 5]), numpy.array([9.0, 0, 0, 0, 1])]
+    start.append(numpy.array([4.0, 0, 0, 0, 1]))
+    end.append(numpy.array([4.0, 0, 0, 0, 1]))
+    diffs = {}
+    preds = hf.postprocess(rows, features, start, end, null_diffs=diffs)
+    assert preds == {"a": "Kenya", "b": "Kenya"}
+    # a: null 0 vs span 10; b: null min(18, 8) = 8 vs span 2 -> no answer.
+    assert diffs == {"a": -10.0, "b": 6.0}
+    data = {
+        "data": [
+            {
+                "paragraphs": [
+                    {
+                        "context": context,
+                        "qas": [
+                            {"id": "a", "answers": [{"text": "Kenya"}]},
+                            {"id": "b", "answers": []},
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    scores = hf.squad2_scores(data, rows, preds, diffs)
+    assert scores["f1"] == 100.0 and scores["squad2"]["NoAns_f1"] == 100.0
