@@ -1,5 +1,6 @@
 """attn_span_qa with spacy-attn.DynamicCoattention.v2: "no answer" at the sentinel."""
 
+import json
 from dataclasses import replace
 
 import numpy
@@ -334,3 +335,22 @@ def test_answer_questions_score_threshold(trained_v2):
     (none,) = answer_questions(nlp, pair, score_threshold=2.0)
     assert len(none) == 1 and none[0]["no_answer"] and none[0]["text"] == ""
     assert none[0]["score"] == all_answers[0]["no_answer_score"]
+
+
+def test_batch_predictor_says_no_answer(trained_v2):
+    """``spacy attn predict`` output for QA rows: a "no answer" row carries
+    ``"no_answer": true`` instead of a bare empty text."""
+    from spacy_attn.batch.predictor import Predictor
+
+    nlp, _, _ = trained_v2
+    answerable, unanswerable = mixed_questions()
+    predictor = Predictor(nlp)
+    lines = []
+    for q in (answerable[0], unanswerable[0]):
+        doc = nlp(make_pair(nlp, q.question, q.context))
+        lines.append(json.loads(predictor.format(q.id, (q.question, q.context), doc)))
+    yes, no = lines
+    assert yes["answers"][0]["no_answer"] is False
+    assert yes["answers"][0]["text"] == answerable[0].answers[0][0]
+    assert len(no["answers"]) == 1 and no["answers"][0]["no_answer"] is True
+    assert no["answers"][0]["start"] is None

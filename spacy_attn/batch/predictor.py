@@ -188,6 +188,9 @@ class Predictor:
                     "start": a["start_char"],
                     "end": a["end_char"],
                     "score": a["score"],
+                    # A model that scores "no answer" says so on every answer,
+                    # so an empty text is never mistaken for a span.
+                    **{k: a[k] for k in ("no_answer", "no_answer_score") if k in a},
                 }
                 for a in context_answers(doc, texts[1], self.pair_key, self.answers_key)
             ]
