@@ -137,7 +137,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     data = Path(args.data)
     rows = {s: sentence_selection.read_split(data, s) for s in ("train", "dev", "test")}
     if args.quick:
-        rows = {"train": rows["train"][:200], "dev": rows["dev"], "test": rows["test"]}
+        rows = {s: v[: sentence_selection.QUICK_ROWS] for s, v in rows.items()}
         args.budget_min = min(args.budget_min, 0.5)
     tok = AutoTokenizer.from_pretrained(datafiles.minilm_dir())
     model = AutoModelForSequenceClassification.from_pretrained(

@@ -44,6 +44,7 @@ from bench import machine, options, ranking, scoring, tables
 NAME = "sentence_selection"
 SPLITS = ("dev", "test")
 BASELINE = "word overlap"
+QUICK_ROWS = 400  # --quick: the first rows of each split (peers_selection too)
 
 
 def read_split(data: Path, split: str) -> List[Dict[str, str]]:
@@ -140,7 +141,7 @@ def measure(args) -> Dict[str, Any]:
     data = Path(args.data)
     rows = {s: read_split(data, s) for s in SPLITS}
     if args.quick:
-        rows = {s: v[:400] for s, v in rows.items()}
+        rows = {s: v[:QUICK_ROWS] for s, v in rows.items()}
     pos = args.positive_label
     summary_path = data / "summary.json"
     results: Dict[str, Any] = {
@@ -149,6 +150,7 @@ def measure(args) -> Dict[str, Any]:
         "rows": {s: len(v) for s, v in rows.items()},
         "systems": {},
         "describe": named(args.describe, "--describe"),
+        "notes": args.notes.read_text() if args.notes else "",
     }
     overlap = {s: overlap_scores(rows[s]) for s in SPLITS}
     results["systems"][BASELINE] = {"kind": "baseline", **evaluate(rows, overlap, pos)}
@@ -382,6 +384,8 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
     for name, e in r["systems"].items():
         if "diagnosis" in e:
             md += _render_diagnosis(name, e["diagnosis"])
+    if r.get("notes"):
+        md += "\n## Notes (written after reading the numbers above)\n\n" + r["notes"]
     return md
 
 
@@ -421,6 +425,17 @@ def _render_diagnosis(name: str, d: Dict[str, Any]) -> str:
     return md
 
 
+def rerender_with_notes(notes: Optional[Path], *, quick: bool) -> None:
+    """``--report-only``: rewrite the markdown from the saved JSON, with the
+    text of ``notes`` (when given) as its notes."""
+    path = (machine.RUNS if quick else machine.RESULTS) / f"{NAME}.json"
+    saved = json.loads(path.read_text())
+    results = saved.pop("results")
+    if notes is not None:
+        results["notes"] = notes.read_text()
+    tables.report(NAME, render, saved, results, quick=quick)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default="corpus/sentence_selection")
@@ -430,8 +445,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--positive-label", default="yes")
     p.add_argument("--diagnose", action="store_true")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--notes", type=Path, help="markdown appended to the results file")
+    p.add_argument("--report-only", action="store_true", help="re-render from the JSON")
     p.add_argument("--quick", action="store_true", help=options.QUICK_HELP)
     args = p.parse_args(argv)
+    if args.report_only:
+        rerender_with_notes(args.notes, quick=args.quick)
+        return
     import torch
 
     torch.set_num_threads(args.threads)
