@@ -9,6 +9,7 @@ test split.
         [--model NAME=PIPELINE ...] [--scores NAME=SCORES.json ...]
         [--describe NAME=TEXT ...] [--diagnose]
 
+* Random order (seeded): the chance level of the ranking metrics.
 * Word overlap: the number of distinct lower-cased ``\\w+`` tokens, spaCy's
   English stop words removed, that question and sentence share.
 * A ``--model``: score = ``doc.cats[--positive-label]`` of the pipeline's
@@ -34,6 +35,7 @@ word overlap on test MAP.
 import argparse
 import csv
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -44,6 +46,7 @@ from bench import machine, options, ranking, scoring, tables
 NAME = "sentence_selection"
 SPLITS = ("dev", "test")
 BASELINE = "word overlap"
+RANDOM = "random order (seeded)"
 QUICK_ROWS = 400  # --quick: the first rows of each split (peers_selection too)
 
 
@@ -75,6 +78,15 @@ def overlap_scores(rows: Sequence[Dict[str, str]]) -> List[float]:
 
     stop = frozenset(STOP_WORDS)
     return [ranking.word_overlap(r["question"], r["sentence"], stop) for r in rows]
+
+
+def random_scores(rows: Dict[str, List[Dict[str, str]]]) -> Dict[str, List[float]]:
+    """A chance ranking: one ``random.Random(f"0:{split}")`` number per row."""
+    out = {}
+    for s in SPLITS:
+        rng = random.Random(f"0:{s}")
+        out[s] = [rng.random() for _ in rows[s]]
+    return out
 
 
 def load_model(path: str):
@@ -153,6 +165,10 @@ def measure(args) -> Dict[str, Any]:
         "notes": args.notes.read_text() if args.notes else "",
     }
     overlap = {s: overlap_scores(rows[s]) for s in SPLITS}
+    results["systems"][RANDOM] = {
+        "kind": "baseline",
+        **evaluate(rows, random_scores(rows), pos),
+    }
     results["systems"][BASELINE] = {"kind": "baseline", **evaluate(rows, overlap, pos)}
     for name, path in named(args.model, "--model").items():
         nlp = load_model(path)
@@ -355,7 +371,7 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
                 f"{_f(e['tuned']['p'])} / {_f(e['tuned']['r'])}",
                 _f(dec["f"]) if dec else "",
                 _f(e["dev_map"]),
-                f"{e['map'] - base:+.3f}" if name != BASELINE else "",
+                f"{e['map'] - base:+.3f}" if e["kind"] != "baseline" else "",
                 tables.minutes(e.get("train_wall_s")),
             ]
         )
