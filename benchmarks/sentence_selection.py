@@ -477,7 +477,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     tables.report(NAME, render, machine.metadata(), results, quick=args.quick)
     base = results["systems"][BASELINE]["map"]
     losers = [
-        n for n, e in results["systems"].items() if n != BASELINE and e["map"] <= base
+        n
+        for n, e in results["systems"].items()
+        if e["kind"] != "baseline" and e["map"] <= base
     ]
     if losers:
         print(

@@ -152,3 +152,44 @@ def test_word_overlap(ranking):
         )
         == 2.0
     )
+
+
+@pytest.mark.parametrize("perfect", [True, False])
+def test_benchmark_fails_when_overlap_is_not_beaten(
+    sel, tmp_path, monkeypatch, perfect
+):
+    import json
+
+    from bench import machine
+
+    bench = load_script("benchmarks/sentence_selection.py")
+    monkeypatch.setattr(machine, "RUNS", tmp_path / "runs")
+    data = tmp_path / "set"
+    build(sel, data)
+    # A peer that scores the gold label beats overlap; one that reverses it
+    # cannot.
+    scores = {
+        s: [
+            float((r["label"] == "yes") == perfect) for r in read_csv(data / f"{s}.csv")
+        ]
+        for s in ("dev", "test")
+    }
+    (tmp_path / "peer.json").write_text(json.dumps(scores))
+    argv = [
+        "--data",
+        str(data),
+        "--scores",
+        f"peer={tmp_path / 'peer.json'}",
+        "--quick",
+    ]
+    if perfect:
+        bench.main(argv)
+    else:
+        with pytest.raises(SystemExit) as err:
+            bench.main(argv)
+        assert err.value.code == 1
+    saved = json.loads((tmp_path / "runs" / "sentence_selection.json").read_text())
+    peer = saved["results"]["systems"]["peer"]
+    if perfect:
+        assert peer["map"] == 1.0
+    assert (peer["map"] > saved["results"]["systems"]["word overlap"]["map"]) == perfect
