@@ -525,6 +525,10 @@ PAPER_VALUES = {
         "components.attn_pair_classifier.model.init_std": 0.01,
         "components.attn_pair_classifier.model.hidden_width": 200,
         "components.attn_pair_classifier.model.intra_attention": False,
+        "components.attn_pair_classifier.model.@architectures": (
+            "spacy-attn.DecomposableAttention.v3"
+        ),
+        "components.attn_pair_classifier.model.null_token": True,
     },
     "glove_intra.cfg": {
         "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
@@ -532,8 +536,9 @@ PAPER_VALUES = {
         "training.optimizer.initial_accumulator_value": 0.1,
         "training.batcher.size": 4,
         "components.attn_pair_classifier.model.@architectures": (
-            "spacy-attn.DecomposableAttention.v2"
+            "spacy-attn.DecomposableAttention.v3"
         ),
+        "components.attn_pair_classifier.model.null_token": True,
         "components.attn_pair_classifier.model.init_std": 0.01,
         "components.attn_pair_classifier.model.intra_attention": True,
     },

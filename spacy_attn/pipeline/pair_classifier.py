@@ -129,7 +129,9 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         """
         return super().predict(docs)
 
-    def alignment(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+    def alignment(
+        self, docs: Iterable[Doc], *, include_null: bool = False
+    ) -> List[numpy.ndarray]:
         """The soft alignment of each pair's first text over its second text,
         as the trained model computes it when predicting (for inspection and
         ``spacy_attn.render(..., style="alignment")``). Docs are not modified.
@@ -138,11 +140,18 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         that went through the pipeline (``nlp(doc)``), as for ``predict``.
 
         docs (Iterable[Doc]): Pair docs.
-        RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc:
-            rows are the first text's tokens, columns the second text's, and
-            each row sums to one (all zeros if the second text is empty).
+        include_null (bool): Keep the row and column of the NULL token that
+            a model with one (``spacy-attn.DecomposableAttention.v3``) puts
+            before each text: they come first, labelled
+            ``spacy_attn.layers.decomposable_attention.NULL_TOKEN_LABEL``.
+        RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc
+            ((La + 1, Lb + 1) with ``include_null``): rows are the first
+            text's tokens, columns the second text's, and each row sums to
+            one (all zeros if the second text is empty), or, with a NULL
+            token and without ``include_null``, to one minus its NULL weight.
         RAISES (ValueError): If the model architecture has no soft alignment
-            (e.g. a siamese encoder that never compares tokens).
+            (e.g. a siamese encoder that never compares tokens), or for
+            ``include_null`` when it has no NULL token.
         RAISES (PairError): If a doc has no valid pair (the message names it).
         """
         if not has_soft_alignment(self.model):
@@ -154,4 +163,4 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             )
         docs = list(docs)
         self._require_labels()
-        return predict_soft_alignment(self.model, docs)
+        return predict_soft_alignment(self.model, docs, include_null=include_null)
