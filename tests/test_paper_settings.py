@@ -545,6 +545,8 @@ PAPER_VALUES = {
     "snli_siamese.cfg": {
         "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
         "training.optimizer.learn_rate": 0.01,
+        # Not the paper's (it does not say): see configs/snli_siamese.cfg.
+        "training.optimizer.initial_accumulator_value": 0.1,
         "components.attn_pair_classifier.model.@architectures": (
             "spacy-attn.SiameseSelfAttention.v2"
         ),
