@@ -143,7 +143,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     args = p.parse_args(argv)
     if args.rerender:
         saved = json.loads((machine.RESULTS / f"{NAME}.json").read_text())
-        text = render({k: v for k, v in saved.items() if k != "results"}, saved["results"])
+        text = render(
+            {k: v for k, v in saved.items() if k != "results"}, saved["results"]
+        )
         (machine.RESULTS / f"{NAME}.md").write_text(text)
         return
     import torch

@@ -654,3 +654,13 @@ def test_segment_docs_keep_words_spaces_norms_and_annotations():
             assert [t.norm_ for t in seg] == [t.norm_ for t in span]
             assert [t.tag_ for t in seg] == [t.tag_ for t in span]
     assert "not" in [t.norm_ for t in a]  # a tokenizer-exception norm
+
+
+@pytest.mark.parametrize("name", ["yelp_selfattn.cfg", "age_selfattn.cfg"])
+def test_self_attentive_paper_configs_state_their_loss_reduction(name):
+    """spaCy's textcat sums its loss gradient over the batch; the paper does
+    not give its reduction, so the config must say which one it trains with."""
+    header = (CONFIG_DIR / name).read_text().split("\n[", 1)[0]
+    assert "Loss reduction" in header and "summed over the batch" in " ".join(
+        header.replace("#", " ").split()
+    ).replace("SUMMED", "summed")
