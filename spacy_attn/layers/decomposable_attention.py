@@ -354,8 +354,9 @@ def build_decomposable_attention_v3(
     ``spacy-attn.DecomposableAttention.v2`` with:
 
     null_token (bool): Put a learned "NULL" token before each text (the
-        paper's setting, and the default), so that a token of one text can
-        align to nothing in the other. It attends and is attended to like a
+        default; the paper's, as its Harvard NLP and AllenNLP replications
+        have it), so that a token of one text can align to nothing in the
+        other. It attends and is attended to like a
         token, and ``attn_pair_classifier``'s ``alignment(...,
         include_null=True)`` shows its row and column. False computes what
         v2 computes.

@@ -163,12 +163,13 @@ class DecomposableAttention(nn.Module):
         F, G, H (and F_intra) from N(0, init_std^2), biases zero: the paper
         used 0.01. None keeps PyTorch's default (Kaiming-uniform) init.
     null_token (bool): Put a learned "NULL" token before each text (the
-        paper's), so that a token of one text can align to nothing in the
-        other. It is a trained vector of width nH standing for the projected
-        NULL word, drawn from N(0, init_std^2) (N(0, 1/nH) when init_std is
-        None), and is a token like any other from there on: it attends, is
-        attended to (intra-attention too), and its comparison vector is
-        summed with the words'. False: real tokens only (v1, v2).
+        paper's, as its replications read it), so that a token of one text
+        can align to nothing in the other. It is a trained vector of width
+        nH standing for the projected NULL word, drawn from N(0, init_std^2)
+        (N(0, 1/nH) when init_std is None), and is a token like any other
+        from there on: it attends, is attended to (intra-attention too), and
+        its comparison vector is summed with the words'. False: real tokens
+        only (v1, v2).
 
     forward(A, A_lengths, B, B_lengths):
         A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,)
