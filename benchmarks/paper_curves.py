@@ -39,6 +39,13 @@ papers used 300d tables). The Decomposable Attention's DCN sibling
     python benchmarks/paper_curves.py --configs glove --minutes 12
     python benchmarks/paper_curves.py --report-only        # re-render
 
+A run may carry a tag (``--tag null``: run key ``glove@null``, its own run
+folder and row) and extra ``spacy train`` overrides (``--set KEY=VALUE``), to
+compare a variant or a changed config with the row it replaces
+(``--versus KEY``: a before/after table of the two at the steps both
+reached). Tagged runs are reported but do not decide the exit status: only
+each config's untagged run does.
+
 Results: ``benchmarks/results/paper_curves.{json,md}``; runs in the
 git-ignored ``benchmarks/runs/paper_curves/``. Each config's result is kept
 in its run folder, so configs can be run by separate invocations and the
@@ -154,6 +161,23 @@ def majority(labels: Sequence[str]) -> Dict[str, Any]:
 # -- one run --------------------------------------------------------------------
 
 
+def config_name(key: str) -> str:
+    """The config of a run key: "glove" and "glove@null" -> "glove"."""
+    return key.split("@", 1)[0]
+
+
+def parse_sets(items: Sequence[str]) -> Dict[str, str]:
+    """``--set KEY=VALUE`` items -> overrides (values as ``spacy train``
+    reads them from its command line)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"✘ --set needs KEY=VALUE, got {item!r}")
+        out[key] = value
+    return out
+
+
 def overrides_for(name: str, data: Dict[str, Any], budget: Dict[str, int]):
     """The ``spacy train`` overrides of one config: paths, budget, accuracy as
     the dev score; for the text configs the RT corpus fields."""
@@ -237,42 +261,59 @@ def alignment_sharpness(nlp, data: Dict[str, Any], n: int = 500) -> Dict[str, An
 
 
 def run_one(
-    name: str, data: Dict[str, Any], *, minutes: float, budget: Dict[str, int]
+    key: str,
+    data: Dict[str, Any],
+    *,
+    minutes: float,
+    budget: Dict[str, int],
+    extra: Optional[Dict[str, str]] = None,
+    about: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
-    """Train ``configs/<name>.cfg`` for at most ``minutes``, return its curve
-    and test score; the result is also written to its run folder."""
+    """Train the config of run ``key`` (``configs/<name>.cfg``, with the
+    ``extra`` overrides) for at most ``minutes``, return its curve and test
+    score; the result, with ``about`` (note, versus), is also written to its
+    run folder."""
+    name = config_name(key)
     config = machine.REPO / "configs" / f"{name}.cfg"
-    run_dir = RUNS / name
+    run_dir = RUNS / key
     load = list(os.getloadavg())
-    machine.log(f"{name}: training ({minutes:g} min at most) on {data['describe']}")
+    machine.log(f"{key}: training ({minutes:g} min at most) on {data['describe']}")
     train = spacy_runs.spacy_train(
         config,
         run_dir / "model",
-        overrides=overrides_for(name, data, budget),
+        overrides={**overrides_for(name, data, budget), **(extra or {})},
         log_path=run_dir / "train.log",
         threads=1,
         timeout=minutes * 60,
     )
     if train["returncode"] not in (0, None) and not train["stopped"]:
         raise SystemExit(
-            f"✘ {name}: spacy train failed ({train['returncode']}):\n  "
+            f"✘ {key}: spacy train failed ({train['returncode']}):\n  "
             + spacy_runs.log_tail(train["log"])
         )
     train["load_before"], train["load_after"] = load, list(os.getloadavg())
-    return score_run(name, data, train)
+    return score_run(key, data, train, about)
 
 
-def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int], note: str):
+def finish_one(
+    key: str,
+    data: Dict[str, Any],
+    budget: Dict[str, int],
+    note: str,
+    extra: Optional[Dict[str, str]] = None,
+    about: Optional[Dict[str, str]] = None,
+):
     """Score and record a run whose ``spacy train`` finished but whose
     scoring did not (the process that trained it died afterwards): the
     curve from its train.log, the test score of its model-best. Its wall
     time and load were not recorded, so the tables say so."""
-    run_dir = RUNS / name
+    name = config_name(key)
+    run_dir = RUNS / key
     train = {
         "command": spacy_runs.train_command(
             machine.REPO / "configs" / f"{name}.cfg",
             run_dir / "model",
-            overrides_for(name, data, budget),
+            {**overrides_for(name, data, budget), **(extra or {})},
         ),
         "log": run_dir / "train.log",
         "seconds": None,
@@ -280,32 +321,38 @@ def finish_one(name: str, data: Dict[str, Any], budget: Dict[str, int], note: st
         "load_before": None,
         "load_after": None,
     }
-    result = score_run(name, data, train)
+    result = score_run(key, data, train, about)
     if note:
         result["note"] = note
         datafiles.write_json(run_dir / "result.json", result)
     return result
 
 
-def score_run(name: str, data: Dict[str, Any], train: Dict[str, Any]):
+def score_run(
+    key: str,
+    data: Dict[str, Any],
+    train: Dict[str, Any],
+    about: Optional[Dict[str, str]] = None,
+):
     """The curve of a finished training run and the test score of its
     model-best, written to the run folder's result.json."""
     import spacy
 
     import spacy_attn  # noqa: F401
 
+    name = config_name(key)
     config = machine.REPO / "configs" / f"{name}.cfg"
-    run_dir = RUNS / name
+    run_dir = RUNS / key
     parsed = spacy_runs.parse_train_log(train["log"])
     batch = batch_size(config)
     best = run_dir / "model" / "model-best"
     if not best.exists():
         raise SystemExit(
-            f"✘ {name}: no model-best (no dev evaluation finished): lower "
+            f"✘ {key}: no model-best (no dev evaluation finished): lower "
             f"eval_frequency or raise --minutes.\n  "
             + spacy_runs.log_tail(train["log"])
         )
-    machine.log(f"{name}: scoring model-best on {len(data['test']):,} test rows")
+    machine.log(f"{key}: scoring model-best on {len(data['test']):,} test rows")
     t0 = time.perf_counter()
     nlp = spacy.load(best)
     golds = [row[-1] for row in data["test"]]
@@ -327,6 +374,7 @@ def score_run(name: str, data: Dict[str, Any], train: Dict[str, Any]):
         "test_seconds": time.perf_counter() - t0,
         "invocation": machine.command_line(),
         "git_commit": machine.git_commit(),
+        **{k: v for k, v in (about or {}).items() if v},
     }
     datafiles.write_json(run_dir / "result.json", result)
     return result
@@ -374,7 +422,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         rows.append(
             [
                 f"`{name}`",
-                DATA_NAMES[CONFIGS[name]["data"]],
+                DATA_NAMES[CONFIGS[config_name(name)]["data"]],
                 tables.fmt(r["curve"][-1]["seen"] if r["curve"] else 0),
                 tables.minutes(r["train_seconds"])
                 if r["train_seconds"] is not None
@@ -397,7 +445,9 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         "data. 'seen' = training pairs / docs = steps x batch size. "
         f"'learns' = best dev and test accuracy both at least {100 * margin:g} "
         "points above the majority class of the same set. Each config's "
-        "section names the invocation and commit that trained it.\n\n"
+        "section names the invocation and commit that trained it. A tagged "
+        "run (`config@tag`) is a variant or a shorter comparison run; only "
+        "the untagged runs decide the script's exit status.\n\n"
     )
     out += tables.md_table(
         [
@@ -413,6 +463,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         ],
         rows,
     )
+    out += before_after(runs, margin)
     for name, r in runs.items():
         out += f"\n## `{name}`\n\n{r['data']}. Batch {r['batch_size']}; "
         out += (
@@ -448,6 +499,62 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
     return out
 
 
+def at_step(curve: List[Dict[str, Any]], step: int) -> Dict[str, Any]:
+    """The last point of ``curve`` at or before ``step`` (first point if none)."""
+    before = [p for p in curve if p["step"] <= step]
+    return before[-1] if before else curve[0]
+
+
+def before_after(runs: Dict[str, Any], margin: float) -> str:
+    """The table of each run that names a ``versus`` run beside that run,
+    over the steps both reached (each one's best dev up to there)."""
+    rows = []
+    for key, r in runs.items():
+        old = runs.get(r.get("versus", ""))
+        if old is None or not r["curve"] or not old["curve"]:
+            continue
+        step = min(r["curve"][-1]["step"], old["curve"][-1]["step"])
+        cells = []
+        for run in (old, r):
+            upto = [p for p in run["curve"] if p["step"] <= step] or run["curve"][:1]
+            base = run["dev_majority"]["acc"]
+            first = next(
+                (p["seen"] for p in upto if p["dev_acc"] >= base + margin), None
+            )
+            cells.append(
+                (
+                    tables.pct(at_step(run["curve"], step)["dev_acc"]),
+                    tables.pct(max(p["dev_acc"] for p in upto)),
+                    tables.fmt(first, none="never"),
+                    tables.pct(run["test"]["acc"]),
+                )
+            )
+        rows.append(
+            [f"`{r['versus']}` → `{key}`", r.get("note", ""), tables.fmt(step)]
+            + [f"{a} → {b}" for a, b in zip(*cells)]
+        )
+    if not rows:
+        return ""
+    return (
+        "\n## Before / after\n\nEach changed setting (right of the arrow) "
+        "beside the run it is compared with (left), at the last evaluation "
+        "both reached ('step'); 'best dev' is each run's best up to that step, "
+        "'test' each run's own `model-best` (of its whole run).\n\n"
+        + tables.md_table(
+            [
+                "runs",
+                "change",
+                "step",
+                "dev acc",
+                "best dev",
+                f"seen when dev ≥ majority + {100 * margin:g}",
+                "test acc",
+            ],
+            rows,
+        )
+    )
+
+
 def collect() -> Dict[str, Any]:
     """Every config's run: from its run folder when there is one, else as the
     committed results recorded it (run folders are not committed, so a later
@@ -459,12 +566,18 @@ def collect() -> Dict[str, Any]:
         if committed.exists()
         else {}
     )
+    keys = set(previous) | {
+        p.parent.name for p in RUNS.glob("*/result.json") if p.parent.name
+    }
+    order = list(CONFIGS)
+    keys = {k for k in keys if config_name(k) in CONFIGS}
     runs = {}
-    for name in CONFIGS:
-        if (RUNS / name / "result.json").exists():
-            runs[name] = json.loads((RUNS / name / "result.json").read_text())
-        elif name in previous:
-            runs[name] = {**previous[name], "carried_over": True}
+    # Each config's untagged run first, then its tagged ones by name.
+    for key in sorted(keys, key=lambda k: (order.index(config_name(k)), "@" in k, k)):
+        if (RUNS / key / "result.json").exists():
+            runs[key] = json.loads((RUNS / key / "result.json").read_text())
+        else:
+            runs[key] = {**previous[key], "carried_over": True}
     return runs
 
 
@@ -485,8 +598,26 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="score --configs runs whose training finished but scoring did not "
         "(give the --max-steps / --eval-frequency they trained with)",
     )
-    p.add_argument("--note", default="", help="with --finish: how the run trained")
+    p.add_argument("--note", default="", help="what the run changes / how it trained")
+    p.add_argument("--tag", default="", help="run key <config>@<tag>: a variant")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra spacy train override (repeatable)",
+    )
+    p.add_argument("--versus", default="", help="run key to compare with")
     args = p.parse_args(argv)
+    extra = parse_sets(args.set)
+    if extra:
+        # The overrides are part of what the run is: say so in its row.
+        args.note = (
+            (args.note + " " if args.note else "")
+            + "("
+            + ", ".join(f"{k} = {v}" for k, v in extra.items())
+            + ")"
+        )
     import torch
 
     torch.set_num_threads(1)  # test scoring here; training runs get 1 thread too
@@ -502,17 +633,26 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 "eval_frequency": args.eval_frequency
                 or CONFIGS[name]["eval_frequency"],
             }
+            key = f"{name}@{args.tag}" if args.tag else name
+            about = {"note": args.note, "versus": args.versus}
             if args.finish:
-                finish_one(name, cache[kind], budget, args.note)
+                finish_one(key, cache[kind], budget, args.note, extra, about)
             else:
-                run_one(name, cache[kind], minutes=args.minutes, budget=budget)
+                run_one(
+                    key,
+                    cache[kind],
+                    minutes=args.minutes,
+                    budget=budget,
+                    extra=extra,
+                    about=about,
+                )
     runs = collect()
     # The curves come from the logs and the baselines from the data, not from
     # the runs' files, so every run in the tables is read the same way.
     for name, r in runs.items():
         if r.get("carried_over"):
             continue  # its curve and baselines as measured by its own run
-        kind = CONFIGS[name]["data"]
+        kind = CONFIGS[config_name(name)]["data"]
         if kind not in cache:
             cache[kind] = nli_data(args.nli_dev) if kind == "nli" else rt_data()
         r["curve"] = log_curve(RUNS / name / "train.log", r["batch_size"])
@@ -544,7 +684,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         meta,
         {"margin": args.margin, "runs": runs},
     )
-    failed = [n for n, r in runs.items() if not verdict(r, args.margin)["learns"]]
+    failed = [
+        n
+        for n, r in runs.items()
+        if "@" not in n and not verdict(r, args.margin)["learns"]
+    ]
     for name, r in runs.items():
         v = verdict(r, args.margin)
         print(

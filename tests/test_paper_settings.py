@@ -525,6 +525,10 @@ PAPER_VALUES = {
         "components.attn_pair_classifier.model.init_std": 0.01,
         "components.attn_pair_classifier.model.hidden_width": 200,
         "components.attn_pair_classifier.model.intra_attention": False,
+        "components.attn_pair_classifier.model.@architectures": (
+            "spacy-attn.DecomposableAttention.v3"
+        ),
+        "components.attn_pair_classifier.model.null_token": True,
     },
     "glove_intra.cfg": {
         "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
@@ -532,14 +536,17 @@ PAPER_VALUES = {
         "training.optimizer.initial_accumulator_value": 0.1,
         "training.batcher.size": 4,
         "components.attn_pair_classifier.model.@architectures": (
-            "spacy-attn.DecomposableAttention.v2"
+            "spacy-attn.DecomposableAttention.v3"
         ),
+        "components.attn_pair_classifier.model.null_token": True,
         "components.attn_pair_classifier.model.init_std": 0.01,
         "components.attn_pair_classifier.model.intra_attention": True,
     },
     "snli_siamese.cfg": {
         "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
         "training.optimizer.learn_rate": 0.01,
+        # Not the paper's (it does not say): see configs/snli_siamese.cfg.
+        "training.optimizer.initial_accumulator_value": 0.1,
         "components.attn_pair_classifier.model.@architectures": (
             "spacy-attn.SiameseSelfAttention.v2"
         ),
@@ -647,3 +654,13 @@ def test_segment_docs_keep_words_spaces_norms_and_annotations():
             assert [t.norm_ for t in seg] == [t.norm_ for t in span]
             assert [t.tag_ for t in seg] == [t.tag_ for t in span]
     assert "not" in [t.norm_ for t in a]  # a tokenizer-exception norm
+
+
+@pytest.mark.parametrize("name", ["yelp_selfattn.cfg", "age_selfattn.cfg"])
+def test_self_attentive_paper_configs_state_their_loss_reduction(name):
+    """spaCy's textcat sums its loss gradient over the batch; the paper does
+    not give its reduction, so the config must say which one it trains with."""
+    header = (CONFIG_DIR / name).read_text().split("\n[", 1)[0]
+    assert "Loss reduction" in header and "summed over the batch" in " ".join(
+        header.replace("#", " ").split()
+    ).replace("SUMMED", "summed")

@@ -30,7 +30,7 @@ SegmentGrads = Tuple[Optional[Floats3d], None, Optional[Floats3d], None]
 
 
 @registry.architectures("spacy-attn.DecomposableAttention.v1")
-def build_decomposable_attention(
+def build_decomposable_attention_v1(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 200,
@@ -92,8 +92,9 @@ def _da_model(
     nO: Optional[int],
     far_bias: bool = False,
     init_std: Optional[float] = None,
+    null_token: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """The model of v1 and v2 over the given segments layer."""
+    """The model of v1, v2 and v3 over the given segments layer."""
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
     module = DecomposableAttention(
         nI,
@@ -104,6 +105,7 @@ def _da_model(
         max_distance=max_distance,
         far_bias=far_bias,
         init_std=init_std,
+        null_token=null_token,
     )
     torch_layer = PyTorchWrapper_v2(
         module,
@@ -168,6 +170,11 @@ def convert_float32_outputs(model: Model, X_Ytorch, is_train: bool):
     return torch2xp(Y32), reverse
 
 
+# The label of the NULL token's row and column in an alignment that includes
+# it (``predict_soft_alignment(..., include_null=True)``).
+NULL_TOKEN_LABEL = "NULL"
+
+
 def has_soft_alignment(model: Model) -> bool:
     """Whether ``model`` (a pair model) exposes a soft alignment: a
     ``segments`` ref and an ``attention`` ref wrapping a torch module with an
@@ -180,16 +187,40 @@ def has_soft_alignment(model: Model) -> bool:
     )
 
 
-def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]:
+def has_null_token(model: Model) -> bool:
+    """Whether ``model`` (a pair model with a soft alignment) puts a NULL
+    token before each text (``spacy-attn.DecomposableAttention.v3``'s
+    ``null_token``), so that its alignment can include it."""
+    if not has_soft_alignment(model):
+        return False
+    module = model.get_ref("attention").shims[0]._model
+    return bool(getattr(module, "null_token", False))
+
+
+def predict_soft_alignment(
+    model: Model, docs: List[Doc], *, include_null: bool = False
+) -> List[numpy.ndarray]:
     """The soft alignment of each pair doc's first segment over its second,
     computed in prediction mode (no dropout, no gradients).
 
     model (Model): A pair model for which ``has_soft_alignment`` is True.
     docs (List[Doc]): Pair docs. Nothing is written to them.
-    RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc; each
-        row sums to one over the second segment's tokens (all-zero rows when
-        the second segment is empty).
+    include_null (bool): For a model with a NULL token (``has_null_token``):
+        keep its row and column, the first of each (``NULL_TOKEN_LABEL``).
+        False gives the tokens' block only, whose rows then sum to one minus
+        what each token gave to NULL.
+    RETURNS (List[numpy.ndarray]): One float32 array per doc, (La, Lb), or
+        (La + 1, Lb + 1) with ``include_null``. Without a NULL token each row
+        sums to one over the second segment's tokens (all-zero rows when the
+        second segment is empty); with one, over NULL and those tokens.
+    RAISES (ValueError): ``include_null`` for a model without a NULL token.
     """
+    null = has_null_token(model)
+    if include_null and not null:
+        raise ValueError(
+            "include_null=True needs a model with a NULL token "
+            "(spacy-attn.DecomposableAttention.v3, null_token = true)."
+        )
     if not docs:
         return []
     A, lengths_a, B, lengths_b = model.get_ref("segments").predict(docs)
@@ -214,8 +245,13 @@ def predict_soft_alignment(model: Model, docs: List[Doc]) -> List[numpy.ndarray]
     ops = model.ops
     lengths_a = ops.to_numpy(lengths_a)
     lengths_b = ops.to_numpy(lengths_b)
+    # With a NULL token, row and column 0 are its own and the tokens follow.
+    start = 1 if null and not include_null else 0
+    end = 1 if null else 0
     return [
-        numpy.ascontiguousarray(weights[i, : int(lengths_a[i]), : int(lengths_b[i])])
+        numpy.ascontiguousarray(
+            weights[i, start : int(lengths_a[i]) + end, start : int(lengths_b[i]) + end]
+        )
         for i in range(len(docs))
     ]
 
@@ -255,7 +291,7 @@ def build_decomposable_attention_v2(
         feature here, and the only way a listener works); "separate" encodes
         each text as a doc of its own (see ``separate_segments``).
 
-    The other settings are v1's (see ``build_decomposable_attention``).
+    The other settings are v1's (see ``build_decomposable_attention_v1``).
     """
     if tok2vec is None:
         tok2vec = build_default_tok2vec()
@@ -292,3 +328,54 @@ def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
             'encode = "joint" with a listener.'
         )
     return separate_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY)
+
+
+# --- spacy-attn.DecomposableAttention.v3 -------------------------------------
+# v1 and v2 above are frozen. v3 is v2 with the paper's NULL token: a learned
+# token before each text, so that a word can align to nothing.
+
+
+@registry.architectures("spacy-attn.DecomposableAttention.v3")
+def build_decomposable_attention_v3(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    dropout: float = 0.2,
+    intra_attention: bool = False,
+    max_distance: int = 10,
+    init_std: Optional[float] = None,
+    null_token: bool = True,
+    encode: str = "joint",
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Decomposable Attention (Parikh et al. 2016) over pair docs; as
+    ``spacy-attn.DecomposableAttention.v2`` with:
+
+    null_token (bool): Put a learned "NULL" token before each text (the
+        default; the paper's, as its Harvard NLP and AllenNLP replications
+        have it), so that a token of one text can align to nothing in the
+        other. It attends and is attended to like a
+        token, and ``attn_pair_classifier``'s ``alignment(...,
+        include_null=True)`` shows its row and column. False computes what
+        v2 computes.
+
+    The other settings are v2's (see ``build_decomposable_attention_v2``).
+    """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
+    return _da_model(
+        tok2vec,
+        segments_layer(tok2vec, encode),
+        hidden_width=hidden_width,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
+        far_bias=True,
+        init_std=init_std,
+        null_token=null_token,
+    )

@@ -12,7 +12,7 @@ nI = input token-vector width, nH = hidden width.
 """
 
 import warnings
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
@@ -48,6 +48,17 @@ def _pad(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     out = X.new_zeros(mask.shape[0], mask.shape[1], X.shape[-1])
     out[mask] = X
     return out
+
+
+def _prepend(
+    X: torch.Tensor, mask: torch.Tensor, token: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Packed (N, d) rows with prefix mask (B, L) -> the same with ``token``
+    (d,) put before each example's first row: (N + B, d) and (B, L + 1)."""
+    padded = _pad(X, mask)
+    first = token.to(padded.dtype).expand(mask.shape[0], 1, -1)
+    new_mask = torch.cat([mask.new_ones(mask.shape[0], 1), mask], dim=1)
+    return torch.cat([first, padded], dim=1)[new_mask], new_mask
 
 
 def _segment_sum(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -151,6 +162,14 @@ class DecomposableAttention(nn.Module):
     init_std (Optional[float]): Draw every weight of the projection and of
         F, G, H (and F_intra) from N(0, init_std^2), biases zero: the paper
         used 0.01. None keeps PyTorch's default (Kaiming-uniform) init.
+    null_token (bool): Put a learned "NULL" token before each text (the
+        paper's, as its replications read it), so that a token of one text
+        can align to nothing in the other. It is a trained vector of width
+        nH standing for the projected NULL word, drawn from N(0, init_std^2)
+        (N(0, 1/nH) when init_std is None), and is a token like any other
+        from there on: it attends, is attended to (intra-attention too), and
+        its comparison vector is summed with the words'. False: real tokens
+        only (v1, v2).
 
     forward(A, A_lengths, B, B_lengths):
         A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,)
@@ -168,10 +187,12 @@ class DecomposableAttention(nn.Module):
         max_distance: int = 10,
         far_bias: bool = False,
         init_std: Optional[float] = None,
+        null_token: bool = False,
     ) -> None:
         super().__init__()
         self.nH = nH
         self.intra_attention = intra_attention
+        self.null: Optional[nn.Parameter] = None
         # The paper projects the (fixed) word vectors to the hidden width
         # before attending; this is the only trained map on the raw vectors.
         self.project: nn.Linear  # nn.LazyLinear is a subclass
@@ -201,10 +222,21 @@ class DecomposableAttention(nn.Module):
             for layer in self.modules():
                 if type(layer) is nn.Linear:
                     _normal_init(layer, init_std)
+        if null_token:
+            # Drawn last, so that the other weights are those of the same
+            # seed without it.
+            std = init_std if init_std is not None else nH**-0.5
+            self.null = nn.Parameter(torch.randn(nH) * std)
+
+    @property
+    def null_token(self) -> bool:
+        """Whether each text starts with the learned NULL token."""
+        return self.null is not None
 
     def _attend(self, A, A_lengths, B, B_lengths):
-        """Project (and self-align) the real tokens and score every pair of
-        them: e_ij = F(a_i) . F(b_j).
+        """Project (and self-align) the tokens and score every pair of them:
+        e_ij = F(a_i) . F(b_j). With ``null_token`` each text starts with the
+        NULL token, so its length and La, Lb below are one more.
 
         RETURNS: a (Na, nA) and b (Nb, nA) packed token vectors, their masks
             (B, La) and (B, Lb), and the attention logits e (B, La, Lb).
@@ -213,6 +245,9 @@ class DecomposableAttention(nn.Module):
         mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
         a = self.project(A[mask_a])  # (Na, nH)
         b = self.project(B[mask_b])  # (Nb, nH)
+        if self.null is not None:
+            a, mask_a = _prepend(a, mask_a, self.null)
+            b, mask_b = _prepend(b, mask_b, self.null)
         if self.intra is not None:
             a = self.intra(a, mask_a)  # (Na, 2 nH)
             b = self.intra(b, mask_b)
@@ -254,7 +289,9 @@ class DecomposableAttention(nn.Module):
         B_lengths: torch.Tensor,
     ) -> torch.Tensor:
         """The soft alignment weights of the first segment over the second,
-        (B, La, Lb), rows summing to one over real tokens (for inspection)."""
+        (B, La, Lb), rows summing to one over the second segment's tokens
+        (for inspection). With ``null_token`` both texts start with the NULL
+        token: (B, La + 1, Lb + 1), row and column 0 the NULL token's."""
         _, mask_a, _, mask_b, e = self._attend(A, A_lengths, B, B_lengths)
         weights = masked_softmax(e, mask_b.unsqueeze(1), dim=2)
         return weights * mask_a.unsqueeze(2)

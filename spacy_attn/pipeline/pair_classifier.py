@@ -10,7 +10,12 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.types import Floats2d
 
-from ..layers.decomposable_attention import has_soft_alignment, predict_soft_alignment
+from ..layers.decomposable_attention import (
+    NULL_TOKEN_LABEL,
+    has_null_token,
+    has_soft_alignment,
+    predict_soft_alignment,
+)
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, renamed_pair_key
 from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
 from .classifier import AttnClassifier, ClassWeights
@@ -142,7 +147,9 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         """
         return super().predict(docs)
 
-    def alignment(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+    def alignment(
+        self, docs: Iterable[Doc], *, include_null: bool = False
+    ) -> List[numpy.ndarray]:
         """The soft alignment of each pair's first text over its second text,
         as the trained model computes it when predicting (for inspection and
         ``spacy_attn.render(..., style="alignment")``). Docs are not modified.
@@ -151,11 +158,18 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         that went through the pipeline (``nlp(doc)``), as for ``predict``.
 
         docs (Iterable[Doc]): Pair docs.
-        RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc:
-            rows are the first text's tokens, columns the second text's, and
-            each row sums to one (all zeros if the second text is empty).
+        include_null (bool): Keep the row and column of the NULL token that
+            a model with one (``spacy-attn.DecomposableAttention.v3``) puts
+            before each text: they come first, labelled
+            ``spacy_attn.layers.decomposable_attention.NULL_TOKEN_LABEL``.
+        RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc
+            ((La + 1, Lb + 1) with ``include_null``): rows are the first
+            text's tokens, columns the second text's, and each row sums to
+            one (all zeros if the second text is empty), or, with a NULL
+            token and without ``include_null``, to one minus its NULL weight.
         RAISES (ValueError): If the model architecture has no soft alignment
-            (e.g. a siamese encoder that never compares tokens).
+            (e.g. a siamese encoder that never compares tokens), or for
+            ``include_null`` when it has no NULL token.
         RAISES (PairError): If a doc has no valid pair (the message names it).
         """
         if not has_soft_alignment(self.model):
@@ -167,21 +181,32 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             )
         docs = list(docs)
         self._require_labels()
-        return predict_soft_alignment(self.model, docs)
+        return predict_soft_alignment(self.model, docs, include_null=include_null)
+
+    @property
+    def has_null_token(self) -> bool:
+        """Whether the model puts a NULL token before each text
+        (``spacy-attn.DecomposableAttention.v3``), so that its alignment, and
+        the picture of it, can show the weight a word gives to "nothing"."""
+        return has_null_token(self.model)
 
     def alignment_labels(
-        self, docs: Iterable[Doc]
+        self, docs: Iterable[Doc], *, include_null: bool = False
     ) -> List[Tuple[List[str], List[str]]]:
         """The labels of the rows and the columns of ``alignment``'s matrices,
         which ``spacy_attn.render(..., style="alignment")`` draws beside them.
 
         docs (Iterable[Doc]): Pair docs.
+        include_null (bool): Label the NULL token's row and column first, as
+            ``alignment(docs, include_null=True)`` returns them.
         RETURNS (List[Tuple[List[str], List[str]]]): Per doc, the texts of the
             first text's tokens (rows) and of the second text's (columns).
         RAISES (PairError): If a doc has no valid pair (the message names it).
         """
+        null = [NULL_TOKEN_LABEL] if include_null else []
         labels = []
         for i, doc in enumerate(docs):
             s1, e1, s2, e2 = get_pair_bounds(doc, self.pair_key, index=i)
-            labels.append(([t.text for t in doc[s1:e1]], [t.text for t in doc[s2:e2]]))
+            rows = null + [t.text for t in doc[s1:e1]]
+            labels.append((rows, null + [t.text for t in doc[s2:e2]]))
         return labels

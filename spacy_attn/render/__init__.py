@@ -175,6 +175,9 @@ def parse_alignment(
     pipe's ``alignment``, labelled by the pipe's ``alignment_labels`` (else
     the two texts' tokens), and the pipe's (else the doc's) label scores."""
     bounds = _pair_bounds(docs, pipe, pair_key)
+    # A model with a NULL token (DecomposableAttention.v3) is drawn with it,
+    # as its own first row and column: the pipe says so, the picture follows.
+    null = {"include_null": True} if getattr(pipe, "has_null_token", False) else {}
     given = _weights_from_pipe(
         docs,
         _per_doc(weights, docs, single),
@@ -183,9 +186,10 @@ def parse_alignment(
         needs="style='alignment' needs weights= (an (La, Lb) array per doc) or "
         "pipe= (a trained attn_pair_classifier) to compute it",
         wrong_pipe="pipe= must be a pair classifier with an alignment() method",
+        **null,
     )
     if callable(getattr(pipe, "alignment_labels", None)):
-        labels = pipe.alignment_labels(docs)
+        labels = pipe.alignment_labels(docs, **null)
     else:
         labels = [
             ([t.text for t in doc[s1:e1]], [t.text for t in doc[s2:e2]])
@@ -329,7 +333,14 @@ def _to_array(weights, doc: Doc, index: int) -> numpy.ndarray:
 
 
 def _weights_from_pipe(
-    docs: List[Doc], given: List, pipe, method: str, *, needs: str, wrong_pipe: str
+    docs: List[Doc],
+    given: List,
+    pipe,
+    method: str,
+    *,
+    needs: str,
+    wrong_pipe: str,
+    **options: Any,
 ) -> List:
     """``given``, one entry per doc, with the None entries computed by the
     component's ``method``: the component gives the weights, render draws them.
@@ -337,6 +348,7 @@ def _weights_from_pipe(
     needs (str): What the style needs, for the error of a doc with neither.
     wrong_pipe (str): What the pipe must be, for the error of one without
         ``method``.
+    options: Keyword arguments of ``method``.
     """
     missing = [i for i, w in enumerate(given) if w is None]
     if not missing:
@@ -348,7 +360,7 @@ def _weights_from_pipe(
     if not callable(compute):
         raise TypeError(f"render: {wrong_pipe}, got {type(pipe).__name__}.")
     given = list(given)
-    for i, computed in zip(missing, compute([docs[i] for i in missing])):
+    for i, computed in zip(missing, compute([docs[i] for i in missing], **options)):
         given[i] = computed
     return given
 
