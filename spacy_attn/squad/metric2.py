@@ -3,36 +3,19 @@ on answerable (HasAns) and unanswerable (NoAns) questions, and at the best
 no-answer threshold. Predictions are texts, "" meaning "no answer"."""
 
 import collections
-import re
-import string
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-
-def normalize_answer_v2(s: str) -> str:
-    """The official v2.0 normalization (lower case, no punctuation, no
-    a/an/the, collapsed whitespace; the same steps as v1.1)."""
-
-    def remove_articles(text: str) -> str:
-        regex = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-        return re.sub(regex, " ", text)
-
-    def white_space_fix(text: str) -> str:
-        return " ".join(text.split())
-
-    def remove_punc(text: str) -> str:
-        exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude)
-
-    return white_space_fix(remove_articles(remove_punc(s.lower())))
+# The v2.0 script normalizes answers with the same steps as v1.1.
+from .metric import normalize_answer
 
 
 def get_tokens(s: str) -> List[str]:
-    return normalize_answer_v2(s).split() if s else []
+    return normalize_answer(s).split() if s else []
 
 
 def compute_exact(a_gold: str, a_pred: str) -> int:
     """1 if the normalized answers are equal (official)."""
-    return int(normalize_answer_v2(a_gold) == normalize_answer_v2(a_pred))
+    return int(normalize_answer(a_gold) == normalize_answer(a_pred))
 
 
 def compute_f1(a_gold: str, a_pred: str) -> float:
@@ -54,7 +37,7 @@ def compute_f1(a_gold: str, a_pred: str) -> float:
 def gold_answers_v2(texts: Sequence[str]) -> List[str]:
     """The gold answers the official script compares against: the texts that
     are not empty after normalization, or [""] for an unanswerable question."""
-    golds = [t for t in texts if normalize_answer_v2(t)]
+    golds = [t for t in texts if normalize_answer(t)]
     return golds or [""]
 
 
