@@ -5,6 +5,8 @@ baseline score, for the answer-sentence-selection benchmark."""
 import re
 from typing import Dict, Hashable, List, Sequence, Tuple
 
+from spacy_attn.scorers import prf
+
 _WORD = re.compile(r"\w+")
 
 
@@ -59,9 +61,7 @@ def positive_prf(golds: Sequence[bool], preds: Sequence[bool]) -> Dict[str, floa
     tp = sum(g and p for g, p in zip(golds, preds))
     fp = sum(p and not g for g, p in zip(golds, preds))
     fn = sum(g and not p for g, p in zip(golds, preds))
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    return {"p": p, "r": r, "f": 2 * p * r / (p + r) if p + r else 0.0}
+    return prf(tp, fp, fn)
 
 
 def best_threshold(golds: Sequence[bool], scores: Sequence[float]) -> float:
