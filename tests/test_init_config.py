@@ -130,10 +130,6 @@ def test_a_written_config_trains(tmp_path):
 
 
 @pytest.mark.slow  # ~20 s here
-@pytest.mark.skipif(
-    not hasattr(PairClassifier, "positive_label"),
-    reason="a positive label needs the classifier's binary mode (branch binary)",
-)
 def test_a_binary_config_trains_with_its_positive_label(tmp_path):
     """--binary: the positive label given on the command line (overridden
     here through [vars]) is the classifier's positive label after training."""
@@ -149,6 +145,72 @@ def test_a_binary_config_trains_with_its_positive_label(tmp_path):
     _train(config, train, dev, tmp_path / "out", "--vars.positive_label", "match")
     nlp = util.load_model(tmp_path / "out" / "model-last")
     pipe = nlp.get_pipe("attn_pair_classifier")
+    assert isinstance(pipe, PairClassifier)
     assert set(pipe.labels) == {"match", "other"}
     assert pipe.positive_label == "match"
     assert score_pairs(nlp, [("A man sings.", "A person sings.")]).shape == (1,)
+
+
+def test_column_options_reach_the_readers(tmp_path):
+    """--text-cols / --label-col / --group-col / --id-col go into both
+    corpus readers; a group column selects checkpoints on MAP; a binary pair
+    task weights its classes; the pair model is v4 (exact match)."""
+    path = tmp_path / "cols.cfg"
+    args = ["--binary", "--positive-label", "yes", "--text-cols", "query, passage"]
+    args += ["--label-col", "relevant", "--group-col", "qid", "--id-col", "row"]
+    result = init_config(path, *args)
+    assert result.exit_code == 0, result.output
+    config = util.load_config(path, interpolate=True)
+    for split in ("train", "dev"):
+        reader = config["corpora"][split]
+        assert reader["text_cols"] == ["query", "passage"]
+        assert (reader["label_col"], reader["group_col"]) == ("relevant", "qid")
+        assert reader["id_col"] == "row"
+    pipe = config["components"]["attn_pair_classifier"]
+    assert pipe["scorer"]["@scorers"] == "spacy-attn.pair_ranking_scorer.v1"
+    assert pipe["class_weights"] == "balanced"
+    assert pipe["model"]["@architectures"] == "spacy-attn.DecomposableAttention.v4"
+    assert pipe["model"]["exact_match"] is True
+    assert "--group-col qid" in path.read_text(encoding="utf8").splitlines()[1]
+    plain = tmp_path / "plain.cfg"
+    assert init_config(plain, "--text-cols", "a,b").exit_code == 0
+    config = util.load_config(plain, interpolate=True)
+    pipe = config["components"]["attn_pair_classifier"]
+    assert pipe["scorer"]["@scorers"] == "spacy-attn.pair_classifier_scorer.v1"
+    assert pipe["class_weights"] is None
+    assert config["corpora"]["dev"]["group_col"] is None
+    for bad, fragment in [
+        (["--text-cols", "a,b,c"], "2 text columns"),
+        (["--task", "doc", "--label-col", "y"], "only the pair task"),
+    ]:
+        result = init_config(tmp_path / "x.cfg", *bad)
+        assert result.exit_code == 1 and fragment in result.stderr, result.output
+
+
+@pytest.mark.slow  # ~20 s here
+def test_a_ranking_config_trains_from_a_csv_with_its_own_columns(tmp_path):
+    """A csv with its own column names and a query id trains straight from
+    the config init-config writes, selecting checkpoints on MAP."""
+    rows = _sick_rows(48)
+    header = "qid,query,passage,relevant\n"
+    lines = [
+        f'q{i // 4},"{row["premise"]}","{row["hypothesis"]}",'
+        f"{'yes' if row['label'] == 'entailment' else 'no'}\n"
+        for i, row in enumerate(rows)
+    ]
+    (tmp_path / "train.csv").write_text(header + "".join(lines[:36]), encoding="utf8")
+    (tmp_path / "dev.csv").write_text(header + "".join(lines[36:]), encoding="utf8")
+    config = tmp_path / "config.cfg"
+    args = ["--backbone", "tok2vec", "--binary", "--positive-label", "yes"]
+    args += ["--text-cols", "query,passage", "--label-col", "relevant"]
+    assert init_config(config, *args, "--group-col", "qid").exit_code == 0
+    _train(config, tmp_path / "train.csv", tmp_path / "dev.csv", tmp_path / "out")
+    nlp = util.load_model(tmp_path / "out" / "model-best")
+    # The dev reader of the written config, as `spacy train` used it.
+    filled = util.load_config(
+        config, overrides={"paths.dev": str(tmp_path / "dev.csv")}, interpolate=True
+    )
+    corpus = util.registry.resolve(filled["corpora"])["dev"]
+    scores = nlp.evaluate(list(corpus(nlp)))
+    assert scores["pair_map"] is not None and 0.0 < scores["pair_map"] <= 1.0
+    assert scores["pair_score"] == scores["pair_map"]

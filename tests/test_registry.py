@@ -20,6 +20,7 @@ REGISTERED = {
         "spacy-attn.SiameseSelfAttention.v1",
         "spacy-attn.DecomposableAttention.v2",
         "spacy-attn.DecomposableAttention.v3",
+        "spacy-attn.DecomposableAttention.v4",
         "spacy-attn.TrainableVectors.v1",
         "spacy-attn.SiameseSelfAttention.v2",
         "spacy-attn.DynamicCoattention.v2",

@@ -64,11 +64,16 @@ def model_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
     """The model of the task's component, sized for a CPU or a GPU."""
     tok2vec = backbone_block(backbone, task, gpu)
     if task == "pair":
+        # v4: the NULL token and the exact-match signal (beyond the paper),
+        # which user tasks with shared words need to beat word overlap
+        # (benchmarks/results/sentence_selection.md).
         return {
-            "@architectures": "spacy-attn.DecomposableAttention.v2",
+            "@architectures": "spacy-attn.DecomposableAttention.v4",
             "hidden_width": 300 if gpu else 200,
             "dropout": 0.2,
             "intra_attention": False,
+            "null_token": True,
+            "exact_match": True,
             "exclusive_classes": True,
             "mixed_precision": gpu,
             "tok2vec": tok2vec,
@@ -121,11 +126,16 @@ def transformer_component(gpu: bool) -> Dict[str, Any]:
     }
 
 
-def corpus_block(task: str, path: str, binary: bool) -> Dict[str, Any]:
-    """A corpus reader of the task, reading ``path`` (a variable)."""
+def corpus_block(
+    task: str, path: str, binary: bool, columns: Optional[Dict[str, Any]] = None
+) -> Dict[str, Any]:
+    """A corpus reader of the task, reading ``path`` (a variable), with the
+    pair reader's column settings (``text_cols``, ``label_col``, ...)."""
     block: Dict[str, Any] = {"@readers": READERS[task], "path": path}
     if task == "pair" and binary:
         block["positive_label"] = "${vars.positive_label}"
+    if task == "pair" and columns:
+        block.update(columns)
     return block
 
 
@@ -165,6 +175,7 @@ def base_config(
     binary: bool = False,
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
+    columns: Optional[Dict[str, Any]] = None,
 ) -> Config:
     """The quickstart config before spaCy fills in the defaults.
 
@@ -174,6 +185,10 @@ def base_config(
         ``[vars] positive_label`` (pair task only).
     gpu (bool): GPU sizes, mixed precision and the pytorch allocator.
     positive_label (str): The positive label of a binary task.
+    columns (Optional[Dict[str, Any]]): Pair task: the corpus readers'
+        column settings (``text_cols``, ``label_col``, ``group_col``,
+        ``id_col``; unset ones left out). With a ``group_col`` checkpoints
+        are chosen on MAP (``spacy-attn.pair_ranking_scorer.v1``).
     RETURNS (Config): The config, with its variables not interpolated.
     """
     if task not in TASKS or backbone not in BACKBONES:
@@ -188,6 +203,12 @@ def base_config(
         components["transformer"] = transformer_component(gpu)
     paths.update(train=None, dev=None, vectors=None, init_tok2vec=None)
     components[name] = {"factory": name, "model": model_block(task, backbone, gpu)}
+    if task == "pair" and binary:
+        # Imbalanced binary tasks (5% positives) otherwise settle on the
+        # majority class; with balanced classes the weights are about 1.
+        components[name]["class_weights"] = "balanced"
+    if task == "pair" and columns and columns.get("group_col"):
+        components[name]["scorer"] = {"@scorers": "spacy-attn.pair_ranking_scorer.v1"}
     config: Dict[str, Any] = {"paths": paths}
     if binary:
         config["vars"] = {"positive_label": positive_label}
@@ -203,8 +224,8 @@ def base_config(
         },
         components=components,
         corpora={
-            "train": corpus_block(task, "${paths.train}", binary),
-            "dev": corpus_block(task, "${paths.dev}", binary),
+            "train": corpus_block(task, "${paths.train}", binary, columns),
+            "dev": corpus_block(task, "${paths.dev}", binary, columns),
         },
         training=training_block(task, backbone, gpu),
         initialize={

@@ -4,7 +4,7 @@ header."""
 
 import sys
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List, Optional
 
 import typer
 from thinc.api import Config
@@ -20,7 +20,15 @@ from .config_templates import (
     base_config,
 )
 from .errors import fail
-from .options import Arg, Opt
+from .options import (
+    Arg,
+    GroupColOpt,
+    IdColOpt,
+    LabelColOpt,
+    Opt,
+    TextColsOpt,
+    pair_columns,
+)
 
 DATA = {
     "pair": "pair corpora: jsonl / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)",
@@ -65,22 +73,39 @@ def init_config_cli(
         bool,
         Opt("--gpu/--cpu", help="Sizes and mixed precision for a GPU, or a CPU"),
     ] = False,
+    text_cols: TextColsOpt = None,
+    label_col: LabelColOpt = None,
+    group_col: GroupColOpt = None,
+    id_col: IdColOpt = None,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:
     filled with every default and validated by spaCy. Its header, also
-    printed, says how to prepare vectors and train."""
+    printed, says how to prepare vectors and train. Pair task: the column
+    options go into the corpus readers, so `spacy train` reads your csv /
+    tsv / jsonl as it is; with --group-col checkpoints are chosen on MAP."""
     if task not in TASKS:
         fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
     if backbone not in BACKBONES:
         fail(f"--backbone {backbone!r}: choose one of {', '.join(BACKBONES)}.")
     if binary and task == "qa":
         fail("--binary: the qa task has no labels; use --task pair or doc.")
+    columns = reader_columns(task, text_cols, label_col, group_col, id_col)
     config = quickstart_config(
-        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+        task,
+        backbone,
+        binary=binary,
+        gpu=gpu,
+        positive_label=positive_label,
+        columns=columns,
     )
     header = config_header(
-        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+        task,
+        backbone,
+        binary=binary,
+        gpu=gpu,
+        positive_label=positive_label,
+        columns=columns,
     )
     name = "CONFIG" if output == "-" else output
     header = [line.replace("CONFIG", name) for line in header]
@@ -99,6 +124,33 @@ def init_config_cli(
         typer.echo(line)
 
 
+def reader_columns(
+    task: str,
+    text_cols: Optional[str],
+    label_col: Optional[str],
+    group_col: Optional[str],
+    id_col: Optional[str],
+) -> Optional[Dict[str, Any]]:
+    """The column options as corpus reader settings (None when none is
+    given); a clear error for a task whose reader has no columns."""
+    given = [text_cols, label_col, group_col, id_col]
+    if not any(given):
+        return None
+    if task != "pair":
+        fail(
+            "--text-cols / --label-col / --group-col / --id-col: only the pair "
+            "task reads columns; use --task pair."
+        )
+    columns = pair_columns(text_cols, label_col, group_col, id_col)
+    settings = {
+        "text_cols": list(columns.text_cols) if columns.text_cols else None,
+        "label_col": columns.label_col,
+        "group_col": columns.group_col,
+        "id_col": columns.id_col,
+    }
+    return {key: value for key, value in settings.items() if value is not None}
+
+
 def quickstart_config(
     task: str,
     backbone: str,
@@ -106,6 +158,7 @@ def quickstart_config(
     binary: bool = False,
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
+    columns: Optional[Dict[str, Any]] = None,
 ) -> Config:
     """The quickstart config, filled with every default and validated as
     ``spacy init fill-config`` does (the pipeline is built, not trained), and
@@ -116,6 +169,7 @@ def quickstart_config(
     binary (bool): A binary pair task (see ``base_config``).
     gpu (bool): GPU settings.
     positive_label (str): The positive label of a binary task.
+    columns (Optional[Dict[str, Any]]): The pair readers' column settings.
     RETURNS (Config): The filled config, variables not interpolated.
     """
     from spacy import util
@@ -123,7 +177,12 @@ def quickstart_config(
     from spacy.util import registry
 
     config = base_config(
-        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+        task,
+        backbone,
+        binary=binary,
+        gpu=gpu,
+        positive_label=positive_label,
+        columns=columns,
     )
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     filled = nlp.config
@@ -142,6 +201,7 @@ def config_header(
     binary: bool = False,
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
+    columns: Optional[Dict[str, Any]] = None,
 ) -> List[str]:
     """The header of a quickstart config, one line per item (no ``#``): what
     it is and, after a line "Next:", the commands to run, with CONFIG for
@@ -153,6 +213,9 @@ def config_header(
     flags = f"--task {task} --backbone {backbone} --{labels.replace('-', '')}"
     if binary and task == "pair":
         flags += f" --positive-label {positive_label}"
+    for key, value in (columns or {}).items():
+        option = "--" + key.replace("_", "-")
+        flags += f" {option} {','.join(value) if isinstance(value, list) else value}"
     lines = [
         f"spacy-attn quickstart config: {task} task ({COMPONENTS[task]}), "
         f"{backbone} backbone, {labels}, {device}.",
@@ -187,4 +250,4 @@ def config_header(
     return lines
 
 
-__all__ = ["config_header", "init_config_cli", "quickstart_config"]
+__all__ = ["config_header", "init_config_cli", "quickstart_config", "reader_columns"]

@@ -15,11 +15,12 @@ import torch
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
-from thinc.types import Floats2d, Floats3d
+from thinc.types import Floats2d, Floats3d, Ints2d
 
 from ..models.decomposable_attention import DecomposableAttention
 from ..pairs import DEFAULT_PAIR_KEY
 from .defaults import build_default_tok2vec
+from .exact_match import with_exact_match
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
@@ -93,8 +94,10 @@ def _da_model(
     far_bias: bool = False,
     init_std: Optional[float] = None,
     null_token: bool = False,
+    exact_match: bool = False,
+    match_attr: str = "LOWER",
 ) -> Model[List[Doc], Floats2d]:
-    """The model of v1, v2 and v3 over the given segments layer."""
+    """The model of v1 to v4 over the given segments layer."""
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
     module = DecomposableAttention(
         nI,
@@ -106,7 +109,11 @@ def _da_model(
         far_bias=far_bias,
         init_std=init_std,
         null_token=null_token,
+        exact_match=exact_match,
     )
+    inputs: Model = segments
+    if exact_match:
+        inputs = with_exact_match(segments, attr=match_attr)
     torch_layer = PyTorchWrapper_v2(
         module,
         convert_inputs=convert_segment_inputs,
@@ -114,9 +121,11 @@ def _da_model(
         mixed_precision=mixed_precision,
     )
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
-    model: Model[List[Doc], Floats2d] = chain(segments, torch_layer, output_layer)
+    model: Model[List[Doc], Floats2d] = chain(inputs, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
+    if exact_match:
+        model.set_ref("exact_match", inputs)
     model.set_ref("attention", torch_layer)
     model.set_ref("output_layer", output_layer)
     model.attrs["multi_label"] = not exclusive_classes
@@ -127,24 +136,30 @@ def convert_segment_inputs(
     model: Model, X: Segments, is_train: bool
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], SegmentGrads]]:
     """Padded Thinc arrays -> torch tensors; gradients flow back to the float
-    inputs only (lengths are integers)."""
+    inputs only (lengths are integers). ``X`` may carry the exact-match ids
+    (``MatchSegments``) after the four segment arrays; they are passed on
+    and get no gradient."""
     device = cast(PyTorchShim, model.shims[0]).device
-    A, lengths_a, B, lengths_b = X
+    A, lengths_a, B, lengths_b = X[:4]
     args = (
         xp2torch(A, requires_grad=is_train, device=device),
         xp2torch(lengths_a, device=device),
         xp2torch(B, requires_grad=is_train, device=device),
         xp2torch(lengths_b, device=device),
     )
+    extra = cast(Tuple[Ints2d, ...], X[4:])
+    args += tuple(xp2torch(ids, device=device) for ids in extra)
+    n_extra = len(extra)
 
     def reverse(d_inputs: ArgsKwargs) -> SegmentGrads:
-        dA, _, dB, _ = d_inputs.args
-        return (
+        dA, _, dB, _ = d_inputs.args[:4]
+        grads = (
             torch2xp(dA) if dA is not None else None,
             None,
             torch2xp(dB) if dB is not None else None,
             None,
         )
+        return cast(SegmentGrads, grads + (None,) * n_extra)
 
     return ArgsKwargs(args=args, kwargs={}), reverse
 
@@ -227,6 +242,9 @@ def predict_soft_alignment(
     shim = cast(PyTorchShim, model.get_ref("attention").shims[0])
     module = shim._model
     device = shim.device
+    ids: Tuple[Ints2d, ...] = ()
+    if model.has_ref("exact_match"):
+        ids = model.get_ref("exact_match").predict(docs)[4:]
     was_training = module.training
     # PyTorchShim.predict leaves the module in train mode whatever it was
     # before; here the caller's mode is restored instead.
@@ -238,6 +256,7 @@ def predict_soft_alignment(
                 xp2torch(lengths_a, device=device),
                 xp2torch(B, device=device),
                 xp2torch(lengths_b, device=device),
+                *(xp2torch(x, device=device) for x in ids),
             )
     finally:
         module.train(was_training)
@@ -378,4 +397,63 @@ def build_decomposable_attention_v3(
         far_bias=True,
         init_std=init_std,
         null_token=null_token,
+    )
+
+
+# --- spacy-attn.DecomposableAttention.v4 -------------------------------------
+# v1 to v3 above are frozen. v4 is v3 with an exact-match signal, which is
+# NOT in the paper: see docs/pair_classifier.md, "Exact match".
+
+
+@registry.architectures("spacy-attn.DecomposableAttention.v4")
+def build_decomposable_attention_v4(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    dropout: float = 0.2,
+    intra_attention: bool = False,
+    max_distance: int = 10,
+    init_std: Optional[float] = None,
+    null_token: bool = True,
+    exact_match: bool = True,
+    match_attr: str = "LOWER",
+    encode: str = "joint",
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Decomposable Attention over pair docs with an exact-match signal
+    (beyond the paper); as ``spacy-attn.DecomposableAttention.v3`` with:
+
+    exact_match (bool): Tell the model which tokens of the two texts are
+        identical (DrQA's exact-match feature, Chen et al. 2017): a learned
+        bias on the attention logit of every identical pair, and a "this
+        token occurs in the other text" input to the compare network. On
+        by default; False computes what v3 computes. For tasks where
+        shared words are evidence (answer-sentence selection, duplicates),
+        which the paper's soft alignment over fixed vectors does not pick
+        up on its own.
+    match_attr (str): The token attribute that decides "identical":
+        "LOWER" (the default: case-insensitive form), "ORTH", "NORM" or
+        "LEMMA" (needs a lemmatizer before the component).
+
+    The other settings are v3's (see ``build_decomposable_attention_v3``).
+    """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
+    return _da_model(
+        tok2vec,
+        segments_layer(tok2vec, encode),
+        hidden_width=hidden_width,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
+        far_bias=True,
+        init_std=init_std,
+        null_token=null_token,
+        exact_match=exact_match,
+        match_attr=match_attr,
     )

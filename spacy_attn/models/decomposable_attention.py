@@ -170,9 +170,19 @@ class DecomposableAttention(nn.Module):
         from there on: it attends, is attended to (intra-attention too), and
         its comparison vector is summed with the words'. False: real tokens
         only (v1, v2).
+    exact_match (bool): Beyond the paper: tell the model which tokens are
+        identical across the two texts (DrQA's exact-match feature, Chen et
+        al. 2017). A learned scalar ``match_bias`` is added to the attention
+        logit e_ij of every identical pair, and the compare network G gets
+        one more input per token, 1.0 when its form occurs in the other
+        text. Soft alignment over fixed vectors does not find exact matches
+        on its own (docs/pair_classifier.md, "Exact match"); the caller
+        passes integer token ids (equal ids = the same form).
 
-    forward(A, A_lengths, B, B_lengths):
-        A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,)
+    forward(A, A_lengths, B, B_lengths, A_ids=None, B_ids=None):
+        A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,);
+        with ``exact_match``, A_ids (B, La) and B_ids (B, Lb) int token ids
+        (padding never compared: only positions within the lengths count).
         RETURNS (B, nO) logits, or (B, nH) features when nO is None.
     """
 
@@ -188,6 +198,7 @@ class DecomposableAttention(nn.Module):
         far_bias: bool = False,
         init_std: Optional[float] = None,
         null_token: bool = False,
+        exact_match: bool = False,
     ) -> None:
         super().__init__()
         self.nH = nH
@@ -213,7 +224,8 @@ class DecomposableAttention(nn.Module):
             self.intra = None
             nA = nH
         self.F = FeedForward(nA, nH, dropout)
-        self.G = FeedForward(2 * nA, nH, dropout)
+        # With exact_match, G also reads the token's "has a match" flag.
+        self.G = FeedForward(2 * nA + int(exact_match), nH, dropout)
         self.H = FeedForward(2 * nH, nH, dropout)
         self.output = nn.Linear(nH, nO) if nO is not None else None
         if init_std is not None:
@@ -227,22 +239,55 @@ class DecomposableAttention(nn.Module):
             # seed without it.
             std = init_std if init_std is not None else nH**-0.5
             self.null = nn.Parameter(torch.randn(nH) * std)
+        self.match_bias: Optional[nn.Parameter] = None
+        if exact_match:
+            # Starts at 1: an identical pair gets e (about 2.7) times the
+            # attention of an unrelated one before any training, so the first
+            # steps already see the matches; training may scale it either way.
+            # Shape (1,), not a 0-d scalar: Thinc's optimizers take len().
+            self.match_bias = nn.Parameter(torch.ones(1))
 
     @property
     def null_token(self) -> bool:
         """Whether each text starts with the learned NULL token."""
         return self.null is not None
 
-    def _attend(self, A, A_lengths, B, B_lengths):
+    @property
+    def exact_match(self) -> bool:
+        """Whether the model reads the exact-match signal (token ids)."""
+        return self.match_bias is not None
+
+    def _same(self, A_ids, mask_a, B_ids, mask_b) -> torch.Tensor:
+        """(B, La, Lb) 1.0 where token i of A and token j of B have the same
+        id, both within their lengths; the NULL tokens (when there) match
+        nothing. Masks are those of the real tokens."""
+        if A_ids is None or B_ids is None:
+            raise ValueError(
+                "This DecomposableAttention has exact_match=True: pass the "
+                "token ids A_ids and B_ids."
+            )
+        La, Lb = mask_a.shape[1], mask_b.shape[1]
+        same = A_ids[:, :La].unsqueeze(2) == B_ids[:, :Lb].unsqueeze(1)
+        same = same & mask_a.unsqueeze(2) & mask_b.unsqueeze(1)
+        if self.null is not None:
+            same = nn.functional.pad(same, (1, 0, 1, 0))
+        return same.to(torch.get_default_dtype())
+
+    def _attend(self, A, A_lengths, B, B_lengths, A_ids=None, B_ids=None):
         """Project (and self-align) the tokens and score every pair of them:
-        e_ij = F(a_i) . F(b_j). With ``null_token`` each text starts with the
+        e_ij = F(a_i) . F(b_j) (+ match_bias for identical tokens with
+        ``exact_match``). With ``null_token`` each text starts with the
         NULL token, so its length and La, Lb below are one more.
 
         RETURNS: a (Na, nA) and b (Nb, nA) packed token vectors, their masks
-            (B, La) and (B, Lb), and the attention logits e (B, La, Lb).
+            (B, La) and (B, Lb), the attention logits e (B, La, Lb) and the
+            exact-match matrix (B, La, Lb), or None without ``exact_match``.
         """
         mask_a = length_mask(A_lengths, A.shape[1])  # (B, La)
         mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
+        same = None
+        if self.match_bias is not None:
+            same = self._same(A_ids, mask_a, B_ids, mask_b).to(A.dtype)
         a = self.project(A[mask_a])  # (Na, nH)
         b = self.project(B[mask_b])  # (Nb, nH)
         if self.null is not None:
@@ -252,7 +297,9 @@ class DecomposableAttention(nn.Module):
             a = self.intra(a, mask_a)  # (Na, 2 nH)
             b = self.intra(b, mask_b)
         e = torch.bmm(_pad(self.F(a), mask_a), _pad(self.F(b), mask_b).transpose(1, 2))
-        return a, mask_a, b, mask_b, e
+        if same is not None and self.match_bias is not None:
+            e = e + self.match_bias * same.to(e.dtype)
+        return a, mask_a, b, mask_b, e, same
 
     def forward(
         self,
@@ -260,20 +307,30 @@ class DecomposableAttention(nn.Module):
         A_lengths: torch.Tensor,
         B: torch.Tensor,
         B_lengths: torch.Tensor,
+        A_ids: Optional[torch.Tensor] = None,
+        B_ids: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         # The per-token networks (projection, F, G) dominate the cost, so they
         # run on the real tokens only ("packed", shape (N, d)); only the
         # attention matrices use the padded (batch, length, d) layout. Padded
         # positions therefore cost nothing and cannot leak into the result.
-        a, mask_a, b, mask_b, e = self._attend(A, A_lengths, B, B_lengths)
+        a, mask_a, b, mask_b, e, same = self._attend(
+            A, A_lengths, B, B_lengths, A_ids, B_ids
+        )
         beta = torch.bmm(masked_softmax(e, mask_b.unsqueeze(1), dim=2), _pad(b, mask_b))
         alpha = torch.bmm(
             masked_softmax(e, mask_a.unsqueeze(2), dim=1).transpose(1, 2),
             _pad(a, mask_a),
         )
         # Compare, then aggregate by summing over each example's tokens.
-        v1 = self.G(torch.cat([a, beta[mask_a]], dim=-1))  # (Na, nH)
-        v2 = self.G(torch.cat([b, alpha[mask_b]], dim=-1))  # (Nb, nH)
+        compare_a = [a, beta[mask_a]]
+        compare_b = [b, alpha[mask_b]]
+        if same is not None:
+            # Whether each token's form occurs anywhere in the other text.
+            compare_a.append(same.amax(dim=2)[mask_a].unsqueeze(-1).to(a.dtype))
+            compare_b.append(same.amax(dim=1)[mask_b].unsqueeze(-1).to(b.dtype))
+        v1 = self.G(torch.cat(compare_a, dim=-1))  # (Na, nH)
+        v2 = self.G(torch.cat(compare_b, dim=-1))  # (Nb, nH)
         v1 = _segment_sum(v1, mask_a)  # (B, nH)
         v2 = _segment_sum(v2, mask_b)
         hidden = self.H(torch.cat([v1, v2], dim=-1))
@@ -287,11 +344,16 @@ class DecomposableAttention(nn.Module):
         A_lengths: torch.Tensor,
         B: torch.Tensor,
         B_lengths: torch.Tensor,
+        A_ids: Optional[torch.Tensor] = None,
+        B_ids: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """The soft alignment weights of the first segment over the second,
         (B, La, Lb), rows summing to one over the second segment's tokens
         (for inspection). With ``null_token`` both texts start with the NULL
-        token: (B, La + 1, Lb + 1), row and column 0 the NULL token's."""
-        _, mask_a, _, mask_b, e = self._attend(A, A_lengths, B, B_lengths)
+        token: (B, La + 1, Lb + 1), row and column 0 the NULL token's.
+        A_ids, B_ids: as for ``forward``, needed with ``exact_match``."""
+        _, mask_a, _, mask_b, e, _ = self._attend(
+            A, A_lengths, B, B_lengths, A_ids, B_ids
+        )
         weights = masked_softmax(e, mask_b.unsqueeze(1), dim=2)
         return weights * mask_a.unsqueeze(2)
