@@ -4,7 +4,7 @@ header."""
 
 import sys
 from pathlib import Path
-from typing import List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import typer
 from thinc.api import Config
@@ -20,10 +20,26 @@ from .config_templates import (
     base_config,
 )
 from .errors import fail
-from .options import Arg, Opt
+from .options import (
+    Arg,
+    GroupColOpt,
+    IdColOpt,
+    LabelColOpt,
+    Opt,
+    TextColsOpt,
+    pair_columns,
+)
+
+if TYPE_CHECKING:
+    from ..readers import PairColumns
+
+# Selects checkpoints on MAP (spacy_attn.scorers), for binary tasks with groups.
+RANKING_SCORER = "spacy-attn.pair_ranking_scorer.v1"
 
 DATA = {
-    "pair": "pair corpora: jsonl / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)",
+    "pair": (
+        "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)"
+    ),
     "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
     "qa": "SQuAD v1.1 json (spacy-attn.SquadCorpus.v1)",
 }
@@ -65,22 +81,41 @@ def init_config_cli(
         bool,
         Opt("--gpu/--cpu", help="Sizes and mixed precision for a GPU, or a CPU"),
     ] = False,
+    text_cols: TextColsOpt = None,
+    label_col: LabelColOpt = None,
+    group_col: GroupColOpt = None,
+    id_col: IdColOpt = None,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:
     filled with every default and validated by spaCy. Its header, also
-    printed, says how to prepare vectors and train."""
+    printed, says how to prepare vectors and train. For pairs, the column
+    options name the columns of csv / tsv / jsonl corpora in the config's
+    readers, so `spacy train` reads the files as they are."""
     if task not in TASKS:
         fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
     if backbone not in BACKBONES:
         fail(f"--backbone {backbone!r}: choose one of {', '.join(BACKBONES)}.")
     if binary and task == "qa":
         fail("--binary: the qa task has no labels; use --task pair or doc.")
+    columns = pair_columns(text_cols, label_col, group_col, id_col)
+    if task != "pair" and columns.named():
+        fail("--text-cols, --label-col, --group-col and --id-col: --task pair only.")
     config = quickstart_config(
-        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+        task,
+        backbone,
+        binary=binary,
+        gpu=gpu,
+        positive_label=positive_label,
+        columns=columns,
     )
     header = config_header(
-        task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
+        task,
+        backbone,
+        binary=binary,
+        gpu=gpu,
+        positive_label=positive_label,
+        columns=columns,
     )
     name = "CONFIG" if output == "-" else output
     header = [line.replace("CONFIG", name) for line in header]
@@ -106,6 +141,7 @@ def quickstart_config(
     binary: bool = False,
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
+    columns: Optional["PairColumns"] = None,
 ) -> Config:
     """The quickstart config, filled with every default and validated as
     ``spacy init fill-config`` does (the pipeline is built, not trained), and
@@ -116,6 +152,8 @@ def quickstart_config(
     binary (bool): A binary pair task (see ``base_config``).
     gpu (bool): GPU settings.
     positive_label (str): The positive label of a binary task.
+    columns (Optional[PairColumns]): Pair task: the columns of the train and
+        dev files (see ``set_columns``; default: detected).
     RETURNS (Config): The filled config, variables not interpolated.
     """
     from spacy import util
@@ -125,6 +163,8 @@ def quickstart_config(
     config = base_config(
         task, backbone, binary=binary, gpu=gpu, positive_label=positive_label
     )
+    if columns is not None and task == "pair":
+        set_columns(config, columns, binary=binary)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     filled = nlp.config
     # A second load validates the filled config itself (as fill-config does).
@@ -135,6 +175,30 @@ def quickstart_config(
     return filled
 
 
+def column_settings(columns: "PairColumns") -> Dict[str, Any]:
+    """The reader settings (text_cols, label_col, group_col, id_col) that
+    ``columns`` names, in that order; the unnamed ones left out."""
+    settings: Dict[str, Any] = {
+        "text_cols": list(columns.text_cols) if columns.text_cols else None,
+        "label_col": columns.label_col,
+        "group_col": columns.group_col,
+        "id_col": columns.id_col,
+    }
+    return {k: v for k, v in settings.items() if v is not None}
+
+
+def set_columns(config: Config, columns: "PairColumns", *, binary: bool) -> None:
+    """Name the columns in the train and dev readers of a pair config. With
+    a group column, a binary task selects checkpoints on MAP (the ranking
+    scorer), the metric that ``spacy attn evaluate`` checks against the
+    baselines when pairs have groups."""
+    for split in ("train", "dev"):
+        config["corpora"][split].update(column_settings(columns))
+    if columns.group_col is not None and binary:
+        component = config["components"][COMPONENTS["pair"]]
+        component["scorer"] = {"@scorers": RANKING_SCORER}
+
+
 def config_header(
     task: str,
     backbone: str,
@@ -142,17 +206,23 @@ def config_header(
     binary: bool = False,
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
+    columns: Optional["PairColumns"] = None,
 ) -> List[str]:
     """The header of a quickstart config, one line per item (no ``#``): what
     it is and, after a line "Next:", the commands to run, with CONFIG for
     the config's path."""
     from ..about import __version__
+    from ..readers.columns import OPTION_NAMES
 
     labels = "binary" if binary else "multi-class"
     device = "GPU" if gpu else "CPU"
     flags = f"--task {task} --backbone {backbone} --{labels.replace('-', '')}"
     if binary and task == "pair":
         flags += f" --positive-label {positive_label}"
+    settings = column_settings(columns) if columns and task == "pair" else {}
+    for setting, value in settings.items():
+        value = ",".join(value) if setting == "text_cols" else value
+        flags += f" {OPTION_NAMES[setting]} {value}"
     lines = [
         f"spacy-attn quickstart config: {task} task ({COMPONENTS[task]}), "
         f"{backbone} backbone, {labels}, {device}.",
@@ -168,6 +238,11 @@ def config_header(
         )
     elif binary:
         lines.append("Binary: two exclusive labels, as any number of classes.")
+    if binary and "group_col" in settings:
+        lines.append(
+            "Checkpoints are selected on MAP over the dev set's groups "
+            f"({RANKING_SCORER})."
+        )
     lines.append("Next:")
     train = "python -m spacy train CONFIG --output training"
     train += " --paths.train TRAIN --paths.dev DEV"
@@ -187,4 +262,11 @@ def config_header(
     return lines
 
 
-__all__ = ["config_header", "init_config_cli", "quickstart_config"]
+__all__ = [
+    "RANKING_SCORER",
+    "column_settings",
+    "config_header",
+    "init_config_cli",
+    "quickstart_config",
+    "set_columns",
+]
