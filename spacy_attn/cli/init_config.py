@@ -117,6 +117,12 @@ def init_config_cli(
         positive_label=positive_label,
         columns=columns,
     )
+    write_config(output, config, header)
+
+
+def write_config(output: str, config: Config, header: List[str]) -> None:
+    """Write the config with its header as comments to ``output`` (a file,
+    then print the header's next steps; "-": stdout)."""
     name = "CONFIG" if output == "-" else output
     header = [line.replace("CONFIG", name) for line in header]
     text = "\n".join("# " + line for line in header)
@@ -269,4 +275,5 @@ __all__ = [
     "init_config_cli",
     "quickstart_config",
     "set_columns",
+    "write_config",
 ]
