@@ -97,6 +97,55 @@ def test_stdout_and_mistakes(tmp_path):
     assert result.exit_code == 1 and "is a directory" in result.stderr
 
 
+def test_column_options_name_the_columns_in_both_readers(tmp_path):
+    """--text-cols / --label-col / --group-col / --id-col go to the train and
+    dev readers; with --binary and a group column, checkpoints are selected
+    on MAP (the ranking scorer); the header repeats the options."""
+    path = tmp_path / "answers.cfg"
+    args = ["--binary", "--positive-label", "yes", "--text-cols", "question,sentence"]
+    args += ["--label-col", "answer", "--group-col", "question_id", "--id-col", "row"]
+    result = init_config(path, *args)
+    assert result.exit_code == 0, result.output
+    config = util.load_config(path, interpolate=True)
+    for split in ("train", "dev"):
+        reader = config["corpora"][split]
+        assert reader["text_cols"] == ["question", "sentence"]
+        assert reader["label_col"] == "answer"
+        assert reader["group_col"] == "question_id"
+        assert reader["id_col"] == "row"
+    scorer = config["components"]["attn_pair_classifier"]["scorer"]
+    assert scorer["@scorers"] == "spacy-attn.pair_ranking_scorer.v1"
+    header = path.read_text(encoding="utf8").split("\n\n")[0]
+    assert "--text-cols question,sentence --label-col answer" in header
+    assert "--group-col question_id --id-col row" in header
+    assert "selected on MAP" in header
+    # Multi-class with a group column: the default scorer (MAP needs a
+    # positive label); no column options: the readers detect the columns.
+    result = init_config(path, "--text-cols", "a,b", "--group-col", "g")
+    assert result.exit_code == 0, result.output
+    config = util.load_config(path, interpolate=True)
+    scorer = config["components"]["attn_pair_classifier"]["scorer"]
+    assert scorer["@scorers"] == "spacy-attn.pair_classifier_scorer.v1"
+    assert config["corpora"]["dev"]["group_col"] == "g"
+    assert config["corpora"]["dev"]["label_col"] is None
+    assert init_config(path).exit_code == 0
+    config = util.load_config(path, interpolate=True)
+    assert config["corpora"]["train"]["text_cols"] is None
+
+
+def test_column_options_mistakes(tmp_path):
+    for args, fragment in [
+        (["--text-cols", "a,b,c"], "--text-cols"),
+        (["--text-cols", "a,"], "--text-cols"),
+        (["--task", "doc", "--label-col", "y"], "--task pair only"),
+    ]:
+        result = init_config(tmp_path / "x.cfg", *args)
+        assert result.exit_code == 1, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and fragment in lines[0], result.stderr
+    assert not (tmp_path / "x.cfg").exists()
+
+
 def _sick_rows(n: int, start: int = 0) -> List[Dict[str, str]]:
     with gzip.open(FIXTURES / "sick_train.jsonl.gz", "rt", encoding="utf8") as f:
         return [json.loads(line) for line in f.readlines()[start : start + n]]
@@ -181,7 +230,7 @@ def test_column_options_reach_the_readers(tmp_path):
     assert config["corpora"]["dev"]["group_col"] is None
     for bad, fragment in [
         (["--text-cols", "a,b,c"], "2 text columns"),
-        (["--task", "doc", "--label-col", "y"], "only the pair task"),
+        (["--task", "doc", "--label-col", "y"], "--task pair only"),
     ]:
         result = init_config(tmp_path / "x.cfg", *bad)
         assert result.exit_code == 1 and fragment in result.stderr, result.output

@@ -20,6 +20,8 @@ READERS = {
 # The Hugging Face model of the transformer backbone (paths.transformer).
 DEFAULT_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_POSITIVE_LABEL = "1"
+# Selects checkpoints on MAP (spacy_attn.scorers): binary tasks with groups.
+RANKING_SCORER = "spacy-attn.pair_ranking_scorer.v1"
 
 
 def backbone_block(backbone: str, task: str, gpu: bool) -> Dict[str, Any]:
@@ -187,8 +189,8 @@ def base_config(
     positive_label (str): The positive label of a binary task.
     columns (Optional[Dict[str, Any]]): Pair task: the corpus readers'
         column settings (``text_cols``, ``label_col``, ``group_col``,
-        ``id_col``; unset ones left out). With a ``group_col`` checkpoints
-        are chosen on MAP (``spacy-attn.pair_ranking_scorer.v1``).
+        ``id_col``; unset ones left out). A binary task with a
+        ``group_col`` chooses checkpoints on MAP (``RANKING_SCORER``).
     RETURNS (Config): The config, with its variables not interpolated.
     """
     if task not in TASKS or backbone not in BACKBONES:
@@ -207,8 +209,9 @@ def base_config(
         # Imbalanced binary tasks (5% positives) otherwise settle on the
         # majority class; with balanced classes the weights are about 1.
         components[name]["class_weights"] = "balanced"
-    if task == "pair" and columns and columns.get("group_col"):
-        components[name]["scorer"] = {"@scorers": "spacy-attn.pair_ranking_scorer.v1"}
+    if task == "pair" and binary and columns and columns.get("group_col"):
+        # MAP ranks by the positive label's score, so binary tasks only.
+        components[name]["scorer"] = {"@scorers": RANKING_SCORER}
     config: Dict[str, Any] = {"paths": paths}
     if binary:
         config["vars"] = {"positive_label": positive_label}
@@ -241,6 +244,7 @@ __all__ = [
     "COMPONENTS",
     "DEFAULT_POSITIVE_LABEL",
     "DEFAULT_TRANSFORMER",
+    "RANKING_SCORER",
     "TASKS",
     "base_config",
 ]

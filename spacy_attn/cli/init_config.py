@@ -16,6 +16,7 @@ from .config_templates import (
     COMPONENTS,
     DEFAULT_POSITIVE_LABEL,
     DEFAULT_TRANSFORMER,
+    RANKING_SCORER,
     TASKS,
     base_config,
 )
@@ -31,7 +32,9 @@ from .options import (
 )
 
 DATA = {
-    "pair": "pair corpora: jsonl / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)",
+    "pair": (
+        "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)"
+    ),
     "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
     "qa": "SQuAD v1.1 json (spacy-attn.SquadCorpus.v1)",
 }
@@ -83,7 +86,8 @@ def init_config_cli(
     filled with every default and validated by spaCy. Its header, also
     printed, says how to prepare vectors and train. Pair task: the column
     options go into the corpus readers, so `spacy train` reads your csv /
-    tsv / jsonl as it is; with --group-col checkpoints are chosen on MAP."""
+    tsv / jsonl as it is; a binary task with --group-col selects checkpoints
+    on MAP."""
     if task not in TASKS:
         fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
     if backbone not in BACKBONES:
@@ -107,6 +111,12 @@ def init_config_cli(
         positive_label=positive_label,
         columns=columns,
     )
+    write_config(output, config, header)
+
+
+def write_config(output: str, config: Config, header: List[str]) -> None:
+    """Write the config with its header as comments to ``output`` (a file,
+    then print the header's next steps; "-": stdout)."""
     name = "CONFIG" if output == "-" else output
     header = [line.replace("CONFIG", name) for line in header]
     text = "\n".join("# " + line for line in header)
@@ -137,10 +147,7 @@ def reader_columns(
     if not any(given):
         return None
     if task != "pair":
-        fail(
-            "--text-cols / --label-col / --group-col / --id-col: only the pair "
-            "task reads columns; use --task pair."
-        )
+        fail("--text-cols, --label-col, --group-col and --id-col: --task pair only.")
     columns = pair_columns(text_cols, label_col, group_col, id_col)
     settings = {
         "text_cols": list(columns.text_cols) if columns.text_cols else None,
@@ -231,6 +238,11 @@ def config_header(
         )
     elif binary:
         lines.append("Binary: two exclusive labels, as any number of classes.")
+    if binary and task == "pair" and columns and "group_col" in columns:
+        lines.append(
+            "Checkpoints are selected on MAP over the dev set's groups "
+            f"({RANKING_SCORER})."
+        )
     lines.append("Next:")
     train = "python -m spacy train CONFIG --output training"
     train += " --paths.train TRAIN --paths.dev DEV"
@@ -250,4 +262,10 @@ def config_header(
     return lines
 
 
-__all__ = ["config_header", "init_config_cli", "quickstart_config", "reader_columns"]
+__all__ = [
+    "config_header",
+    "init_config_cli",
+    "quickstart_config",
+    "reader_columns",
+    "write_config",
+]
