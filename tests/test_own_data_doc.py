@@ -132,12 +132,31 @@ def fixture_files() -> Dict[str, Tuple[List[str], List[List[str]]]]:
     return files
 
 
+# The word-vectors text file the page turns into a vectors folder.
+VECTORS_FILE = "glove.6B.100d.txt"
+
+
+def vectors_text(files: Dict[str, Tuple[List[str], List[List[str]]]]) -> str:
+    """GloVe's text format (``word v1 ... v100`` per line): a random vector
+    for every lower-case word of the fixture CSVs (seeded)."""
+    rng = random.Random(1)
+    vocab = sorted(
+        {w for _, rows in files.values() for row in rows for w in words(" ".join(row))}
+    )
+    return "".join(
+        word + " " + " ".join(f"{rng.gauss(0, 1):.4f}" for _ in range(100)) + "\n"
+        for word in vocab
+    )
+
+
 def write_fixtures(folder: Path) -> None:
-    for name, (header, rows) in fixture_files().items():
+    files = fixture_files()
+    for name, (header, rows) in files.items():
         with (folder / name).open("w", newline="", encoding="utf8") as f:
             writer = csv.writer(f)
             writer.writerow(header)
             writer.writerows(rows)
+    (folder / VECTORS_FILE).write_text(vectors_text(files), encoding="utf8")
 
 
 def words(text: str) -> set:
@@ -242,6 +261,8 @@ def test_the_page_has_three_tasks_with_the_fixture_headers():
         assert commands.count(step) == 3, step
     for step in ("attn predict", "spacy package", "pip install", "spacy.load"):
         assert step in commands, step
+    # The vectors file the fixtures provide is the one the page converts.
+    assert f"spacy init vectors en {VECTORS_FILE} vectors" in commands
 
 
 def test_the_fixture_labels_are_learnable_and_overlap_is_not():
