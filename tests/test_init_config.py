@@ -221,6 +221,11 @@ def test_column_options_reach_the_readers(tmp_path):
     assert pipe["model"]["@architectures"] == "spacy-attn.DecomposableAttention.v4"
     assert pipe["model"]["exact_match"] is True
     assert "--group-col qid" in path.read_text(encoding="utf8").splitlines()[1]
+    quoted = tmp_path / "quoted.cfg"
+    assert init_config(quoted, "--text-cols", "#1 String,#2 String").exit_code == 0
+    written = quoted.read_text(encoding="utf8").splitlines()[1]
+    assert "--text-cols '#1 String,#2 String'" in written
+    assert util.load_config(quoted)["training"]["eval_frequency"] == 200
     plain = tmp_path / "plain.cfg"
     assert init_config(plain, "--text-cols", "a,b").exit_code == 0
     config = util.load_config(plain, interpolate=True)

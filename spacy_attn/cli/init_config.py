@@ -2,6 +2,7 @@
 task and backbone, with the commands to prepare vectors and train in its
 header."""
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -219,10 +220,12 @@ def config_header(
     device = "GPU" if gpu else "CPU"
     flags = f"--task {task} --backbone {backbone} --{labels.replace('-', '')}"
     if binary and task == "pair":
-        flags += f" --positive-label {positive_label}"
+        flags += f" --positive-label {shlex.quote(positive_label)}"
     for key, value in (columns or {}).items():
         option = "--" + key.replace("_", "-")
-        flags += f" {option} {','.join(value) if isinstance(value, list) else value}"
+        text = ",".join(value) if isinstance(value, list) else value
+        # Quoted, so that the line runs as it is ("#1 String" names a column).
+        flags += f" {option} {shlex.quote(text)}"
     lines = [
         f"spacy-attn quickstart config: {task} task ({COMPONENTS[task]}), "
         f"{backbone} backbone, {labels}, {device}.",
