@@ -210,7 +210,9 @@ def write_splits(
 
 
 def _python(args: Sequence[Any]) -> List[str]:
-    return [sys.executable] + [str(a) for a in args]
+    # Paths repository-relative (the commands run from the repository root),
+    # so that what the commands write (a config's header) holds no machine path.
+    return [sys.executable] + machine.relative_args(args)
 
 
 def _recorded(args: Sequence[Any]) -> str:
