@@ -393,6 +393,7 @@ def run_task(task: Task, args, vectors: str) -> Dict[str, Any]:
             row = json.loads(done.read_text())
         else:
             machine.log(f"{task.name} DA {arch}: training ({args.budget_min} min) ...")
+            load_before = list(os.getloadavg())
             row = train_and_evaluate(
                 task,
                 arch,
@@ -403,6 +404,7 @@ def run_task(task: Task, args, vectors: str) -> Dict[str, Any]:
                 budget_s=QUICK_BUDGET_S if args.quick else 60 * args.budget_min,
                 overrides=QUICK_OVERRIDES if args.quick else None,
             )
+            row["load_average_before"] = load_before
             row["load_average_after"] = list(os.getloadavg())
             datafiles.write_json(done, row)
         result["rows"][f"DA {arch}"] = row
@@ -447,6 +449,10 @@ def losers(results: Dict[str, Any]) -> List[str]:
                     )
                 )
     return out
+
+
+def _loads(values: Optional[Sequence[float]]) -> str:
+    return " ".join(f"{x:.2f}" for x in values) if values else "?"
 
 
 def _cell(scores: Dict[str, Any], key: str) -> str:
@@ -525,6 +531,15 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
             if row.get("evaluate_command"):
                 md += row["evaluate_command"] + "\n"
         md += "```\n"
+        md += (
+            "\nLoad average (1, 5, 15 min) before / after each row's run: "
+            + "; ".join(
+                f"{n} {_loads(row.get('load_average_before'))} / "
+                f"{_loads(row.get('load_average_after'))}"
+                for n, row in t["rows"].items()
+            )
+            + ".\n"
+        )
         for row_name, row in t["rows"].items():
             if row.get("error"):
                 md += f"\n{row_name}: {row['error']}\n"
