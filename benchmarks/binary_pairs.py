@@ -361,13 +361,27 @@ def train_and_evaluate(
     return row
 
 
-def run_task(task: Task, args, vectors: str) -> Dict[str, Any]:
-    """Splits, configs, one training + evaluation per row of ``args.rows``."""
+def run_task(
+    task: Task,
+    args,
+    vectors: str,
+    *,
+    measured: Dict[str, Any],
+    earlier: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
+    """Splits, configs, one training + evaluation per row of ``args.rows``
+    (a row finished before, ``row.json``, is reused unless ``args.force``).
+
+    measured (Dict[str, Any]): This invocation's commit and date, recorded
+        with each row it runs.
+    earlier (Optional[Dict[str, Any]]): The commit and date of the results
+        file written before, for reused rows that lack their own record.
+    """
     out = machine.RUNS / NAME / ("quick" if args.quick else "full") / task.name
     splits = SPLIT_MAKERS[task.name](machine.data_dir())
-    data = write_splits(
-        task, splits, out / "data", limits=QUICK_ROWS if args.quick else None
-    )
+    if args.quick:
+        splits = {s: splits[s][: QUICK_ROWS[s]] for s in SPLITS}
+    data = write_splits(task, splits, out / "data")
     paths = {s: out / "data" / f"{s}.csv" for s in SPLITS}
     v4 = out / "v4.cfg"
     init_args = init_config_args(task, v4)
@@ -383,6 +397,7 @@ def run_task(task: Task, args, vectors: str) -> Dict[str, Any]:
         "positive_label": task.positive,
         "data": data,
         "init_config_command": _recorded(init_args),
+        "overlap_dev_tuned": overlap_dev_tuned(task, splits),
         "rows": {},
     }
     for arch in args.rows:
@@ -391,6 +406,8 @@ def run_task(task: Task, args, vectors: str) -> Dict[str, Any]:
         if done.exists() and not args.force:
             machine.log(f"{task.name} DA {arch}: reusing {machine.relative(done)}")
             row = json.loads(done.read_text())
+            row.setdefault("measured", earlier)
+            row["reused"] = True
         else:
             machine.log(f"{task.name} DA {arch}: training ({args.budget_min} min) ...")
             load_before = list(os.getloadavg())
@@ -405,10 +422,54 @@ def run_task(task: Task, args, vectors: str) -> Dict[str, Any]:
                 overrides=QUICK_OVERRIDES if args.quick else None,
             )
             row["load_average_before"] = load_before
+            row["measured"] = measured
             row["load_average_after"] = list(os.getloadavg())
             datafiles.write_json(done, row)
         result["rows"][f"DA {arch}"] = row
     return result
+
+
+def overlap_dev_tuned(
+    task: Task, splits: Dict[str, List[Dict[str, str]]]
+) -> Dict[str, Any]:
+    """Test scores of ``spacy attn evaluate``'s word-overlap baseline
+    (``spacy_attn.baselines.word_overlap`` of the pair doc) with its threshold
+    tuned on dev, as the models' thresholds are, instead of on test: context,
+    not part of the verdict."""
+    import spacy
+
+    from spacy_attn import make_pair
+    from spacy_attn.baselines import word_overlap
+    from spacy_attn.scorers import best_threshold, prf
+
+    nlp = spacy.blank("en")
+    a, b = task.text_cols
+    overlap, golds = {}, {}
+    for split in ("dev", "test"):
+        rows = splits[split]
+        overlap[split] = [word_overlap(make_pair(nlp, r[a], r[b])) for r in rows]
+        golds[split] = [r[task.label_col] == task.positive for r in rows]
+    threshold, _ = best_threshold(overlap["dev"], golds["dev"])
+    t = 0.0 if threshold is None else threshold
+    pairs = [(x >= t, g) for x, g in zip(overlap["test"], golds["test"])]
+    pos = prf(
+        sum(p and g for p, g in pairs),
+        sum(p and not g for p, g in pairs),
+        sum(g and not p for p, g in pairs),
+    )
+    neg = prf(
+        sum(not p and not g for p, g in pairs),
+        sum(g and not p for p, g in pairs),
+        sum(p and not g for p, g in pairs),
+    )
+    return {
+        "pair_acc": sum(p == g for p, g in pairs) / len(pairs),
+        "pair_macro_f": (pos["f"] + neg["f"]) / 2,
+        "pair_pos_p": pos["p"],
+        "pair_pos_r": pos["r"],
+        "pair_pos_f": pos["f"],
+        "threshold": threshold,
+    }
 
 
 # -- verdict and report --------------------------------------------------------------
@@ -480,6 +541,13 @@ def _table(t: Dict[str, Any]) -> str:
             rows.append(
                 [name, *(_cell(base[name], k) for k in KEYS), "", "", "", "", ""]
             )
+    fair = t.get("overlap_dev_tuned")
+    if fair:
+        threshold = fair.get("threshold")
+        rows.append(
+            [f"({OVERLAP}, threshold tuned on dev)", *(_cell(fair, k) for k in KEYS)]
+            + ["—" if threshold is None else f"{threshold:.3f}", "", "", "", ""]
+        )
     return tables.md_table(
         ["system", "accuracy", "macro-F", "pos. P", "pos. R", "pos. F1"]
         + [
@@ -494,7 +562,28 @@ def _table(t: Dict[str, Any]) -> str:
 
 
 def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
-    md = tables.header("MRPC and RTE as plain binary pair tasks", meta)
+    reused = [
+        (f"{t['title']} {n}", row.get("measured"))
+        for t in r["tasks"].values()
+        for n, row in t["rows"].items()
+        if row.get("reused")
+    ]
+    md = tables.header(
+        "MRPC and RTE as plain binary pair tasks", meta, measured=not reused
+    )
+    if reused:
+        md += (
+            "Model rows measured by an earlier invocation of the same command "
+            "(their `row.json` reused): "
+            + "; ".join(
+                f"{n} at commit `{m['commit']}`, {m['date']}"
+                if m
+                else f"{n} (no record)"
+                for n, m in reused
+            )
+            + ". The splits, configs and the dev-tuned overlap row were made "
+            "by this invocation.\n\n"
+        )
     md += (
         "Each model row is the user's workflow, run as subprocesses: "
         "`spacy attn init-config` (GloVe backbone, binary), `spacy train` on the "
@@ -504,7 +593,9 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         "training picked on dev (best dev positive F1) and saved with the "
         "pipeline. Word overlap is `spacy attn evaluate`'s baseline: Jaccard "
         "overlap of the two texts' lower-cased words, thresholded at the value "
-        "with the best positive F1 **on test** (its best case). Steps: the last "
+        "with the best positive F1 **on test** (its best case); the last row, "
+        "in parentheses, is the same score with its threshold tuned on dev as the "
+        "models' are (context only, not in the verdict). Steps: the last "
         "step at which training evaluated on dev (every 1,000 steps by the "
         "config's default) before it finished or was stopped.\n"
     )
@@ -586,6 +677,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         tables.rerender(NAME, render, quick=args.quick)
         return
     meta = machine.metadata()
+    measured = {"commit": meta["commit"], "date": meta["date"]}
+    before = (machine.RUNS if args.quick else machine.RESULTS) / f"{NAME}.json"
+    earlier = None
+    if before.exists():
+        saved = json.loads(before.read_text())
+        earlier = {"commit": saved.get("commit"), "date": saved.get("date")}
     t0 = time.perf_counter()
     vectors = machine.relative(datafiles.spacy_vectors())
     results: Dict[str, Any] = {
@@ -594,7 +691,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         "tasks": {},
     }
     for name in args.tasks:
-        results["tasks"][name] = run_task(TASKS[name], args, vectors)
+        results["tasks"][name] = run_task(
+            TASKS[name], args, vectors, measured=measured, earlier=earlier
+        )
     results["wall_s"] = round(time.perf_counter() - t0, 1)
     results["load_average_end"] = list(os.getloadavg())
     results["losers"] = losers(results)

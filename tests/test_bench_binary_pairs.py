@@ -207,3 +207,56 @@ def test_render_shows_rows_baselines_and_verdict(bp):
     assert "- rte / DA v3: positive F1 0.720" in md
     assert "DA v2: no model-best" in md
     assert "train 10 (60.0% positive)" in md
+
+
+def test_overlap_dev_tuned_takes_its_threshold_from_dev(bp):
+    task = bp.TASKS["rte"]
+
+    def rows(*items):
+        keys = ("sentence1", "sentence2", "label")
+        return [dict(zip(keys, item)) for item in items]
+
+    splits = {
+        "dev": rows(
+            ("a b c", "a b c", "entailment"), ("a b c", "x y z", "not_entailment")
+        ),
+        # Overlap 1.0, 1/3 and 0: on test alone, 0 would be the best threshold.
+        "test": rows(
+            ("p q", "p q", "entailment"),
+            ("p q", "p r", "not_entailment"),
+            ("m n", "o s", "entailment"),
+        ),
+    }
+    scores = bp.overlap_dev_tuned(task, splits)
+    assert scores["threshold"] == pytest.approx(0.5)
+    assert scores["pair_acc"] == pytest.approx(2 / 3)
+    assert (scores["pair_pos_p"], scores["pair_pos_r"]) == (1.0, 0.5)
+    assert scores["pair_pos_f"] == pytest.approx(2 / 3)
+    assert scores["pair_macro_f"] == pytest.approx(2 / 3)
+
+
+def test_render_names_rows_measured_before(bp):
+    r = results()
+    r["losers"] = []
+    row = r["tasks"]["rte"]["rows"]["DA v4"]
+    row.update(reused=True, measured={"commit": "abc1", "date": "yesterday"})
+    r["tasks"]["rte"]["overlap_dev_tuned"] = {**scores(0.6, 0.7), "threshold": 0.25}
+    meta = {
+        "command": "c",
+        "commit": "def2",
+        "date": "today",
+        "machine": {
+            "device": "CPU",
+            "torch": "2",
+            "torch_threads": 1,
+            "spacy": "3",
+            "thinc": "8",
+            "python": "3.11",
+            "load_average": [1.0, 1.0, 1.0],
+        },
+    }
+    md = bp.render(meta, r)
+    assert "RTE DA v4 at commit `abc1`, yesterday" in md
+    assert "Every number below was measured in that run" not in md
+    assert "| (word overlap, threshold tuned on dev) | 60.0 |" in md
+    assert "| 70.0 | 0.250 |" in md
