@@ -647,7 +647,17 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
         else "Rows that do **not** beat both baselines on test positive-class F1:\n\n"
         + "".join(f"- {x}\n" for x in failed)
     )
-    md += f"\nTotal wall time of this invocation: {tables.minutes(r['wall_s'])}.\n"
+    md += f"\nTotal wall time of this invocation: {tables.minutes(r['wall_s'])}"
+    walls = {
+        m.get("invocation_wall_s")
+        for _, m in reused
+        if m and m.get("invocation_wall_s")
+    }
+    if walls:
+        md += "; of the invocation that measured the model rows: " + ", ".join(
+            tables.minutes(w) for w in sorted(walls)
+        )
+    md += ".\n"
     return md
 
 
@@ -682,7 +692,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     earlier = None
     if before.exists():
         saved = json.loads(before.read_text())
-        earlier = {"commit": saved.get("commit"), "date": saved.get("date")}
+        earlier = {
+            "commit": saved.get("commit"),
+            "date": saved.get("date"),
+            "invocation_wall_s": saved.get("results", {}).get("wall_s"),
+        }
     t0 = time.perf_counter()
     vectors = machine.relative(datafiles.spacy_vectors())
     results: Dict[str, Any] = {
