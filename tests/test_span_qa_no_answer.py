@@ -473,3 +473,69 @@ def test_score_threshold_reaches_worker_predictors(v2_pipeline_path):
     nlp.add_pipe("attn_doc_embedder")
     with pytest.raises(PredictError, match="--score-threshold"):
         Predictor(nlp, score_threshold=0.5)
+
+
+def test_v3_decoder_estimate_stays_on_context_tokens():
+    """v3: when the sentinel scores highest, the next decoder iteration still
+    reads a context token's encoding (v2 reads the sentinel's); an empty
+    context keeps the sentinel."""
+    import torch
+
+    from spacy_attn.models.coattention import DynamicCoattention
+
+    def sentinel_first(pre, example, h, u_s, u_e):
+        # The first packed position of each row is its sentinel: score it 10.
+        first = torch.ones_like(example, dtype=torch.bool)
+        first[1:] = example[1:] != example[:-1]
+        return torch.where(first, 10.0, 0.0) + 0.0 * pre.sum(dim=1)
+
+    torch.manual_seed(0)
+    Q, D = torch.randn(2, 4, 8), torch.randn(2, 6, 8)
+    lengths_q, lengths_d = torch.tensor([4, 3]), torch.tensor([6, 0])
+    for token_estimate in (False, True):
+        module = DynamicCoattention(
+            8,
+            4,
+            pool_size=2,
+            max_iterations=3,
+            dropout=0.0,
+            no_answer=True,
+            token_estimate=token_estimate,
+        ).eval()
+        module.hmn_start.forward = sentinel_first
+        module.hmn_end.forward = sentinel_first
+        inputs: list = []
+        module.decoder.register_forward_hook(
+            lambda m, i, o, seen=inputs: seen.append(i[0])
+        )
+        with torch.no_grad():
+            U = module.encode(Q, lengths_q, D, lengths_d)
+            start, _, iterations = module(Q, lengths_q, D, lengths_d)
+        assert int(start[0, 0].argmax()) == 0  # the sentinel wins the scores
+        assert len(inputs) >= 2
+        u_s = inputs[1][:, :8]  # the start estimate read by iteration 2
+        assert torch.equal(u_s[1], U[1, 0])  # empty context: the sentinel
+        if token_estimate:
+            assert torch.equal(u_s[0], U[0, 1])  # the best context token
+        else:
+            assert torch.equal(u_s[0], U[0, 0])
+
+
+def test_v3_registers_and_loads_v2_weights():
+    v2_pipe_nlp = spacy.blank("en")
+    v2 = v2_pipe_nlp.add_pipe("attn_span_qa", config=v2_config())
+    answerable, unanswerable = mixed_questions()
+    examples = qa_examples(v2_pipe_nlp, answerable[:2] + unanswerable[:1])
+    v2_pipe_nlp.initialize(lambda: examples)
+    config = v2_config()
+    config["model"]["@architectures"] = "spacy-attn.DynamicCoattention.v3"
+    nlp = spacy.blank("en")
+    v3 = nlp.add_pipe("attn_span_qa", config=config)
+    assert v3.scores_no_answer
+    v3.from_bytes(v2.to_bytes())
+    module = v3.model.get_ref("coattention").shims[0]._model
+    assert module.token_estimate and module.no_answer
+    assert not v2.model.get_ref("coattention").shims[0]._model.token_estimate
+    docs = [eg.predicted.copy() for eg in examples]
+    for doc in nlp.pipe(docs):
+        assert 0.0 <= doc.spans["answers"].attrs["no_answer_score"] <= 1.0
