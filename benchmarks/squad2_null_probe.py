@@ -18,7 +18,9 @@ official best-threshold F1 of the pairs (chosen on them: an upper bound;
 always "no answer" scores 50). ``--paragraphs N`` adds, for N seeded
 paragraphs that hold both kinds, the mean within-paragraph AUC of the "no
 answer" probability: the same context, different questions (does the score
-depend on the question?). Prints one JSON object per checkpoint.
+depend on the question?). ``sentinel_estimate_*``: how often the decoder's
+final start (end) estimate, the argmax its next iteration would read, is
+the sentinel, per side. Prints one JSON object per checkpoint.
 """
 
 import argparse
@@ -103,6 +105,37 @@ def probe(
     }
 
 
+def sentinel_estimates(
+    nlp: Any, data: Dict[str, Any], ids: List[str], component: str
+) -> Dict[str, float]:
+    """Share of the questions ``ids`` whose final start / end argmax over
+    every position of every window is a window's sentinel."""
+    from spacy_attn import make_pair
+    from spacy_attn.squad.evaluate import iter_questions
+
+    pipe = nlp.get_pipe(component)
+    keep = set(ids)
+    rows = [(q, c) for qid, q, c in iter_questions(data) if qid in keep]
+    hits = [0, 0]
+    for k in range(0, len(rows), 32):
+        docs = [make_pair(nlp, q, c) for q, c in rows[k : k + 32]]
+        out = pipe.model.predict(docs)
+        windows = out.windows
+        logits = [
+            (pipe.model.ops.to_numpy(a)[:, -1], pipe.model.ops.to_numpy(n)[:, -1])
+            for a, n in (
+                (out.start_logits, out.null_start),
+                (out.end_logits, out.null_end),
+            )
+        ]
+        for i in range(len(docs)):
+            wins = [w for w in range(len(windows.doc)) if windows.doc[w] == i]
+            for side, (tokens, null) in enumerate(logits):
+                best = max(tokens[w, : int(windows.length[w])].max() for w in wins)
+                hits[side] += int(max(null[w] for w in wins) > best)
+    return {"start": hits[0] / len(rows), "end": hits[1] / len(rows)}
+
+
 def within_paragraphs(
     nlp: Any, data: Dict[str, Any], n: int, seed: int
 ) -> Dict[str, Any]:
@@ -168,6 +201,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     for checkpoint in args.checkpoints:
         pipe.from_bytes(Path(checkpoint).read_bytes())
         found = probe(nlp, data, pairs, gold)
+        for side, ids in (
+            ("answerable", pairs),
+            ("unanswerable", [i + "-neg" for i in pairs]),
+        ):
+            shares = sentinel_estimates(nlp, data, ids, args.component)
+            for which, share in shares.items():
+                found[f"sentinel_estimate_{which}_{side}"] = round(share, 3)
         if args.paragraphs:
             found.update(within_paragraphs(nlp, data, args.paragraphs, args.seed))
         print(json.dumps({"checkpoint": checkpoint, **found}), flush=True)
