@@ -24,6 +24,7 @@ REGISTERED = {
         "spacy-attn.TrainableVectors.v1",
         "spacy-attn.SiameseSelfAttention.v2",
         "spacy-attn.DynamicCoattention.v2",
+        "spacy-attn.DynamicCoattention.v3",
     ],
     "spacy_scorers": [
         "spacy-attn.pair_classifier_scorer.v1",

@@ -755,3 +755,60 @@ def test_qa_page_states_question_answer_and_legend(qa_pipe):
         render(doc, style="qa", pipe=object())
     with pytest.raises(ValueError, match=r"expected \(2, "):
         render(doc, style="qa", weights=flat.T)
+
+
+def test_qa_page_states_the_no_answer_score():
+    """A model that scores "no answer" (v2): the page lists its probability
+    beside the spans', says whether it won, and outlines no span when it did
+    -- from the component, and from a doc's own answer attrs."""
+    from spacy.training import Example
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe(
+        "attn_span_qa",
+        config={
+            "no_answer_threshold": 1.0,  # never "no answer" (p <= 1)
+            "model": {
+                "@architectures": "spacy-attn.DynamicCoattention.v2",
+                "hidden_width": 16,
+                "pool_size": 2,
+                "max_iterations": 2,
+                "dropout": 0.0,
+                "tok2vec": pair_config()["model"]["tok2vec"],
+            },
+        },
+    )
+    doc = make_pair(nlp, QUESTION, CONTEXT)
+    nlp.initialize(lambda: [Example(doc, doc.copy())])
+    answers = pipe.predict([doc], top_k=3)[0]
+    p_null = answers.no_answer_score
+    assert 0 < p_null < 1
+    root = page_root(render(doc, style="qa", pipe=pipe, page=True))
+    shown = probabilities(root)
+    assert [a for a, _ in shown] == [doc[s:e].text for s, e, _ in answers] + [
+        "(no answer)"
+    ]
+    assert shown[-1][1] == pytest.approx(p_null, abs=5e-4)
+    assert text_of(by_class(root, "attn-predicted")[0]) == shown[0][0]
+    assert f"has probability {p_null:.3f}" in text_of(root)
+    assert "It loses" in text_of(root) and by_class(root, "attn-answer-token")
+    # Threshold 0: "no answer" wins. It is the prediction, and no span is
+    # outlined (no span is the answer).
+    pipe.cfg["no_answer_threshold"] = 0.0
+    root = page_root(render(doc, style="qa", pipe=pipe, page=True))
+    assert text_of(by_class(root, "attn-predicted")[0]) == "(no answer)"
+    assert probabilities(root)[0] == ("(no answer)", pytest.approx(p_null, abs=5e-4))
+    assert "It wins" in text_of(root) and not by_class(root, "attn-answer-token")
+    # Without the pipe: the doc's own answers and "no answer" attrs.
+    (annotated,) = nlp.pipe([doc.copy()])
+    assert annotated.spans["answers"].attrs["no_answer"] is True
+    flat = numpy.full((2, len(get_pair_bounds_context(annotated))), 0.01)
+    root = page_root(render(annotated, style="qa", weights=flat, page=True))
+    assert text_of(by_class(root, "attn-predicted")[0]) == "(no answer)"
+    assert "(no answer)" in text_of(root) and "It wins" in text_of(root)
+
+
+def get_pair_bounds_context(doc):
+    _, _, s2, e2 = get_pair_bounds(doc)
+    return doc[s2:e2]

@@ -65,10 +65,12 @@ def mixed_questions():
 @pytest.fixture(scope="module")
 def trained_v2():
     answerable, unanswerable = mixed_questions()
+    # Seeded before add_pipe, which draws the torch weights: the trained
+    # model must not depend on the tests that ran before.
+    fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("attn_span_qa", config=v2_config())
     examples = qa_examples(nlp, answerable + unanswerable)
-    fix_random_seed(0)
     optimizer = nlp.initialize(lambda: examples)
     losses = []
     for _ in range(90):
@@ -302,10 +304,18 @@ def test_answer_question_over_many_contexts(trained_v2):
     contexts = [a.context for a in answerable]
     per_context = context_candidates(nlp, q.question, contexts, top_k=2)
     assert len(per_context) == 8 and per_context[3]["no_answer"] is False
+    # The pool: every context's own top 4 (answer_question reads top_k per
+    # context, so a context's third answer may beat another's second).
+    per_context_4 = context_candidates(nlp, q.question, contexts, top_k=4)
     for score in ("probability", "logit"):
         result = answer_question(nlp, q.question, contexts, top_k=4, score=score)
         pool = sorted(
-            (a[score] for c in per_context if not c["no_answer"] for a in c["answers"]),
+            (
+                a[score]
+                for c in per_context_4
+                if not c["no_answer"]
+                for a in c["answers"]
+            ),
             reverse=True,
         )
         assert [a["score"] for a in result["answers"]] == pool[:4]
@@ -354,3 +364,178 @@ def test_batch_predictor_says_no_answer(trained_v2):
     assert yes["answers"][0]["text"] == answerable[0].answers[0][0]
     assert len(no["answers"]) == 1 and no["answers"][0]["no_answer"] is True
     assert no["answers"][0]["start"] is None
+
+
+@pytest.fixture(scope="module")
+def v2_pipeline_path(tmp_path_factory):
+    """An initialized, untrained v2 pipeline on disk that never says "no
+    answer" by itself (threshold 1), so every answer comes from
+    ``--score-threshold`` alone."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_span_qa", config=v2_config(threshold=1.0))
+    answerable, unanswerable = mixed_questions()
+    examples = qa_examples(nlp, answerable[:2] + unanswerable[:2])
+    fix_random_seed(0)
+    nlp.initialize(lambda: examples)
+    path = tmp_path_factory.mktemp("qa_v2") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+def _qa_rows(tmp_path):
+    answerable, unanswerable = mixed_questions()
+    rows = [
+        {"id": q.id, "question": q.question, "context": q.context}
+        for q in answerable[:3] + unanswerable[:2]
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    return rows, src
+
+
+def _read(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf8").splitlines()]
+
+
+def test_predict_score_threshold_for_qa_rows(v2_pipeline_path, tmp_path):
+    """``predict_file`` / ``spacy attn predict --score-threshold``: QA rows
+    keep the answers at or above it, as ``answer_questions`` does, and say
+    "no answer" (with its score) when none is left."""
+    from typer.testing import CliRunner
+
+    from spacy_attn.batch import InProcessEngine, PredictError, predict_file
+    from spacy_attn.batch.output import run_record_path
+    from spacy_attn.cli import attn_cli
+    from spacy_attn.qa import answer_questions
+
+    nlp = spacy.load(v2_pipeline_path)
+    rows, src = _qa_rows(tmp_path)
+    pairs = [(r["question"], r["context"]) for r in rows]
+    (first, *_) = answer_questions(nlp, pairs[:1], top_k=5)
+    assert len(first) == 5 and not first[0]["no_answer"]
+    cut = (first[0]["score"] + first[1]["score"]) / 2
+    out = tmp_path / "cut.jsonl"
+    engine = InProcessEngine(score_threshold=cut)
+    predict_file(nlp, src, out, engine=engine, progress=False)
+    expected = list(answer_questions(nlp, pairs, score_threshold=cut))
+    got = _read(out)
+    assert got[0]["answers"] == [
+        {
+            "text": first[0]["text"],
+            "start": first[0]["start_char"],
+            "end": first[0]["end_char"],
+            "score": first[0]["score"],
+            "no_answer": False,
+            "no_answer_score": first[0]["no_answer_score"],
+        }
+    ]
+    for row, answers in zip(got, expected):
+        assert [a["score"] for a in row["answers"]] == [a["score"] for a in answers]
+        assert [a["no_answer"] for a in row["answers"]] == [
+            a["no_answer"] for a in answers
+        ]
+    assert json.loads(run_record_path(out).read_text())["score_threshold"] == cut
+    # A resume with another threshold would mix two runs' answers: refused.
+    with pytest.raises(PredictError, match="--score-threshold"):
+        predict_file(nlp, src, out, resume=True, progress=False)
+    # The command line: nothing scores 2, so every row says "no answer".
+    cli_out = tmp_path / "cli.jsonl"
+    args = ["predict", str(v2_pipeline_path), str(src), str(cli_out)]
+    result = CliRunner().invoke(attn_cli, [*args, "--score-threshold", "2"])
+    assert result.exit_code == 0, result.output
+    for row in _read(cli_out):
+        (entry,) = row["answers"]
+        assert entry["no_answer"] is True and entry["text"] == ""
+        assert entry["start"] is None and entry["score"] == entry["no_answer_score"]
+
+
+def test_score_threshold_reaches_worker_predictors(v2_pipeline_path):
+    """Workers that load the pipeline themselves (spawned pool workers, Dask
+    workers) get the threshold too; a non-QA component refuses it."""
+    from spacy_attn.batch import PredictError
+    from spacy_attn.batch.dask_worker import PredictorPlugin
+    from spacy_attn.batch.engines import worker_predictor
+    from spacy_attn.batch.predictor import Predictor
+
+    answerable, _ = mixed_questions()
+    task = [(1, (answerable[0].question, answerable[0].context))]
+    predictors = [
+        worker_predictor(None, str(v2_pipeline_path), None, 2.0),
+        PredictorPlugin(str(v2_pipeline_path), score_threshold=2.0).predictor(),
+    ]
+    for predictor in predictors:
+        (line,) = predictor(task)
+        (entry,) = json.loads(line)["answers"]
+        assert entry["no_answer"] is True
+    (line,) = worker_predictor(None, str(v2_pipeline_path), None)(task)
+    assert len(json.loads(line)["answers"]) == 5
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_doc_embedder")
+    with pytest.raises(PredictError, match="--score-threshold"):
+        Predictor(nlp, score_threshold=0.5)
+
+
+def test_v3_decoder_estimate_stays_on_context_tokens():
+    """v3: when the sentinel scores highest, the next decoder iteration still
+    reads a context token's encoding (v2 reads the sentinel's); an empty
+    context keeps the sentinel."""
+    import torch
+
+    from spacy_attn.models.coattention import DynamicCoattention
+
+    def sentinel_first(pre, example, h, u_s, u_e):
+        # The first packed position of each row is its sentinel: score it 10.
+        first = torch.ones_like(example, dtype=torch.bool)
+        first[1:] = example[1:] != example[:-1]
+        return torch.where(first, 10.0, 0.0) + 0.0 * pre.sum(dim=1)
+
+    torch.manual_seed(0)
+    Q, D = torch.randn(2, 4, 8), torch.randn(2, 6, 8)
+    lengths_q, lengths_d = torch.tensor([4, 3]), torch.tensor([6, 0])
+    for token_estimate in (False, True):
+        module = DynamicCoattention(
+            8,
+            4,
+            pool_size=2,
+            max_iterations=3,
+            dropout=0.0,
+            no_answer=True,
+            token_estimate=token_estimate,
+        ).eval()
+        module.hmn_start.forward = sentinel_first
+        module.hmn_end.forward = sentinel_first
+        inputs: list = []
+        module.decoder.register_forward_hook(
+            lambda m, i, o, seen=inputs: seen.append(i[0])
+        )
+        with torch.no_grad():
+            U = module.encode(Q, lengths_q, D, lengths_d)
+            start, _, iterations = module(Q, lengths_q, D, lengths_d)
+        assert int(start[0, 0].argmax()) == 0  # the sentinel wins the scores
+        assert len(inputs) >= 2
+        u_s = inputs[1][:, :8]  # the start estimate read by iteration 2
+        assert torch.equal(u_s[1], U[1, 0])  # empty context: the sentinel
+        if token_estimate:
+            assert torch.equal(u_s[0], U[0, 1])  # the best context token
+        else:
+            assert torch.equal(u_s[0], U[0, 0])
+
+
+def test_v3_registers_and_loads_v2_weights():
+    v2_pipe_nlp = spacy.blank("en")
+    v2 = v2_pipe_nlp.add_pipe("attn_span_qa", config=v2_config())
+    answerable, unanswerable = mixed_questions()
+    examples = qa_examples(v2_pipe_nlp, answerable[:2] + unanswerable[:1])
+    v2_pipe_nlp.initialize(lambda: examples)
+    config = v2_config()
+    config["model"]["@architectures"] = "spacy-attn.DynamicCoattention.v3"
+    nlp = spacy.blank("en")
+    v3 = nlp.add_pipe("attn_span_qa", config=config)
+    assert v3.scores_no_answer
+    v3.from_bytes(v2.to_bytes())
+    module = v3.model.get_ref("coattention").shims[0]._model
+    assert module.token_estimate and module.no_answer
+    assert not v2.model.get_ref("coattention").shims[0]._model.token_estimate
+    docs = [eg.predicted.copy() for eg in examples]
+    for doc in nlp.pipe(docs):
+        assert 0.0 <= doc.spans["answers"].attrs["no_answer_score"] <= 1.0

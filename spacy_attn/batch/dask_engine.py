@@ -55,6 +55,7 @@ class DaskEngine(Engine):
         threads: Optional[int] = 1,
         resources: Optional[Dict[str, float]] = None,
         startup_timeout: float = 300.0,
+        score_threshold: Optional[float] = None,
     ) -> None:
         """Initialize the engine (nothing starts before ``start``).
 
@@ -80,6 +81,8 @@ class DaskEngine(Engine):
             ``--resources GPU=1``.
         startup_timeout (float): Seconds to wait for the cluster, a first
             worker and the model loads.
+        score_threshold (Optional[float]): Span QA: drop answers scoring
+            below it (``Predictor``).
         RAISES (PredictError): On options out of range.
         """
         if batches_per_task < 1 or (max_in_flight is not None and max_in_flight < 1):
@@ -97,6 +100,7 @@ class DaskEngine(Engine):
         self.threads = threads
         self.resources = resources
         self.startup_timeout = startup_timeout
+        self.score_threshold = score_threshold
         self.job = ""
         self.tasks = 0
         self._cluster: Optional["LocalCluster"] = None
@@ -111,6 +115,7 @@ class DaskEngine(Engine):
             component=component,
             gpu_id=self.gpu_id,
             threads=self.threads,
+            score_threshold=self.score_threshold,
         )
         self.job = KEY_PREFIX + uuid.uuid4().hex[:12]
         if self.scheduler is None:
@@ -156,6 +161,7 @@ class DaskEngine(Engine):
                 "scheduler": self._client.scheduler_info(n_workers=0)["address"],
                 "job": self.job,
             },
+            score_threshold=self.score_threshold,
         )
 
     def run(

@@ -40,6 +40,7 @@ class PredictorPlugin(WorkerPlugin):
         component: Optional[str] = None,
         gpu_id: int = -1,
         threads: Optional[int] = 1,
+        score_threshold: Optional[float] = None,
     ) -> None:
         """Initialize the plugin (in the client; it is pickled to the workers).
 
@@ -51,11 +52,14 @@ class PredictorPlugin(WorkerPlugin):
         threads (Optional[int]): torch intra-op threads of each worker
             process; None keeps the worker's (Dask's nanny sets
             ``OMP_NUM_THREADS=1`` by default).
+        score_threshold (Optional[float]): Span QA: drop answers scoring
+            below it (``Predictor``).
         """
         self.model = model
         self.component = component
         self.gpu_id = gpu_id
         self.threads = threads
+        self.score_threshold = score_threshold
         self._predictor: Optional[Predictor] = None
         self._lock: Optional[threading.Lock] = None
         self._local: Optional[threading.local] = None
@@ -127,7 +131,9 @@ class PredictorPlugin(WorkerPlugin):
             nlp.from_bytes(data)
         else:
             nlp = load_pipeline(self.model)
-        return Predictor(nlp, component=self.component)
+        return Predictor(
+            nlp, component=self.component, score_threshold=self.score_threshold
+        )
 
 
 def job_plugin(name: str) -> PredictorPlugin:

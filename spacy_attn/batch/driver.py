@@ -323,6 +323,7 @@ def run_record(
         "input_format": reader.format,
         "rejects": rejects is not None,
         "max_chars": list(limits),
+        "score_threshold": info.score_threshold,
         "output_format": OUTPUT_FORMAT,
     }
 

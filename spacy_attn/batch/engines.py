@@ -31,6 +31,8 @@ class EngineInfo:
     max_length (int): The pipeline's ``nlp.max_length``.
     workers (int): Processes that predict.
     details (Dict[str, Any]): Engine-specific facts (a scheduler's address).
+    score_threshold (Optional[float]): Span QA: the answer score below which
+        answers are dropped (``Predictor``); None: none is.
     """
 
     component: str
@@ -39,6 +41,7 @@ class EngineInfo:
     max_length: int
     workers: int = 1
     details: Dict[str, Any] = field(default_factory=dict)
+    score_threshold: Optional[float] = None
 
 
 def describe(predictor: Predictor, *, workers: int = 1) -> EngineInfo:
@@ -54,6 +57,7 @@ def describe(predictor: Predictor, *, workers: int = 1) -> EngineInfo:
         model_hash=predictor.model_hash(),
         max_length=predictor.nlp.max_length,
         workers=workers,
+        score_threshold=predictor.score_threshold,
     )
 
 
@@ -105,21 +109,32 @@ class Engine:
 class InProcessEngine(Engine):
     """Predict in this process, on its CPU threads or one GPU."""
 
-    def __init__(self, *, gpu_id: int = -1, threads: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        *,
+        gpu_id: int = -1,
+        threads: Optional[int] = None,
+        score_threshold: Optional[float] = None,
+    ) -> None:
         """Initialize the engine.
 
         gpu_id (int): GPU to use (-1: CPU).
         threads (Optional[int]): torch intra-op threads while it predicts;
             None: torch's.
+        score_threshold (Optional[float]): Span QA: drop answers scoring
+            below it (``Predictor``).
         """
         self.gpu_id = gpu_id
         self.threads = threads
+        self.score_threshold = score_threshold
         self._predictor: Optional[Predictor] = None
         self._saved_threads: Optional[int] = None
 
     def start(self, model: Model, *, component: Optional[str] = None) -> EngineInfo:
         self._predictor = Predictor(
-            load_pipeline(model, gpu_id=self.gpu_id), component=component
+            load_pipeline(model, gpu_id=self.gpu_id),
+            component=component,
+            score_threshold=self.score_threshold,
         )
         if self.threads is not None:
             self._saved_threads = torch.get_num_threads()
@@ -141,13 +156,18 @@ class InProcessEngine(Engine):
 
 
 def worker_predictor(
-    predictor: Optional[Predictor], model: Optional[str], component: Optional[str]
+    predictor: Optional[Predictor],
+    model: Optional[str],
+    component: Optional[str],
+    score_threshold: Optional[float] = None,
 ) -> Predictor:
     """The predictor of one worker process (``WorkerPool``'s ``make_worker``).
 
     predictor (Optional[Predictor]): The parent's, inherited under ``fork``.
     model (Optional[str]): The pipeline to load otherwise (``spawn``).
     component (Optional[str]): The spacy-attn component, if several.
+    score_threshold (Optional[float]): Span QA: see ``Predictor`` (the
+        inherited predictor has it already).
     RETURNS (Predictor): The predictor.
     """
     # One intra-op thread per worker, whatever the start method: N workers
@@ -160,7 +180,9 @@ def worker_predictor(
         raise PredictError(
             "A worker started without the parent's pipeline needs a model path."
         )
-    return Predictor(load_pipeline(model), component=component)
+    return Predictor(
+        load_pipeline(model), component=component, score_threshold=score_threshold
+    )
 
 
 class LocalPoolEngine(Engine):
@@ -169,19 +191,28 @@ class LocalPoolEngine(Engine):
     lines (see ``spacy_attn.batch.pool.WorkerPool`` for why this is faster than
     ``nlp.pipe(n_process=N)``). Workers die with this process."""
 
-    def __init__(self, n_process: int, *, start_method: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        n_process: int,
+        *,
+        start_method: Optional[str] = None,
+        score_threshold: Optional[float] = None,
+    ) -> None:
         """Initialize the engine.
 
         n_process (int): Worker processes (1 runs the jobs in this process,
             as ``WorkerPool`` does).
         start_method (Optional[str]): "fork", "spawn" or "forkserver"; None:
             the platform's default.
+        score_threshold (Optional[float]): Span QA: drop answers scoring
+            below it (``Predictor``).
         RAISES (PredictError): If ``n_process`` < 1.
         """
         if n_process < 1:
             raise PredictError(f"--n-process must be >= 1, got {n_process}.")
         self.n_process = n_process
         self.start_method = start_method or multiprocessing.get_start_method()
+        self.score_threshold = score_threshold
         self._pool: Optional[WorkerPool] = None
 
     def start(self, model: Model, *, component: Optional[str] = None) -> EngineInfo:
@@ -192,12 +223,21 @@ class LocalPoolEngine(Engine):
                 "themselves: pass its path."
             )
         # Loaded here too: it names the task, and forked workers inherit it.
-        predictor = Predictor(load_pipeline(model), component=component)
+        predictor = Predictor(
+            load_pipeline(model),
+            component=component,
+            score_threshold=self.score_threshold,
+        )
         path = None if isinstance(model, Language) else str(model)
         self._pool = WorkerPool(
             self.n_process,
             make_worker=worker_predictor,
-            worker_args=(predictor if fork else None, path, component),
+            worker_args=(
+                predictor if fork else None,
+                path,
+                component,
+                self.score_threshold,
+            ),
             start_method=self.start_method,
         )
         start = time.perf_counter()

@@ -277,6 +277,7 @@ RUN_ITEMS: Dict[str, str] = {
     "rejects": "--rejects (given or not)",
     "input_prefix": "the input (its rows that run had finished)",
     "max_chars": "the text limits (--max-chars)",
+    "score_threshold": "the answer score threshold (--score-threshold)",
     "output_format": "the output format (another spacy-attn version)",
 }
 

@@ -81,11 +81,22 @@ def _reason(err: BaseException) -> str:
 class Predictor:
     """Turn a batch of tasks into output lines (JSON, no newline)."""
 
-    def __init__(self, nlp: Language, *, component: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        nlp: Language,
+        *,
+        component: Optional[str] = None,
+        score_threshold: Optional[float] = None,
+    ) -> None:
         """Initialize the predictor.
 
         nlp (Language): The pipeline.
         component (Optional[str]): The spacy-attn component's name, if several.
+        score_threshold (Optional[float]): Span QA only: drop answers scoring
+            below it (``qa.context_answers``; a model that scores "no answer"
+            then says "no answer" when none is left). None keeps them all.
+        RAISES (PredictError): If the component is not found, or
+            ``score_threshold`` is given for a component that is not span QA.
         """
         self.nlp = nlp
         try:
@@ -94,6 +105,12 @@ class Predictor:
             )
         except ComponentLookupError as err:
             raise PredictError(str(err)) from None
+        if score_threshold is not None and self.kind != "qa":
+            raise PredictError(
+                f"--score-threshold is an option of span QA components; "
+                f"{self.component!r} predicts {self.kind!r} rows."
+            )
+        self.score_threshold = score_threshold
         self._model_hash: Optional[str] = None
         pipe = nlp.get_pipe(self.component)
         # The name under which a pair doc holds its two texts (the embedder
@@ -192,7 +209,13 @@ class Predictor:
                     # so an empty text is never mistaken for a span.
                     **{k: a[k] for k in ("no_answer", "no_answer_score") if k in a},
                 }
-                for a in context_answers(doc, texts[1], self.pair_key, self.answers_key)
+                for a in context_answers(
+                    doc,
+                    texts[1],
+                    self.pair_key,
+                    self.answers_key,
+                    score_threshold=self.score_threshold,
+                )
             ]
             return json.dumps({"id": row_id, "answers": answers}, ensure_ascii=False)
         head = {"id": row_id}

@@ -154,6 +154,17 @@ MaxCharsOpt = Annotated[
         show_default=False,
     ),
 ]
+ScoreThresholdOpt = Annotated[
+    Optional[float],
+    Opt(
+        "--score-threshold",
+        help=(
+            "Span QA: drop answers scoring below it; a model that scores 'no "
+            "answer' then says 'no answer' when none is left (default: keep all)"
+        ),
+        show_default=False,
+    ),
+]
 NoProgressOpt = Annotated[bool, Opt("--no-progress", help="No progress bar on stderr")]
 SchedulerOpt = Annotated[
     Optional[str],
@@ -223,6 +234,7 @@ def predict_cli(
     input_format: FormatOpt = "auto",
     component: ComponentOpt = None,
     max_chars: MaxCharsOpt = None,
+    score_threshold: ScoreThresholdOpt = None,
     no_progress: NoProgressOpt = False,
     scheduler: SchedulerOpt = None,
     n_workers: NWorkersOpt = 2,
@@ -260,11 +272,14 @@ def predict_cli(
                 threads=threads,
                 resources=needs,
                 startup_timeout=startup_timeout,
+                score_threshold=score_threshold,
             )
         elif n_process == 1:
-            runner = InProcessEngine(gpu_id=gpu_id, threads=threads)
+            runner = InProcessEngine(
+                gpu_id=gpu_id, threads=threads, score_threshold=score_threshold
+            )
         else:
-            runner = LocalPoolEngine(n_process)
+            runner = LocalPoolEngine(n_process, score_threshold=score_threshold)
         stats = predict_file(
             model,
             input_path,

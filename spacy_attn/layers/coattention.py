@@ -164,10 +164,46 @@ def build_dynamic_coattention_v2(
     )
 
 
+@registry.architectures("spacy-attn.DynamicCoattention.v3")
+def build_dynamic_coattention_v3(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    pool_size: int = 16,
+    max_iterations: int = 4,
+    dropout: float = 0.3,
+    window: int = 400,
+    stride: int = 200,
+    input_width: Optional[int] = None,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], QAOutput]:
+    """``spacy-attn.DynamicCoattention.v2`` whose dynamic decoder keeps its
+    running start / end estimate on context tokens: the next iteration reads
+    the encodings of the best tokens, never the sentinel's, so every
+    iteration refines a span while "no answer" is still scored at each
+    (docs/span_qa.md). Same parameters as v2 (v2 weights load); arguments as
+    for v1.
+    """
+    return _build_dcn(
+        tok2vec,
+        no_answer=True,
+        token_estimate=True,
+        hidden_width=hidden_width,
+        pool_size=pool_size,
+        max_iterations=max_iterations,
+        dropout=dropout,
+        window=window,
+        stride=stride,
+        input_width=input_width,
+        mixed_precision=mixed_precision,
+    )
+
+
 def _build_dcn(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]],
     *,
     no_answer: bool,
+    token_estimate: bool = False,
     hidden_width: int,
     pool_size: int,
     max_iterations: int,
@@ -192,6 +228,7 @@ def _build_dcn(
         max_iterations=max_iterations,
         dropout=dropout,
         no_answer=no_answer,
+        token_estimate=token_estimate,
     )
     torch_layer = PyTorchWrapper_v2(
         module,

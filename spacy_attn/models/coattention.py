@@ -114,6 +114,12 @@ class DynamicCoattention(nn.Module):
     no_answer (bool): Keep the context sentinel as position 0 of U and score
         it like a token: pointing start and end at it means "no answer"
         (``spacy-attn.DynamicCoattention.v2``). False is the paper's model.
+    token_estimate (bool): With ``no_answer``: the decoder's running
+        estimate (the start / end whose encodings feed the next iteration,
+        and on which inference stops) is the best context token, never the
+        sentinel, so every iteration refines a span; the sentinel is still
+        scored at every iteration (``spacy-attn.DynamicCoattention.v3``).
+        False: the argmax over all positions, sentinel included (v2).
 
     forward(Q, Q_lengths, D, D_lengths):
         Q (B, n, nI) float, Q_lengths (B,) int, D (B, m, nI), D_lengths (B,)
@@ -135,6 +141,7 @@ class DynamicCoattention(nn.Module):
         max_iterations: int = 4,
         dropout: float = 0.3,
         no_answer: bool = False,
+        token_estimate: bool = False,
     ) -> None:
         super().__init__()
         if max_iterations < 1:
@@ -146,6 +153,7 @@ class DynamicCoattention(nn.Module):
         self.hidden = hidden
         self.max_iterations = max_iterations
         self.no_answer = no_answer
+        self.token_estimate = no_answer and token_estimate
         self.project: Optional[nn.LazyLinear]
         if nI is None:
             with warnings.catch_warnings():
@@ -257,7 +265,10 @@ class DynamicCoattention(nn.Module):
             # Both HMNs read the previous estimate (paper eq. 6-8).
             alpha = scores(self.hmn_start, pre_s, h, u_s, u_e)
             beta = scores(self.hmn_end, pre_e, h, u_s, u_e)
-            new_s, new_e = alpha.argmax(dim=1), beta.argmax(dim=1)
+            new_s, new_e = (
+                self._estimate(alpha, D_lengths),
+                self._estimate(beta, D_lengths),
+            )
             if self.training:
                 all_s.append(alpha)
                 all_e.append(beta)
@@ -279,6 +290,18 @@ class DynamicCoattention(nn.Module):
         if self.training:
             return torch.stack(all_s, dim=1), torch.stack(all_e, dim=1), iterations
         return final_s.unsqueeze(1), final_e.unsqueeze(1), iterations
+
+    def _estimate(self, logits: torch.Tensor, D_lengths: torch.Tensor) -> torch.Tensor:
+        """(B, m') logits -> (B,) the decoder's next start or end estimate."""
+        if not self.token_estimate or logits.shape[1] < 2:
+            return logits.argmax(dim=1)
+        # Why: with the sentinel as a candidate, a model unsure whether
+        # there is an answer puts its estimate on the sentinel, and the next
+        # iteration reads the sentinel's encoding instead of a span's: the
+        # dynamic pointing stops refining spans. The best token keeps it on
+        # one (an empty context keeps the sentinel).
+        best_token = logits[:, 1:].argmax(dim=1) + 1
+        return torch.where(D_lengths > 0, best_token, torch.zeros_like(best_token))
 
 
 def span_logits(

@@ -10,8 +10,10 @@ from spacy.tokens import Doc
 from spacy.util import is_in_jupyter
 
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds
+from ..pipeline.qa_no_answer import says_no_answer
 from .render import (
     DEFAULT_COLOR,
+    NO_ANSWER_LABEL,
     SCALES,
     AlignmentDoc,
     AlignmentRenderer,
@@ -244,14 +246,27 @@ def parse_qa(
             )
         arrays.append(array)
     parsed = []
-    for doc, (s1, e1, s2, e2), array, (found, source) in zip(
+    for doc, (s1, e1, s2, e2), array, (found, source, no_answer) in zip(
         docs, bounds, arrays, _qa_answers(docs, pipe)
     ):
         answers = [(doc[start:end].text, score) for start, end, score in found]
-        # The best answer, in context token offsets, is outlined in both rows.
-        outlined = (found[0][0] - s2, found[0][1] - s2) if found else (0, 0)
+        won = no_answer is not None and no_answer[1]
+        # The best answer, in context token offsets, is outlined in both rows
+        # (none when "no answer" won: no span is the answer).
+        outlined = (found[0][0] - s2, found[0][1] - s2) if found and not won else (0, 0)
+        if no_answer is not None:
+            # Listed first when it is the prediction, else after the spans.
+            entry = (NO_ANSWER_LABEL, no_answer[0])
+            answers = [entry, *answers] if won else [*answers, entry]
         parsed.append(
-            QADoc(doc[s1:e1].text, doc[s2:e2], array, (answers, source), outlined)
+            QADoc(
+                doc[s1:e1].text,
+                doc[s2:e2],
+                array,
+                (answers, source),
+                outlined,
+                no_answer,
+            )
         )
     return parsed
 
@@ -397,31 +412,52 @@ def _pair_predictions(docs: List[Doc], pipe) -> List[Optional[Prediction]]:
     return [(_ranked(labels, row), source) for row in scores]
 
 
-def _qa_answers(
-    docs: List[Doc], pipe
-) -> List[Tuple[List[Tuple[int, int, Optional[float]]], str]]:
-    """Per doc, its best answers (doc token offsets, score) and their source:
-    the pipe's prediction, else the doc's answer spans."""
+# Per doc: its best answers (doc token offsets, score), their source, and
+# "no answer" (its probability, whether it won) for a model that scores it.
+QAAnswers = Tuple[
+    List[Tuple[int, int, Optional[float]]], str, Optional[Tuple[float, bool]]
+]
+
+
+def _qa_answers(docs: List[Doc], pipe) -> List[QAAnswers]:
+    """Per doc, its best answers, their source and its "no answer": the
+    pipe's prediction (decided by its ``no_answer_threshold``), else the
+    doc's answer spans and their attrs."""
     if pipe is not None and callable(getattr(pipe, "predict", None)):
         name = getattr(pipe, "name", type(pipe).__name__)
-        found = pipe.predict(docs, top_k=QA_TOP_K)
-        return [
-            ([(s, e, float(p)) for s, e, p in answers], f"predicted by '{name}'")
-            for answers in found
-        ]
+        threshold = getattr(pipe, "no_answer_threshold", None)
+        out: List[QAAnswers] = []
+        for answers in pipe.predict(docs, top_k=QA_TOP_K):
+            found: List[Tuple[int, int, Optional[float]]] = [
+                (s, e, float(p)) for s, e, p in answers
+            ]
+            p_null = getattr(answers, "no_answer_score", None)
+            decided = None
+            if p_null is not None:
+                best = float(answers[0][2]) if len(answers) else None
+                decided = (float(p_null), says_no_answer(p_null, best, threshold))
+            out.append((found, f"predicted by '{name}'", decided))
+        return out
     key = getattr(pipe, "answers_key", ANSWERS_KEY)
-    results: List[Tuple[List[Tuple[int, int, Optional[float]]], str]] = []
+    results: List[QAAnswers] = []
     for doc in docs:
         if key not in doc.spans:
-            results.append(([], ""))
+            results.append(([], "", None))
             continue
         group = doc.spans[key]
-        scores = list(group.attrs.get("scores", [])) if hasattr(group, "attrs") else []
-        spans = [
+        attrs = group.attrs if hasattr(group, "attrs") else {}
+        scores = list(attrs.get("scores", []))
+        spans: List[Tuple[int, int, Optional[float]]] = [
             (span.start, span.end, float(scores[k]) if k < len(scores) else None)
             for k, span in enumerate(group)
         ]
-        results.append((spans[:QA_TOP_K], f"doc.spans[{key!r}]"))
+        no_answer = None
+        if attrs.get("no_answer_score") is not None:
+            no_answer = (
+                float(attrs["no_answer_score"]),
+                bool(attrs.get("no_answer", False)),
+            )
+        results.append((spans[:QA_TOP_K], f"doc.spans[{key!r}]", no_answer))
     return results
 
 

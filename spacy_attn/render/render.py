@@ -76,6 +76,12 @@ class QADoc:
     weights: numpy.ndarray  # (2, n_context_tokens): start and end rows
     prediction: Prediction  # the answers' texts and scores
     outlined: Tuple[int, int]  # the best answer, in context token offsets
+    # A model that scores "no answer": its probability, and whether it won.
+    no_answer: Optional[Tuple[float, bool]] = None
+
+
+# The entry of a QA prediction that stands for "no answer".
+NO_ANSWER_LABEL = "(no answer)"
 
 
 class Renderer:
@@ -301,12 +307,13 @@ class QARenderer(Renderer):
         if sums_to_one(weights):
             note += f"; each row sums to 1 over the {len(context)} context tokens"
         note += ")."
-        if parsed.prediction[0]:
+        if parsed.outlined[1] > parsed.outlined[0]:
             note += " The predicted answer is outlined."
         note += " Hover a token for its probability."
         out = [
             TPL_QUESTION.format(text=html.escape(parsed.question)),
             prediction_markup(parsed.prediction, "Predicted answer"),
+            no_answer_note(parsed.no_answer),
             TPL_NOTE.format(text=html.escape(note)),
             self.legend(top, "probability"),
             '<table class="attn-heatmap">',
@@ -322,6 +329,25 @@ class QARenderer(Renderer):
         if not len(context):
             out.append(TPL_NOTE.format(text="The context is empty: no answer."))
         return "\n".join(part for part in out if part)
+
+
+def no_answer_note(no_answer: Optional[Tuple[float, bool]]) -> str:
+    """The note that states a QA model's "no answer" probability and whether
+    it won ("" for a model that does not score it)."""
+    if no_answer is None:
+        return ""
+    p, won = no_answer
+    text = (
+        f"'No answer' (start and end at the context sentinel) has probability "
+        f"{p:.3f}; it shares one normalization with the spans, so the rows "
+        f"below sum to 1 minus the sentinel's share. "
+    )
+    text += (
+        "It wins: the model says there is no answer in this context."
+        if won
+        else "It loses: the model answers with the best span."
+    )
+    return TPL_NOTE.format(text=html.escape(text))
 
 
 def wrap_page(markup: str, title: Optional[str]) -> str:
