@@ -2,7 +2,7 @@
 its options build (``spacy_attn.batch``)."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -20,7 +20,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:  # the batch package is imported when a run starts
-    from ..batch import PredictStats
+    from ..batch import Engine, PredictStats
 
 ENGINES = ("local", "dask")
 FORMATS = ("auto", "jsonl", "csv", "tsv")
@@ -248,7 +248,7 @@ def predict_cli(
     JSON line per row, in input order, to OUTPUT. Streaming, resumable, on
     local worker processes or a Dask cluster.
     """
-    from ..batch import Engine, InProcessEngine, LocalPoolEngine, predict_file
+    from ..batch import predict_file
 
     check_options(
         engine,
@@ -258,28 +258,22 @@ def predict_cli(
         dask_only=bool(scheduler or resources),
     )
     needs = parse_resources(resources)
-    runner: Engine
     with user_errors():
-        if engine == "dask":
-            from ..batch.dask_engine import DaskEngine
-
-            runner = DaskEngine(
-                scheduler=scheduler,
-                n_workers=n_workers,
-                batches_per_task=batches_per_task,
-                max_in_flight=max_in_flight,
-                gpu_id=gpu_id,
-                threads=threads,
-                resources=needs,
-                startup_timeout=startup_timeout,
-                score_threshold=score_threshold,
-            )
-        elif n_process == 1:
-            runner = InProcessEngine(
-                gpu_id=gpu_id, threads=threads, score_threshold=score_threshold
-            )
-        else:
-            runner = LocalPoolEngine(n_process, score_threshold=score_threshold)
+        runner = make_engine(
+            engine,
+            n_process=n_process,
+            gpu_id=gpu_id,
+            threads=threads,
+            score_threshold=score_threshold,
+            dask_options={
+                "scheduler": scheduler,
+                "n_workers": n_workers,
+                "batches_per_task": batches_per_task,
+                "max_in_flight": max_in_flight,
+                "resources": needs,
+                "startup_timeout": startup_timeout,
+            },
+        )
         stats = predict_file(
             model,
             input_path,
@@ -299,6 +293,35 @@ def predict_cli(
             progress=not no_progress,
         )
     typer.echo(summary(stats, output_path, rejects), err=True)
+
+
+def make_engine(
+    kind: str,
+    *,
+    n_process: int,
+    gpu_id: int,
+    threads: Optional[int],
+    score_threshold: Optional[float],
+    dask_options: Dict[str, Any],
+) -> "Engine":
+    """The engine the options ask for: Dask (``dask_options`` are
+    ``DaskEngine``'s own), one process, or a local pool of ``n_process``."""
+    from ..batch import InProcessEngine, LocalPoolEngine
+
+    if kind == "dask":
+        from ..batch.dask_engine import DaskEngine
+
+        return DaskEngine(
+            gpu_id=gpu_id,
+            threads=threads,
+            score_threshold=score_threshold,
+            **dask_options,
+        )
+    if n_process == 1:
+        return InProcessEngine(
+            gpu_id=gpu_id, threads=threads, score_threshold=score_threshold
+        )
+    return LocalPoolEngine(n_process, score_threshold=score_threshold)
 
 
 def check_options(
