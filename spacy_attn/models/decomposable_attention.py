@@ -258,9 +258,9 @@ class DecomposableAttention(nn.Module):
         return self.match_bias is not None
 
     def _same(self, A_ids, mask_a, B_ids, mask_b) -> torch.Tensor:
-        """(B, La, Lb) 1.0 where token i of A and token j of B have the same
-        id, both within their lengths; the NULL tokens (when there) match
-        nothing. Masks are those of the real tokens."""
+        """(B, La, Lb) bool: True where token i of A and token j of B have
+        the same id, both within their lengths; the NULL tokens (when there)
+        match nothing. Masks are those of the real tokens."""
         if A_ids is None or B_ids is None:
             raise ValueError(
                 "This DecomposableAttention has exact_match=True: pass the "
@@ -271,7 +271,7 @@ class DecomposableAttention(nn.Module):
         same = same & mask_a.unsqueeze(2) & mask_b.unsqueeze(1)
         if self.null is not None:
             same = nn.functional.pad(same, (1, 0, 1, 0))
-        return same.to(torch.get_default_dtype())
+        return same
 
     def _attend(self, A, A_lengths, B, B_lengths, A_ids=None, B_ids=None):
         """Project (and self-align) the tokens and score every pair of them:
