@@ -177,23 +177,17 @@ def test_losers_lists_rows_below_either_baseline(bp):
     assert bp.losers(r) == []
 
 
+def fake_meta(command: str, commit: str) -> dict:
+    """The run metadata ``render`` reads, for a measured-today run."""
+    machine = {"device": "CPU", "torch": "2", "torch_threads": 1, "spacy": "3"}
+    machine.update(thinc="8", python="3.11", load_average=[1.0, 1.0, 1.0])
+    return {"command": command, "commit": commit, "date": "today", "machine": machine}
+
+
 def test_render_shows_rows_baselines_and_verdict(bp):
     r = results()
     r["losers"] = bp.losers(r)
-    meta = {
-        "command": "python benchmarks/binary_pairs.py",
-        "commit": "abc",
-        "date": "today",
-        "machine": {
-            "device": "CPU",
-            "torch": "2",
-            "torch_threads": 1,
-            "spacy": "3",
-            "thinc": "8",
-            "python": "3.11",
-            "load_average": [1.0, 1.0, 1.0],
-        },
-    }
+    meta = fake_meta("python benchmarks/binary_pairs.py", "abc")
     md = bp.render(meta, r)
     assert (
         "| DA v4 | 70.0 | 50.0 | 50.0 | 50.0 | 80.0 | 0.400 | 10.0 min | 2,000 | yes | yes |"
@@ -241,20 +235,7 @@ def test_render_names_rows_measured_before(bp):
     row = r["tasks"]["rte"]["rows"]["DA v4"]
     row.update(reused=True, measured={"commit": "abc1", "date": "yesterday"})
     r["tasks"]["rte"]["overlap_dev_tuned"] = {**scores(0.6, 0.7), "threshold": 0.25}
-    meta = {
-        "command": "c",
-        "commit": "def2",
-        "date": "today",
-        "machine": {
-            "device": "CPU",
-            "torch": "2",
-            "torch_threads": 1,
-            "spacy": "3",
-            "thinc": "8",
-            "python": "3.11",
-            "load_average": [1.0, 1.0, 1.0],
-        },
-    }
+    meta = fake_meta("c", "def2")
     md = bp.render(meta, r)
     assert "RTE DA v4 at commit `abc1`, yesterday" in md
     assert "Every number below was measured in that run" not in md
