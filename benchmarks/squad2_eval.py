@@ -243,6 +243,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--many-questions", type=int, default=500)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--gpu-id", type=int, default=-1, help="CUDA device (-1: CPU)")
     p.add_argument("--min-margin", type=float, default=0.0)
     p.add_argument("--save-model", default="")
     p.add_argument("--out-dir", default="", help="default benchmarks/results")
@@ -253,7 +254,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    meta = machine.metadata()
+    device = machine.use_device(args.gpu_id)
+    meta = machine.metadata(device)
     res = evaluate(args)
     if args.notes:
         res["notes"] = args.notes

@@ -115,7 +115,9 @@ def git_commit() -> str:
             capture_output=True,
             text=True,
         ).stdout.strip()
-        return (sha or "unknown") + ("-dirty" if dirty else "")
+        if not sha:  # a copy without .git (the GPU bundle): the caller says which
+            return os.environ.get("SPACY_ATTN_COMMIT", "unknown")
+        return sha + ("-dirty" if dirty else "")
     except OSError:
         return "unknown"
 

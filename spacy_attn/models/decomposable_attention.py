@@ -63,10 +63,10 @@ def _prepend(
 
 def _segment_sum(X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Packed (N, d) rows -> (B, d) sums per example; zero for empty ones."""
-    example = (
-        torch.arange(mask.shape[0], device=X.device).unsqueeze(1).expand_as(mask)[mask]
-    )
-    return X.new_zeros(mask.shape[0], X.shape[-1]).index_add_(0, example, X)
+    # Padded sum, not index_add_: CUDA's index_add_ accumulates with atomics
+    # in no fixed order, so the same weights gave predictions differing by
+    # ~3e-8 between two runs on a GPU (the device check's reload test).
+    return _pad(X, mask).sum(dim=1)
 
 
 class IntraAttention(nn.Module):
