@@ -337,6 +337,17 @@ def span_logits(
     return band.masked_fill(~valid, float("-inf"))
 
 
+def _group_sum(values: torch.Tensor, group: torch.Tensor, n: int) -> torch.Tensor:
+    """(B,) finite values, (B,) group ids in 0..n-1 -> (n,) sums per group.
+
+    A one-hot (n, B) product rather than ``index_add_``: on CUDA that adds
+    with atomics in no fixed order, so the same weights could score a
+    multi-window context differently from one run to the next.
+    """
+    onehot = group.view(1, -1) == torch.arange(n, device=group.device).view(-1, 1)
+    return onehot.to(values.dtype) @ values
+
+
 def _group_logsumexp(
     row_lse: torch.Tensor, group: torch.Tensor, n: int
 ) -> torch.Tensor:
@@ -347,12 +358,12 @@ def _group_logsumexp(
         0, group, row_lse, reduce="amax", include_self=True
     )
     shift = torch.where(torch.isfinite(shift), shift, torch.zeros_like(shift))
-    summed = row_lse.new_zeros(n).index_add_(
-        0,
-        group,
+    summed = _group_sum(
         torch.where(
             finite, torch.exp(row_lse - shift[group]), torch.zeros_like(row_lse)
         ),
+        group,
+        n,
     )
     return (shift + torch.log(summed))[group]
 
@@ -454,5 +465,5 @@ def no_answer_scores(
     group = group.long()
     doc_norm = norm.new_zeros(n_groups).index_copy_(0, group, norm)
     share = torch.exp(null_logits.float() - norm)
-    p_null = norm.new_zeros(n_groups).index_add_(0, group, share)
+    p_null = _group_sum(share, group, n_groups)
     return p_null, doc_norm
