@@ -223,3 +223,17 @@ def test_header_says_who_measured(bench):
     assert "measured in that run" not in collected
     assert "runs' own checkpoints" in collected
     assert "load average at start 1.00 0.50 0.25" in collected
+
+
+def test_git_commit_outside_a_checkout_reads_the_env(bench, monkeypatch, tmp_path):
+    """The GPU bundle is a `git archive` (no .git): results then name the
+    commit given in SPACY_ATTN_COMMIT instead of "unknown"."""
+    monkeypatch.setattr(bench.machine, "REPO", tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    monkeypatch.delenv("SPACY_ATTN_COMMIT", raising=False)
+    assert bench.machine.git_commit() == "unknown"
+    monkeypatch.setenv("SPACY_ATTN_COMMIT", "291ed3f")
+    assert bench.machine.git_commit() == "291ed3f"
+    # In a checkout git wins over the variable.
+    monkeypatch.setattr(bench.machine, "REPO", REPO)
+    assert bench.machine.git_commit() != "291ed3f"
