@@ -183,6 +183,8 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         if training
         else "the pipeline as saved"
     )
+    # "spacy-attn.DynamicCoattention.v3" -> "DCN v3": the rows name the model.
+    dcn = "DCN " + res["architecture"].rsplit(".", 1)[-1]
     out = [tables.header("Span QA with 'no answer' on SQuAD 2.0 dev", meta)]
     out.append(
         f"**Model**: `{res['model']}`"
@@ -202,9 +204,9 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         tables.md_table(
             ["system", "EM", "F1", "HasAns F1", "NoAns F1", "note"],
             [
-                _row("DCN v2, threshold from held-out", dev),
+                _row(f"{dcn}, threshold from held-out", dev),
                 [
-                    "DCN v2, best threshold on dev (official best_f1)",
+                    f"{dcn}, best threshold on dev (official best_f1)",
                     f(dev["best_exact"], 1),
                     f(dev["best_f1"], 1),
                     "",
@@ -213,7 +215,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
                 ],
                 _row("always no answer", base["always_no_answer"], "trivial baseline"),
                 _row(
-                    "always answers (DCN v2's best span)",
+                    f"always answers ({dcn}'s best span)",
                     base["always_answers"],
                     "SQuAD 1.1-style reader",
                 ),

@@ -65,6 +65,7 @@ def test_squad2_eval_script(model, splits, tmp_path):
     assert held["f1"] == pytest.approx(held["best_f1"])
     md = (out / "squad2.md").read_text()
     assert "always no answer" in md and "Many contexts" in md
+    assert "| DCN v2, threshold from held-out |" in md  # named from the config
     # --subset-file: exactly the questions another benchmark scored.
     data = json.loads((splits / "test.json").read_text())
     ids = [qa["id"] for p in data["data"][1]["paragraphs"] for qa in p["qas"]][:5]
