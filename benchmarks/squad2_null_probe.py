@@ -18,9 +18,11 @@ official best-threshold F1 of the pairs (chosen on them: an upper bound;
 always "no answer" scores 50). ``--paragraphs N`` adds, for N seeded
 paragraphs that hold both kinds, the mean within-paragraph AUC of the "no
 answer" probability: the same context, different questions (does the score
-depend on the question?). ``sentinel_estimate_*``: how often the decoder's
-final start (end) estimate, the argmax its next iteration would read, is
-the sentinel, per side. Prints one JSON object per checkpoint.
+depend on the question?). ``sentinel_estimate_*``: how often the sentinel
+wins the final start (end) argmax over every position, per side. For v2
+that argmax is the decoder's estimate, the one its next iteration reads;
+v3 keeps its estimate on context tokens, so for v3 it only says how often
+the sentinel outscores every token. Prints one JSON object per checkpoint.
 """
 
 import argparse
