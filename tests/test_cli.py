@@ -30,6 +30,7 @@ COMMANDS = [
     "code-path",
     "rank",
     "init-config",
+    "qa-threshold",
 ]
 
 

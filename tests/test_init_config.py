@@ -85,6 +85,7 @@ def test_stdout_and_mistakes(tmp_path):
         (["--task", "ner"], "--task 'ner'"),
         (["--backbone", "bert"], "--backbone 'bert'"),
         (["--task", "qa", "--binary"], "--binary"),
+        (["--task", "doc", "--no-answer"], "--no-answer"),
     ]:
         result = init_config(tmp_path / "x.cfg", *args)
         assert result.exit_code == 1, result.output
@@ -252,3 +253,64 @@ def test_a_ranking_config_trains_from_a_csv_with_its_own_columns(tmp_path):
     scores = nlp.evaluate(list(corpus(nlp)))
     assert scores["pair_map"] is not None and 0.0 < scores["pair_map"] <= 1.0
     assert scores["pair_score"] == scores["pair_map"]
+
+
+@pytest.mark.parametrize("backbone", BACKBONES)
+def test_no_answer_qa_config(tmp_path, backbone):
+    """--task qa --no-answer: DCN v3 (scores "no answer"), the official SQuAD
+    2.0 scorer, no threshold yet, and the header's last step sets it."""
+    path = tmp_path / "config.cfg"
+    result = init_config(path, "--task", "qa", "--no-answer", "--backbone", backbone)
+    assert result.exit_code == 0, result.output
+    config = util.load_config(path)
+    nlp = util.load_model_from_config(config, auto_fill=False, validate=True)
+    pipe = nlp.get_pipe("attn_span_qa")
+    assert pipe.scores_no_answer and pipe.no_answer_threshold is None
+    block = config["components"]["attn_span_qa"]
+    assert block["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v3"
+    assert block["scorer"] == {"@scorers": "spacy-attn.squad2_scorer.v1"}
+    text = path.read_text(encoding="utf8")
+    assert "--task qa --backbone " + backbone + " --no-answer --cpu" in text
+    assert "--multiclass" not in text and "SQuAD 2.0 json" in text
+    assert (
+        "python -m spacy attn qa-threshold training/model-best DEV "
+        "training/model-threshold" in result.stdout
+    )
+    # Without the flag the QA model is the paper's reader, which always answers.
+    assert init_config(path, "--task", "qa").exit_code == 0
+    plain = util.load_config(path)["components"]["attn_span_qa"]
+    assert plain["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v1"
+
+
+@pytest.mark.slow  # ~40 s here: `spacy train` in a subprocess, then qa-threshold
+def test_a_no_answer_config_trains_and_takes_a_threshold(tmp_path):
+    """The user's path with the header's commands: init-config --no-answer,
+    spacy train on SQuAD 2.0-style json, then qa-threshold on DEV. Two
+    training steps learn nothing, so qa-threshold exits 1 (loudly) with a
+    margin, and 0 when told --no-check, and the saved pipeline carries the threshold."""
+    from spacy_attn.squad.negatives import add_unanswerable
+
+    from .util import squad_dev
+
+    articles, _ = add_unanswerable(squad_dev()["data"], rate=1.0, seed=0)
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps({"version": "v2.0", "data": articles[:1]}))
+    dev = tmp_path / "dev.json"
+    dev.write_text(json.dumps({"version": "v2.0", "data": articles[1:]}))
+    config = tmp_path / "config.cfg"
+    args = ["--task", "qa", "--no-answer", "--backbone", "tok2vec"]
+    assert init_config(config, *args).exit_code == 0
+    out = tmp_path / "training"
+    _train(config, train, dev, out, "--corpora.train.limit", "64")
+    best = out / "model-best"
+    step = ["qa-threshold", str(best), str(dev), str(tmp_path / "model-threshold")]
+    # A threshold chosen on DEV itself can edge past 50 by a lucky question;
+    # 5 points it cannot.
+    result = CliRunner().invoke(attn_cli, step + ["--min-margin", "5"])
+    assert result.exit_code == 1, result.output
+    assert "does not beat always-no-answer by more than 5.0" in result.output
+    result = CliRunner().invoke(attn_cli, step + ["--no-check"])
+    assert result.exit_code == 0, result.output
+    assert "always no answer" in result.stdout
+    nlp = util.load_model(tmp_path / "model-threshold")
+    assert nlp.get_pipe("attn_span_qa").no_answer_threshold is not None

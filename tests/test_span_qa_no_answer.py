@@ -550,3 +550,95 @@ def test_v3_registers_and_loads_v2_weights():
     docs = [eg.predicted.copy() for eg in examples]
     for doc in nlp.pipe(docs):
         assert 0.0 <= doc.spans["answers"].attrs["no_answer_score"] <= 1.0
+
+
+def _squad2_json(path, questions):
+    """The questions as a SQuAD 2.0 file, one paragraph each (unanswerable:
+    ``is_impossible`` and no answers, as the official files)."""
+    paragraphs = [
+        {
+            "context": q.context,
+            "qas": [
+                {
+                    "id": q.id,
+                    "question": q.question,
+                    "answers": [{"text": t, "answer_start": s} for t, s in q.answers],
+                    "is_impossible": not q.answers,
+                }
+            ],
+        }
+        for q in questions
+    ]
+    data = {"version": "v2.0", "data": [{"title": "t", "paragraphs": paragraphs}]}
+    path.write_text(json.dumps(data), encoding="utf8")
+    return path
+
+
+def test_qa_threshold_command_chooses_and_saves(trained_v2, tmp_path):
+    """`spacy attn qa-threshold` on questions the model answers right: a
+    threshold between the two kinds, the model above always-no-answer, and
+    a saved pipeline that says "no answer" exactly to the unanswerable ones."""
+    from typer.testing import CliRunner
+
+    from spacy_attn.cli import attn_cli
+    from spacy_attn.qa import answer_questions
+
+    nlp, _, _ = trained_v2
+    nlp.to_disk(tmp_path / "model")
+    answerable, unanswerable = mixed_questions()
+    data = _squad2_json(tmp_path / "heldout.json", answerable + unanswerable)
+    out = tmp_path / "model-threshold"
+    args = ["qa-threshold", str(tmp_path / "model"), str(data), str(out), "--json"]
+    result = CliRunner().invoke(attn_cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["has_answer"], report["no_answer"]) == (8, 8)
+    assert report["model"]["f1"] == 100.0 and report["model"]["NoAns_f1"] == 100.0
+    assert report["baselines"]["always_no_answer"]["f1"] == 50.0
+    assert report["baselines"]["always_answers"]["NoAns_f1"] < 50.0
+    saved = spacy.load(out).get_pipe("attn_span_qa")
+    assert saved.no_answer_threshold == pytest.approx(report["threshold"])
+    pairs = [(q.question, q.context) for q in answerable + unanswerable]
+    said = [a[0]["no_answer"] for a in answer_questions(spacy.load(out), pairs)]
+    assert said == [False] * 8 + [True] * 8
+    # The table names the threshold, the rows and where the model went.
+    result = CliRunner().invoke(attn_cli, args[:-1])
+    assert result.exit_code == 0, result.output
+    assert f"No-answer threshold {report['threshold']:.4f}" in result.stdout
+    assert "always no answer" in result.stdout and str(out) in result.stdout
+
+
+def test_qa_threshold_command_fails_loudly(trained_v2, tmp_path):
+    """Exit 1 with one line when the model does not beat always-no-answer,
+    when the data has one kind of question only, or for a model that always
+    answers (v1)."""
+    from typer.testing import CliRunner
+
+    from spacy_attn.cli import attn_cli
+
+    nlp, _, _ = trained_v2
+    nlp.to_disk(tmp_path / "model")
+    answerable, unanswerable = mixed_questions()
+    data = _squad2_json(tmp_path / "heldout.json", answerable + unanswerable)
+    run = CliRunner().invoke
+    args = ["qa-threshold", str(tmp_path / "model"), str(data), str(tmp_path / "o")]
+    result = run(attn_cli, args + ["--min-margin", "60"])
+    assert result.exit_code == 1
+    assert "does not beat always-no-answer by more than 60.0" in result.output
+    assert "Traceback" not in result.output
+    # The model was saved all the same, for a look.
+    assert (tmp_path / "o" / "attn_span_qa").is_dir()
+    only = _squad2_json(tmp_path / "answerable.json", answerable)
+    result = run(attn_cli, [*args[:2], str(only), str(tmp_path / "o2")])
+    assert result.exit_code == 1 and "8 answerable and 0 unanswerable" in result.output
+    v1 = spacy.blank("en")
+    config = v2_config()
+    config["model"]["@architectures"] = "spacy-attn.DynamicCoattention.v1"
+    v1.add_pipe("attn_span_qa", config=config)
+    v1.initialize()
+    v1.to_disk(tmp_path / "v1")
+    result = run(attn_cli, ["qa-threshold", str(tmp_path / "v1"), str(data), "o3"])
+    assert result.exit_code == 1 and "always answers" in result.output
+    assert "--task qa --no-answer" in result.output and "Traceback" not in result.output
+    result = run(attn_cli, ["qa-threshold", str(tmp_path / "model"), "nope.json", "o"])
+    assert result.exit_code == 1 and "DATA not found" in result.output

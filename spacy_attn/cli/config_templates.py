@@ -22,6 +22,8 @@ DEFAULT_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_POSITIVE_LABEL = "1"
 # Selects checkpoints on MAP (spacy_attn.scorers): binary tasks with groups.
 RANKING_SCORER = "spacy-attn.pair_ranking_scorer.v1"
+# The official SQuAD 2.0 metric: QA with unanswerable questions.
+NO_ANSWER_SCORER = "spacy-attn.squad2_scorer.v1"
 
 
 def backbone_block(backbone: str, task: str, gpu: bool) -> Dict[str, Any]:
@@ -62,8 +64,11 @@ def backbone_block(backbone: str, task: str, gpu: bool) -> Dict[str, Any]:
     }
 
 
-def model_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
-    """The model of the task's component, sized for a CPU or a GPU."""
+def model_block(
+    task: str, backbone: str, gpu: bool, no_answer: bool = False
+) -> Dict[str, Any]:
+    """The model of the task's component, sized for a CPU or a GPU; a QA
+    model that scores "no answer" with ``no_answer``."""
     tok2vec = backbone_block(backbone, task, gpu)
     if task == "pair":
         # v4: the NULL token and the exact-match signal (beyond the paper),
@@ -96,7 +101,13 @@ def model_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
             },
         }
     return {
-        "@architectures": "spacy-attn.DynamicCoattention.v1",
+        # v3 scores "no answer" at the sentinel (docs/span_qa.md); v1, the
+        # paper's reader, always answers.
+        "@architectures": (
+            "spacy-attn.DynamicCoattention.v3"
+            if no_answer
+            else "spacy-attn.DynamicCoattention.v1"
+        ),
         "hidden_width": 200 if gpu else 100,
         "pool_size": 16 if gpu else 4,
         "max_iterations": 4,
@@ -181,6 +192,7 @@ def base_config(
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
     columns: Optional[Dict[str, Any]] = None,
+    no_answer: bool = False,
 ) -> Config:
     """The quickstart config before spaCy fills in the defaults.
 
@@ -194,10 +206,15 @@ def base_config(
         column settings (``text_cols``, ``label_col``, ``group_col``,
         ``id_col``; unset ones left out). A binary task with a
         ``group_col`` chooses checkpoints on MAP (``RANKING_SCORER``).
+    no_answer (bool): QA task: a model that scores "no answer", trained on
+        unanswerable questions too and scored with the official SQuAD 2.0
+        metric (``NO_ANSWER_SCORER``).
     RETURNS (Config): The config, with its variables not interpolated.
     """
     if task not in TASKS or backbone not in BACKBONES:
         raise ValueError(f"Unknown task {task!r} or backbone {backbone!r}.")
+    if no_answer and task != "qa":
+        raise ValueError(f"no_answer: a qa task setting, not {task!r}.")
     name = COMPONENTS[task]
     pipeline: List[str] = [name]
     paths: Dict[str, Optional[str]] = {}
@@ -207,7 +224,12 @@ def base_config(
         paths["transformer"] = DEFAULT_TRANSFORMER
         components["transformer"] = transformer_component(gpu)
     paths.update(train=None, dev=None, vectors=None, init_tok2vec=None)
-    components[name] = {"factory": name, "model": model_block(task, backbone, gpu)}
+    components[name] = {
+        "factory": name,
+        "model": model_block(task, backbone, gpu, no_answer),
+    }
+    if no_answer:
+        components[name]["scorer"] = {"@scorers": NO_ANSWER_SCORER}
     if task == "pair" and binary:
         # Imbalanced binary tasks (5% positives) otherwise settle on the
         # majority class; with balanced classes the weights are about 1.
@@ -247,6 +269,7 @@ __all__ = [
     "COMPONENTS",
     "DEFAULT_POSITIVE_LABEL",
     "DEFAULT_TRANSFORMER",
+    "NO_ANSWER_SCORER",
     "RANKING_SCORER",
     "TASKS",
     "base_config",

@@ -23,6 +23,7 @@ def user_errors() -> Iterator[None]:
     from ..errors import CorpusFormatError
     from ..loading import PipelineLoadError
     from ..pipeline.base import ComponentLoadError
+    from ..pipeline.lookup import ComponentLookupError
 
     try:
         yield
@@ -30,6 +31,7 @@ def user_errors() -> Iterator[None]:
         PredictError,
         PipelineLoadError,
         ComponentLoadError,
+        ComponentLookupError,
         CorpusFormatError,
     ) as err:
         fail(" ".join(str(err).split()))

@@ -39,6 +39,10 @@ DATA = {
     "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
     "qa": "SQuAD v1.1 json (spacy-attn.SquadCorpus.v1)",
 }
+NO_ANSWER_DATA = (
+    "SQuAD 2.0 json, with unanswerable questions: is_impossible or no "
+    "answers (spacy-attn.SquadCorpus.v1)"
+)
 
 
 @attn_cli.command("init-config", no_args_is_help=True)
@@ -81,6 +85,16 @@ def init_config_cli(
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
     id_col: IdColOpt = None,
+    no_answer: Annotated[
+        bool,
+        Opt(
+            "--no-answer",
+            help=(
+                "QA task: questions may have no answer in their context (SQuAD "
+                '2.0-style data); the model scores "no answer"'
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:
@@ -88,13 +102,17 @@ def init_config_cli(
     printed, says how to prepare vectors and train. Pair task: the column
     options go into the corpus readers, so `spacy train` reads your csv /
     tsv / jsonl as it is; a binary task with --group-col selects checkpoints
-    on MAP."""
+    on MAP. QA task with --no-answer: a model that can answer "no answer"
+    (spacy-attn.DynamicCoattention.v3), selected on the official SQuAD 2.0
+    F1; after training, `spacy attn qa-threshold` sets its threshold."""
     if task not in TASKS:
         fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
     if backbone not in BACKBONES:
         fail(f"--backbone {backbone!r}: choose one of {', '.join(BACKBONES)}.")
     if binary and task == "qa":
         fail("--binary: the qa task has no labels; use --task pair or doc.")
+    if no_answer and task != "qa":
+        fail(f"--no-answer: a qa task option (--task qa), not --task {task}.")
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
     config = quickstart_config(
         task,
@@ -103,6 +121,7 @@ def init_config_cli(
         gpu=gpu,
         positive_label=positive_label,
         columns=columns,
+        no_answer=no_answer,
     )
     header = config_header(
         task,
@@ -111,6 +130,7 @@ def init_config_cli(
         gpu=gpu,
         positive_label=positive_label,
         columns=columns,
+        no_answer=no_answer,
     )
     write_config(output, config, header)
 
@@ -167,6 +187,7 @@ def quickstart_config(
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
     columns: Optional[Dict[str, Any]] = None,
+    no_answer: bool = False,
 ) -> Config:
     """The quickstart config, filled with every default and validated as
     ``spacy init fill-config`` does (the pipeline is built, not trained), and
@@ -178,6 +199,7 @@ def quickstart_config(
     gpu (bool): GPU settings.
     positive_label (str): The positive label of a binary task.
     columns (Optional[Dict[str, Any]]): The pair readers' column settings.
+    no_answer (bool): QA task: a model that scores "no answer".
     RETURNS (Config): The filled config, variables not interpolated.
     """
     from spacy import util
@@ -191,6 +213,7 @@ def quickstart_config(
         gpu=gpu,
         positive_label=positive_label,
         columns=columns,
+        no_answer=no_answer,
     )
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     filled = nlp.config
@@ -210,6 +233,7 @@ def config_header(
     gpu: bool = False,
     positive_label: str = DEFAULT_POSITIVE_LABEL,
     columns: Optional[Dict[str, Any]] = None,
+    no_answer: bool = False,
 ) -> List[str]:
     """The header of a quickstart config, one line per item (no ``#``): what
     it is and, after a line "Next:", the commands to run, with CONFIG for
@@ -218,7 +242,10 @@ def config_header(
 
     labels = "binary" if binary else "multi-class"
     device = "GPU" if gpu else "CPU"
-    flags = f"--task {task} --backbone {backbone} --{labels.replace('-', '')}"
+    flags = f"--task {task} --backbone {backbone}"
+    if task != "qa":
+        # QA has no labels: neither flag means anything to it.
+        flags += f" --{labels.replace('-', '')}"
     if binary and task == "pair":
         flags += f" --positive-label {shlex.quote(positive_label)}"
     for key, value in (columns or {}).items():
@@ -226,9 +253,16 @@ def config_header(
         text = ",".join(value) if isinstance(value, list) else value
         # Quoted, so that the line runs as it is ("#1 String" names a column).
         flags += f" {option} {shlex.quote(text)}"
+    if no_answer:
+        flags += " --no-answer"
+    what = f"{task} task ({COMPONENTS[task]})"
+    if no_answer:
+        what = f"qa task with unanswerable questions ({COMPONENTS[task]})"
     lines = [
-        f"spacy-attn quickstart config: {task} task ({COMPONENTS[task]}), "
-        f"{backbone} backbone, {labels}, {device}.",
+        f"spacy-attn quickstart config: {what}, "
+        f"{backbone} backbone, "
+        + ("" if task == "qa" else f"{labels}, ")
+        + f"{device}.",
         f"Written by `python -m spacy attn init-config CONFIG {flags} "
         f"--{'gpu' if gpu else 'cpu'}` (spacy-attn {__version__}); filled and "
         "validated by spaCy.",
@@ -258,8 +292,16 @@ def config_header(
         train += " --paths.vectors vectors"
     if backbone == "transformer":
         train += " --paths.transformer " + DEFAULT_TRANSFORMER
-    lines.append(f"Train (TRAIN, DEV: {DATA[task]}):")
+    data = NO_ANSWER_DATA if no_answer else DATA[task]
+    lines.append(f"Train (TRAIN, DEV: {data}):")
     lines.append(f"  {train}" + (" --gpu-id 0" if gpu else ""))
+    if no_answer:
+        lines += [
+            'Then choose the "no answer" threshold on DEV (not the test set) '
+            "and save the pipeline with it:",
+            "  python -m spacy attn qa-threshold training/model-best DEV "
+            "training/model-threshold" + (" --gpu-id 0" if gpu else ""),
+        ]
     if backbone == "transformer":
         lines.append("(paths.transformer: a Hugging Face model name or local folder)")
     return lines

@@ -1,0 +1,254 @@
+"""``spacy attn qa-threshold``: choose a span-QA pipeline's "no answer"
+threshold on held-out questions and save the pipeline with it, beside the
+trivial baselines it must beat."""
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+import typer
+from typing_extensions import Annotated
+
+from .app import attn_cli
+from .errors import existing_file, fail, user_errors
+from .options import Arg, GpuIdOpt, ModelArg, Opt
+
+# The official SQuAD 2.0 figures in the table, by their keys.
+COLUMNS = {
+    "exact": "EM",
+    "f1": "F1",
+    "HasAns_f1": "HasAns F1",
+    "NoAns_f1": "NoAns F1",
+}
+
+
+@attn_cli.command("qa-threshold", no_args_is_help=True)
+def qa_threshold_cli(
+    model: ModelArg,
+    data: Annotated[
+        Path,
+        Arg(
+            metavar="DATA",
+            help=(
+                "Held-out SQuAD 2.0-style JSON (optionally .gz): answerable and "
+                "unanswerable questions (is_impossible, or no answers), not the "
+                "test set"
+            ),
+            show_default=False,
+        ),
+    ],
+    output: Annotated[
+        Path,
+        Arg(
+            metavar="OUTPUT",
+            help="Directory to save the pipeline to, with the threshold",
+            show_default=False,
+        ),
+    ],
+    component: Annotated[
+        Optional[str],
+        Opt(
+            "--component",
+            help="Span-QA component (default: the only one)",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[
+        int, Opt("--limit", help="Use a seeded sample of N questions (0: all)")
+    ] = 0,
+    batch_size: Annotated[int, Opt("--batch-size", help="Questions per batch")] = 64,
+    gpu_id: GpuIdOpt = -1,
+    as_json: Annotated[
+        bool, Opt("--json", help="Print the scores as JSON instead of a table")
+    ] = False,
+    check: Annotated[
+        bool,
+        Opt(
+            "--check/--no-check",
+            help="Exit 1 when the model does not beat always-no-answer",
+        ),
+    ] = True,
+    min_margin: Annotated[
+        float,
+        Opt(
+            "--min-margin",
+            help="How many F1 points (0-100) it must beat always-no-answer by",
+        ),
+    ] = 0.0,
+) -> None:
+    """Choose the "no answer" threshold of a span-QA pipeline that scores "no
+    answer" (spacy-attn.DynamicCoattention.v3) on held-out questions, as the
+    official SQuAD 2.0 script's best-F1 threshold, and save the pipeline with
+    it in OUTPUT (the component's no_answer_threshold): doc.spans and
+    answer_questions then say "no answer" above it. Prints the official EM /
+    F1, HasAns F1 and NoAns F1 at that threshold beside always-no-answer and
+    always-answering (the best span); exits 1 when the model does not beat
+    always-no-answer (OUTPUT is saved all the same, for a look). Choose it on
+    questions the model was not trained on, and report test scores on
+    others."""
+    existing_file(data, "DATA")
+    if output.exists() and not output.is_dir():
+        fail(f"OUTPUT {output} is a file; pass a directory.")
+    with user_errors():
+        report = choose_no_answer_threshold(
+            model,
+            data,
+            output,
+            component=component,
+            limit=limit,
+            batch_size=batch_size,
+            gpu_id=gpu_id,
+        )
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        typer.echo("\n".join(report_lines(report)))
+    failure = no_answer_failure(report, min_margin=min_margin)
+    if check and failure:
+        fail(failure)
+
+
+def choose_no_answer_threshold(
+    model: Union[str, Path],
+    data: Path,
+    output: Optional[Path],
+    *,
+    component: Optional[str] = None,
+    limit: int = 0,
+    batch_size: int = 64,
+    gpu_id: int = -1,
+) -> Dict[str, Any]:
+    """Choose the threshold on ``data`` and save the pipeline with it.
+
+    model (Union[str, Path]): A pipeline directory or package name.
+    data (Path): SQuAD 2.0-style JSON with answerable and unanswerable
+        questions.
+    output (Optional[Path]): Where to save the pipeline (None: not saved).
+    component (Optional[str]): The span-QA component (default: the only one).
+    limit (int): A seeded sample of this many questions (0: all).
+    RETURNS (Dict[str, Any]): ``threshold``, ``questions``, ``has_answer``,
+        ``no_answer`` (counts), ``model`` (the official SQuAD 2.0 figures at
+        the threshold, 0-100) and ``baselines`` (``always_no_answer``,
+        ``always_answers``: the same figures).
+    RAISES (CorpusFormatError): If ``data`` lacks answerable or unanswerable
+        questions (a threshold chosen on it would mean nothing).
+    RAISES (ComponentLookupError): If there is no span-QA component, or it cannot say "no answer".
+    """
+    from ..errors import CorpusFormatError
+    from ..loading import load_pipeline
+    from ..pipeline.lookup import ComponentLookupError, find_component
+    from ..pipeline.span_qa import SpanQA
+    from ..squad import load_squad_json
+    from ..squad.evaluate2 import (
+        best_answers,
+        choose_threshold,
+        score_at,
+        subset,
+        trivial_baselines,
+    )
+
+    nlp = load_pipeline(model, gpu_id=gpu_id)
+    name, _ = find_component(nlp, component, tasks=("qa",), option="--component")
+    pipe = nlp.get_pipe(name)
+    assert isinstance(pipe, SpanQA)  # what find_component checked
+    if not pipe.scores_no_answer:
+        arch = nlp.config["components"][name]["model"].get("@architectures")
+        raise ComponentLookupError(
+            f'{model}: {name!r} ({arch}) always answers; it has no "no answer" '
+            "score to put a threshold on. Train a model that scores it: "
+            "python -m spacy attn init-config config.cfg --task qa --no-answer"
+        )
+    dataset = load_squad_json(data)
+    if limit:
+        dataset = subset(dataset, limit)
+    has_answer, no_answer = _answerable_counts(dataset)
+    if not has_answer or not no_answer:
+        raise CorpusFormatError(
+            f"{data}: {has_answer} answerable and {no_answer} unanswerable "
+            "questions; choosing a threshold needs both (unanswerable: "
+            '"is_impossible": true or no answers), in the mix the pipeline '
+            "will meet."
+        )
+    answers = best_answers(nlp, dataset, batch_size=batch_size, component=name)
+    threshold = choose_threshold(dataset, answers)
+    baselines = trivial_baselines(dataset, answers)
+    report = {
+        "threshold": threshold,
+        "questions": has_answer + no_answer,
+        "has_answer": has_answer,
+        "no_answer": no_answer,
+        "model": _figures(score_at(dataset, answers, threshold)),
+        "baselines": {key: _figures(value) for key, value in baselines.items()},
+    }
+    if output is not None:
+        pipe.cfg["no_answer_threshold"] = threshold
+        nlp.to_disk(output)
+        report["saved"] = str(output)
+    return report
+
+
+def report_lines(report: Dict[str, Any]) -> List[str]:
+    """The report as lines: the threshold, then a table of the model and the
+    baselines (official SQuAD 2.0 figures, 0-100)."""
+    lines = [
+        f"No-answer threshold {report['threshold']:.4f}, chosen on "
+        f"{report['questions']} questions ({report['has_answer']} answerable, "
+        f"{report['no_answer']} unanswerable)."
+    ]
+    rows = {"model": report["model"]}
+    rows.update(
+        {name.replace("_", " "): scores for name, scores in report["baselines"].items()}
+    )
+    lines.append(f"{'':>18} " + " ".join(f"{c:>9}" for c in COLUMNS.values()))
+    for name, scores in rows.items():
+        cells = " ".join(f"{scores[k]:9.1f}" for k in COLUMNS)
+        lines.append(f"{name:>18} {cells}")
+    if "saved" in report:
+        lines.append(f"Saved the pipeline with the threshold to {report['saved']}.")
+    return lines
+
+
+def no_answer_failure(
+    report: Dict[str, Any], *, min_margin: float = 0.0
+) -> Optional[str]:
+    """One line saying the model does not beat always-no-answer on F1 by more
+    than ``min_margin`` points (None when it does)."""
+    f1 = report["model"]["f1"]
+    base = report["baselines"]["always_no_answer"]["f1"]
+    if f1 > base + min_margin:
+        return None
+    margin = f" by more than {min_margin:.1f}" if min_margin else ""
+    return (
+        f"The model does not beat always-no-answer{margin} on this data (F1 "
+        f'{f1:.1f} vs {base:.1f}): its best threshold says "no answer" to '
+        "(nearly) every question; it has not learned when there is an answer."
+    )
+
+
+def _figures(scores: Dict[str, Any]) -> Dict[str, float]:
+    # HasAns / NoAns keys are absent from the official output where the data
+    # has no such questions; _answerable_counts rules that out first.
+    return {key: float(scores[key]) for key in COLUMNS}
+
+
+def _answerable_counts(dataset: Dict[str, Any]) -> "tuple[int, int]":
+    from ..squad.metric2 import gold_answers_v2
+
+    has_answer = no_answer = 0
+    for article in dataset["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                texts = [a["text"] for a in qa.get("answers") or []]
+                if gold_answers_v2(texts) == [""]:
+                    no_answer += 1
+                else:
+                    has_answer += 1
+    return has_answer, no_answer
+
+
+__all__ = [
+    "choose_no_answer_threshold",
+    "no_answer_failure",
+    "qa_threshold_cli",
+    "report_lines",
+]
