@@ -155,3 +155,48 @@ def test_hf_peer_no_answer_postprocessing():
     }
     scores = hf.squad2_scores(data, rows, preds, diffs)
     assert scores["f1"] == 100.0 and scores["squad2"]["NoAns_f1"] == 100.0
+
+
+def test_squad2_dev_split(splits, tmp_path):
+    """scripts/squad2_dev_split.py: B and A are disjoint halves of the test
+    articles; A1 goes into the training mix three times with suffixed ids,
+    beside the seeded sample of built questions; A2 is the dev file."""
+    script = load_script("scripts/squad2_dev_split.py")
+    # Eight articles (the fixture's two, four times, retitled and re-id'd):
+    # A has four, so A1 (three) and A2 (one) both have some.
+    data = json.loads((splits / "test.json").read_text())
+    articles = []
+    for k in range(4):
+        for article in data["data"]:
+            copy = json.loads(json.dumps(article))
+            copy["title"] += f"-{k}"
+            for p in copy["paragraphs"]:
+                for q in p["qas"]:
+                    q["id"] += f"-{k}"
+            articles.append(copy)
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    (folder / "test.json").write_text(json.dumps({"data": articles}))
+    (folder / "train.json").write_text((splits / "heldout.json").read_text())
+    out = tmp_path / "adv"
+    script.main([str(folder), str(out), "--built", "10", "--copies", "3"])
+    test = articles
+    titles = [a["title"] for a in test]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["B"] == titles[1::2]
+    assert sorted(manifest["A1"] + manifest["A2"]) == sorted(titles[0::2])
+    assert len(manifest["A1"]) == 3 and len(manifest["A2"]) == 1
+    assert not set(manifest["A1"]) & set(manifest["A2"])
+    mix = json.loads((out / "train_mix.json").read_text())["data"]
+    ids = [q["id"] for a in mix for p in a["paragraphs"] for q in p["qas"]]
+    a1_ids = [
+        q["id"]
+        for a in test
+        if a["title"] in manifest["A1"]
+        for p in a["paragraphs"]
+        for q in p["qas"]
+    ]
+    assert len(ids) == len(set(ids)) == 10 + 3 * len(a1_ids)
+    assert {f"{i}__2" for i in a1_ids} <= set(ids)
+    b = json.loads((out / "test_b.json").read_text())["data"]
+    assert [a["title"] for a in b] == manifest["B"]
