@@ -793,6 +793,8 @@ def test_qa_page_states_the_no_answer_score():
     assert text_of(by_class(root, "attn-predicted")[0]) == shown[0][0]
     assert f"has probability {p_null:.3f}" in text_of(root)
     assert "It loses" in text_of(root) and by_class(root, "attn-answer-token")
+    # The rule is stated: a threshold is usually far below the spans' scores.
+    assert "(not above the pipeline's no_answer_threshold, 1.000)" in text_of(root)
     # Threshold 0: "no answer" wins. It is the prediction, and no span is
     # outlined (no span is the answer).
     pipe.cfg["no_answer_threshold"] = 0.0
@@ -800,6 +802,11 @@ def test_qa_page_states_the_no_answer_score():
     assert text_of(by_class(root, "attn-predicted")[0]) == "(no answer)"
     assert probabilities(root)[0] == ("(no answer)", pytest.approx(p_null, abs=5e-4))
     assert "It wins" in text_of(root) and not by_class(root, "attn-answer-token")
+    assert "(above the pipeline's no_answer_threshold, 0.000)" in text_of(root)
+    pipe.cfg["no_answer_threshold"] = None
+    root = page_root(render(doc, style="qa", pipe=pipe, page=True))
+    assert "probability (no threshold set)" in text_of(root)
+    pipe.cfg["no_answer_threshold"] = 0.0
     # Without the pipe: the doc's own answers and "no answer" attrs.
     (annotated,) = nlp.pipe([doc.copy()])
     assert annotated.spans["answers"].attrs["no_answer"] is True

@@ -413,9 +413,10 @@ def _pair_predictions(docs: List[Doc], pipe) -> List[Optional[Prediction]]:
 
 
 # Per doc: its best answers (doc token offsets, score), their source, and
-# "no answer" (its probability, whether it won) for a model that scores it.
+# "no answer" (its probability, whether it won, by which rule) for a model
+# that scores it.
 QAAnswers = Tuple[
-    List[Tuple[int, int, Optional[float]]], str, Optional[Tuple[float, bool]]
+    List[Tuple[int, int, Optional[float]]], str, Optional[Tuple[float, bool, str]]
 ]
 
 
@@ -435,7 +436,8 @@ def _qa_answers(docs: List[Doc], pipe) -> List[QAAnswers]:
             decided = None
             if p_null is not None:
                 best = float(answers[0][2]) if len(answers) else None
-                decided = (float(p_null), says_no_answer(p_null, best, threshold))
+                won = says_no_answer(p_null, best, threshold)
+                decided = (float(p_null), won, _no_answer_rule(won, threshold))
             out.append((found, f"predicted by '{name}'", decided))
         return out
     key = getattr(pipe, "answers_key", ANSWERS_KEY)
@@ -453,12 +455,29 @@ def _qa_answers(docs: List[Doc], pipe) -> List[QAAnswers]:
         ]
         no_answer = None
         if attrs.get("no_answer_score") is not None:
+            # Decided when the doc was annotated, by a rule not stored.
             no_answer = (
                 float(attrs["no_answer_score"]),
                 bool(attrs.get("no_answer", False)),
+                "",
             )
         results.append((spans[:QA_TOP_K], f"doc.spans[{key!r}]", no_answer))
     return results
+
+
+def _no_answer_rule(won: bool, threshold: Optional[float]) -> str:
+    """Why "no answer" won or lost, in words (``says_no_answer``'s rule):
+    against the pipeline's threshold, or against the best span without one.
+    The threshold is usually far below the spans' probabilities, so without
+    the rule a winning 0.2 beside a 0.5 span reads as a bug."""
+    if threshold is not None:
+        side = "above" if won else "not above"
+        return f"{side} the pipeline's no_answer_threshold, {threshold:.3f}"
+    return (
+        "at least the best span's probability (no threshold set)"
+        if won
+        else "below the best span's probability (no threshold set)"
+    )
 
 
 __all__ = ["render", "WEIGHTS_EXTENSION"]

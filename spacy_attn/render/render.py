@@ -77,7 +77,7 @@ class QADoc:
     prediction: Prediction  # the answers' texts and scores
     outlined: Tuple[int, int]  # the best answer, in context token offsets
     # A model that scores "no answer": its probability, and whether it won.
-    no_answer: Optional[Tuple[float, bool]] = None
+    no_answer: Optional[Tuple[float, bool, str]] = None
 
 
 # The entry of a QA prediction that stands for "no answer".
@@ -331,21 +331,22 @@ class QARenderer(Renderer):
         return "\n".join(part for part in out if part)
 
 
-def no_answer_note(no_answer: Optional[Tuple[float, bool]]) -> str:
-    """The note that states a QA model's "no answer" probability and whether
-    it won ("" for a model that does not score it)."""
+def no_answer_note(no_answer: Optional[Tuple[float, bool, str]]) -> str:
+    """The note that states a QA model's "no answer" probability, whether it
+    won and by which rule ("" for a model that does not score it)."""
     if no_answer is None:
         return ""
-    p, won = no_answer
+    p, won, rule = no_answer
     text = (
         f"'No answer' (start and end at the context sentinel) has probability "
         f"{p:.3f}; it shares one normalization with the spans, so the rows "
         f"below sum to 1 minus the sentinel's share. "
     )
+    because = f" ({rule})" if rule else ""
     text += (
-        "It wins: the model says there is no answer in this context."
+        f"It wins{because}: the model says there is no answer in this context."
         if won
-        else "It loses: the model answers with the best span."
+        else f"It loses{because}: the model answers with the best span."
     )
     return TPL_NOTE.format(text=html.escape(text))
 
