@@ -65,6 +65,12 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
             "@architectures"
         ],
         "train_source": manifest.get("train_source"),
+        # Other protocols (scripts/squad2_dev_split.py) describe themselves.
+        "protocol": {
+            key: manifest[key]
+            for key in ("title", "data", "heldout")
+            if key in manifest
+        },
         "training": training_info(args),
     }
     t0 = time.time()
@@ -185,20 +191,29 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     )
     # "spacy-attn.DynamicCoattention.v3" -> "DCN v3": the rows name the model.
     dcn = "DCN " + res["architecture"].rsplit(".", 1)[-1]
-    out = [tables.header("Span QA with 'no answer' on SQuAD 2.0 dev", meta)]
+    protocol = res.get("protocol") or {}
+    title = protocol.get("title", "Span QA with 'no answer' on SQuAD 2.0 dev")
+    out = [tables.header(title, meta)]
+    data = protocol.get(
+        "data",
+        f"trained on SQuAD v1.1 train ({res['train_source']} file) plus "
+        "unanswerable questions BUILT from it (each question asked of another "
+        "paragraph of its article): these are easier than SQuAD 2.0's "
+        "adversarially written unanswerable questions, which the model never "
+        "saw in training. Tested on SQuAD 2.0 dev (the mirror's rebuild)",
+    )
+    heldout = protocol.get(
+        "heldout", "the held-out train articles, half of them built unanswerable"
+    )
     out.append(
         f"**Model**: `{res['model']}`"
         + (f" with checkpoint `{res['checkpoint']}`" if res["checkpoint"] else "")
-        + f" ({res['architecture']}; {trained}). **Data**: trained on SQuAD v1.1 "
-        f"train ({res['train_source']} file) plus unanswerable questions BUILT from "
-        "it (each question asked of another paragraph of its article): these are "
-        "easier than SQuAD 2.0's adversarially written unanswerable questions, "
-        "which the model never saw in training. Tested on SQuAD 2.0 dev (the "
-        f"mirror's rebuild), {res['dev_questions']:,} questions, official SQuAD "
-        "2.0 metric (0-100).\n\n"
+        + f" ({res['architecture']}; {trained}). **Data**: {data}, "
+        f"{res['dev_questions']:,} questions, official SQuAD 2.0 metric "
+        "(0-100).\n\n"
         f'**Threshold**: "no answer" when its probability exceeds '
-        f"{thr['value']:.4f}, chosen on {thr['chosen_on']} (the held-out train "
-        "articles, half of them built unanswerable), never on dev.\n\n"
+        f"{thr['value']:.4f}, chosen on {thr['chosen_on']} ({heldout}), never "
+        "on the test questions.\n\n"
     )
     out.append(
         tables.md_table(

@@ -8,16 +8,18 @@ answerable; SQuAD 2.0 train is not in the data mirror. This script asks
 whether seeing SQuAD 2.0's own kind of unanswerable question helps, by
 splitting SQuAD 2.0 dev (``SPLITS/test.json``) by article:
 
-* articles at odd positions (B): ``test_b.json``, the test set of the
+* articles at odd positions (B): ``test.json``, the test set of the
   experiment (17 articles);
 * articles at even positions (A): every fourth of them (A2) is
-  ``dev_a2.json``, for checkpoint selection and the "no answer" threshold;
+  ``heldout.json``, for checkpoint selection and the "no answer" threshold;
   the others (A1) go into ``train_mix.json`` three times (question ids and
   titles suffixed ``__0``, ``__1``, ``__2``) beside a seeded sample of
   ``--built`` questions of the built training file (``SPLITS/train.json``).
 
-Scores on B are not comparable with the official dev figures (half of the
-articles); compare models on B with each other and with always-no-answer.
+The output is a splits folder for ``benchmarks/squad2_eval.py`` (its
+manifest describes the protocol for the results table). Scores on B are not
+comparable with the official dev figures (half of the articles); compare
+models on B with each other and with always-no-answer.
 """
 
 import argparse
@@ -97,12 +99,24 @@ def main(argv: Optional[List[str]] = None) -> None:
         dev, train["data"], built=args.built, copies=args.copies, seed=args.seed
     )
     args.output.mkdir(parents=True, exist_ok=True)
-    files = {"dev_a2.json": a2, "test_b.json": part_b, "train_mix.json": mix}
+    files = {"heldout.json": a2, "test.json": part_b, "train_mix.json": mix}
     for name, articles in files.items():
         with open(args.output / name, "w", encoding="utf8") as f:
             json.dump({"version": "v2.0", "data": articles}, f)
+    source = json.loads((args.splits / "manifest.json").read_text(encoding="utf8"))
     manifest = {
         "protocol": "squad2-dev-split",
+        "train_source": source.get("train_source"),
+        # What benchmarks/squad2_eval.py's table says of the data.
+        "title": "Span QA with 'no answer', trained on SQuAD 2.0's own "
+        "unanswerables: half of SQuAD 2.0 dev (split by article)",
+        "data": f"{len(a1)} SQuAD 2.0 dev articles ({args.copies} copies) "
+        f"and {args.built:,} questions of the built training file (SQuAD v1.1 "
+        "train with built unanswerables) for training "
+        "(scripts/squad2_dev_split.py); tested on the other "
+        f"{len(part_b)} articles of SQuAD 2.0 dev (odd positions): scores "
+        "not comparable with the full dev set's",
+        "heldout": f"{len(a2)} other SQuAD 2.0 dev articles, never trained on",
         "seed": args.seed,
         "built": args.built,
         "copies": args.copies,
@@ -111,8 +125,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         "B": [a["title"] for a in part_b],
         "counts": {
             "A1": counts(a1),
-            "dev_a2": counts(a2),
-            "test_b": counts(part_b),
+            "heldout": counts(a2),
+            "test": counts(part_b),
             "train_mix": counts(mix),
         },
     }

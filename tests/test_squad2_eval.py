@@ -66,6 +66,7 @@ def test_squad2_eval_script(model, splits, tmp_path):
     md = (out / "squad2.md").read_text()
     assert "always no answer" in md and "Many contexts" in md
     assert "| DCN v2, threshold from held-out |" in md  # named from the config
+    assert "which the model never saw in training" in md  # the default protocol
     # --subset-file: exactly the questions another benchmark scored.
     data = json.loads((splits / "test.json").read_text())
     ids = [qa["id"] for p in data["data"][1]["paragraphs"] for qa in p["qas"]][:5]
@@ -157,7 +158,7 @@ def test_hf_peer_no_answer_postprocessing():
     assert scores["f1"] == 100.0 and scores["squad2"]["NoAns_f1"] == 100.0
 
 
-def test_squad2_dev_split(splits, tmp_path):
+def test_squad2_dev_split(model, splits, tmp_path):
     """scripts/squad2_dev_split.py: B and A are disjoint halves of the test
     articles; A1 goes into the training mix three times with suffixed ids,
     beside the seeded sample of built questions; A2 is the dev file."""
@@ -178,6 +179,7 @@ def test_squad2_dev_split(splits, tmp_path):
     folder.mkdir()
     (folder / "test.json").write_text(json.dumps({"data": articles}))
     (folder / "train.json").write_text((splits / "heldout.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({"train_source": "rebuilt"}))
     out = tmp_path / "adv"
     script.main([str(folder), str(out), "--built", "10", "--copies", "3"])
     test = articles
@@ -198,5 +200,15 @@ def test_squad2_dev_split(splits, tmp_path):
     ]
     assert len(ids) == len(set(ids)) == 10 + 3 * len(a1_ids)
     assert {f"{i}__2" for i in a1_ids} <= set(ids)
-    b = json.loads((out / "test_b.json").read_text())["data"]
+    b = json.loads((out / "test.json").read_text())["data"]
     assert [a["title"] for a in b] == manifest["B"]
+    a2 = json.loads((out / "heldout.json").read_text())["data"]
+    assert [a["title"] for a in a2] == manifest["A2"]
+    # A splits folder of squad2_eval.py, whose table says what the data is.
+    assert manifest["train_source"] == "rebuilt" and "SQuAD 2.0" in manifest["title"]
+    bench = load_script("benchmarks/squad2_eval.py")
+    args = [str(model), str(out), "--many-questions", "0", "--heldout-limit", "0"]
+    bench.main(args + ["--out-dir", str(tmp_path / "res"), "--min-margin", "-100"])
+    md = (tmp_path / "res" / "squad2.md").read_text()
+    assert md.startswith(f"# {manifest['title']}") and manifest["data"] in md
+    assert "never trained on), never on the test questions" in md
