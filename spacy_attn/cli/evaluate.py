@@ -16,6 +16,7 @@ from .options import (
     GpuIdOpt,
     GroupColOpt,
     IdColOpt,
+    JsonOpt,
     LabelColOpt,
     LabelMapOpt,
     ModelArg,
@@ -56,9 +57,7 @@ def evaluate_cli(
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
     id_col: IdColOpt = None,
-    as_json: Annotated[
-        bool, Opt("--json", help="Print the scores as JSON instead of a table")
-    ] = False,
+    as_json: JsonOpt = False,
     check: Annotated[
         bool,
         Opt(

@@ -99,6 +99,9 @@ IdColOpt = Annotated[
     ),
 ]
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
+JsonOpt = Annotated[
+    bool, Opt("--json", help="Print the scores as JSON instead of a table")
+]
 
 
 def parse_label_map(value: Optional[str]) -> Optional[Dict[str, str]]:
@@ -142,6 +145,7 @@ def pair_columns(
 __all__ = [
     "Arg",
     "GpuIdOpt",
+    "JsonOpt",
     "GroupColOpt",
     "IdColOpt",
     "LabelColOpt",

@@ -11,7 +11,7 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import existing_file, fail, user_errors
-from .options import Arg, GpuIdOpt, ModelArg, Opt
+from .options import Arg, GpuIdOpt, JsonOpt, ModelArg, Opt
 
 # The official SQuAD 2.0 figures in the table, by their keys.
 COLUMNS = {
@@ -58,9 +58,7 @@ def qa_threshold_cli(
     ] = 0,
     batch_size: Annotated[int, Opt("--batch-size", help="Questions per batch")] = 64,
     gpu_id: GpuIdOpt = -1,
-    as_json: Annotated[
-        bool, Opt("--json", help="Print the scores as JSON instead of a table")
-    ] = False,
+    as_json: JsonOpt = False,
     check: Annotated[
         bool,
         Opt(
