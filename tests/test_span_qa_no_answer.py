@@ -270,8 +270,9 @@ def test_v1_answers_carry_no_no_answer_attrs():
     result = answer_question(nlp, "Who?", ["Tom is here.", "Ann is there."], top_k=2)
     assert len(result["answers"]) == 2 and result["no_answer_score"] is None
     assert {a["context"] for a in result["answers"]} <= {0, 1}
-    with pytest.raises(ValueError, match="logit"):
-        answer_question(nlp, "Who?", ["Tom is here."], score="logit")
+    for score in ("logit", "margin"):
+        with pytest.raises(ValueError, match=score):
+            answer_question(nlp, "Who?", ["Tom is here."], score=score)
 
 
 def test_answer_questions_says_no_answer(trained_v2):
@@ -336,8 +337,21 @@ def test_answer_question_over_many_contexts(trained_v2):
     assert a["logit"] - b["logit"] == pytest.approx(
         numpy.log(a["probability"] / b["probability"]), abs=1e-4
     )
-    none = answer_question(nlp, q.question, contexts, score_threshold=2.0)
+    none = answer_question(
+        nlp, q.question, contexts, score="probability", score_threshold=2.0
+    )
     assert none["answers"] == [] and none["no_answer"]
+    # The default for a model that scores "no answer": the margin, the span's
+    # logit minus its context's "no answer" logit.
+    default = answer_question(nlp, q.question, contexts, top_k=4)
+    margin = answer_question(nlp, q.question, contexts, top_k=4, score="margin")
+    assert default == margin and default["answers"]
+    for a in default["answers"]:
+        p_null = per_context_4[a["context"]]["no_answer_score"]
+        expected = numpy.log(a["probability"]) - numpy.log(p_null)
+        assert a["score"] == a["margin"] == pytest.approx(expected, abs=1e-5)
+    scores = [a["score"] for a in default["answers"]]
+    assert scores == sorted(scores, reverse=True)
     with pytest.raises(ValueError, match="score"):
         answer_question(nlp, q.question, contexts, score="rank")
 
@@ -458,6 +472,66 @@ def test_predict_score_threshold_for_qa_rows(v2_pipeline_path, tmp_path):
         (entry,) = row["answers"]
         assert entry["no_answer"] is True and entry["text"] == ""
         assert entry["start"] is None and entry["score"] == entry["no_answer_score"]
+
+
+def test_predict_qa_rows_with_many_contexts(v2_pipeline_path, tmp_path):
+    """A jsonl QA row whose "contexts" is a list is answered across all of
+    them, as ``answer_question`` does (margin ranking for a model that scores
+    "no answer"), each answer naming its context; rows with one context keep
+    their output; a bad list is a rejected row, not a crash."""
+    from typer.testing import CliRunner
+
+    from spacy_attn.cli import attn_cli
+    from spacy_attn.qa import answer_question
+
+    nlp = spacy.load(v2_pipeline_path)
+    answerable, unanswerable = mixed_questions()
+    contexts = [q.context for q in answerable[:4]]
+    rows = [
+        {"id": "many", "question": answerable[1].question, "contexts": contexts},
+        {"id": "one", "question": answerable[0].question, "contexts": contexts[:1]},
+        {"id": "bad", "question": "Who?", "contexts": ["A text.", 3]},
+        {"id": "empty", "question": "Who?", "contexts": []},
+    ]
+    src = tmp_path / "many.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    out, rejects = tmp_path / "out.jsonl", tmp_path / "rejects.jsonl"
+    args = ["predict", str(v2_pipeline_path), str(src), str(out)]
+    result = CliRunner().invoke(attn_cli, [*args, "--rejects", str(rejects)])
+    assert result.exit_code == 0, result.output
+    many, one = _read(out)
+    expected = answer_question(nlp, rows[0]["question"], contexts, top_k=5)
+    assert [(a["context"], a["start"], a["end"]) for a in many["answers"]] == [
+        (a["context"], a["start_char"], a["end_char"]) for a in expected["answers"]
+    ]
+    assert [a["score"] for a in many["answers"]] == pytest.approx(
+        [a["margin"] for a in expected["answers"]]
+    )
+    assert len({a["context"] for a in many["answers"]}) > 1
+    for a in many["answers"]:
+        assert contexts[a["context"]][a["start"] : a["end"]] == a["text"]
+    # A list of one is one context: the same answers as a plain row.
+    single = answer_questions_for(nlp, rows[1]["question"], contexts[0])
+    assert [a["start"] for a in one["answers"]] == [a["start_char"] for a in single]
+    reasons = [json.loads(ln)["reason"] for ln in rejects.read_text().splitlines()]
+    assert len(reasons) == 2
+    assert "must be a string or a list of strings, got int 3" in reasons[0]
+    assert "is an empty list" in reasons[1]
+    # Nothing scores 50: the row says "no answer", with no context.
+    result = CliRunner().invoke(
+        attn_cli,
+        [*args, "--score-threshold", "50", "--overwrite", "--rejects", str(rejects)],
+    )
+    assert result.exit_code == 0, result.output
+    (entry,) = _read(out)[0]["answers"]
+    assert entry["no_answer"] is True and entry["context"] is None
+
+
+def answer_questions_for(nlp, question, context):
+    from spacy_attn.qa import answer_questions
+
+    (answers,) = answer_questions(nlp, [(question, context)])
+    return answers
 
 
 def test_score_threshold_reaches_worker_predictors(v2_pipeline_path):

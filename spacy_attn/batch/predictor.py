@@ -15,7 +15,7 @@ from ..pairs import make_pair
 from ..pipeline.lookup import ComponentLookupError, find_component
 from ..pipeline.pair_classifier import PairClassifier
 from ..pipeline.span_qa import SpanQA
-from ..qa import context_answers
+from ..qa import answer_question, context_answers, no_answer_entry
 from .errors import PredictError
 from .rows import Task
 
@@ -155,6 +155,17 @@ class Predictor:
 
     def _predict(self, tasks: List[Task]) -> List[str]:
         nlp = self.nlp
+        if self.kind == "qa" and any(len(texts) > 2 for _, texts in tasks):
+            # Rows with several contexts are answered across them; the
+            # others keep their batch.
+            single = [(i, t) for i, t in enumerate(tasks) if len(t[1]) <= 2]
+            lines: List[str] = [""] * len(tasks)
+            for (i, _), line in zip(single, self._predict([t for _, t in single])):
+                lines[i] = line
+            for i, (row_id, texts) in enumerate(tasks):
+                if len(texts) > 2:
+                    lines[i] = self._many_contexts(row_id, texts)
+            return lines
         if self.kind == "doc":
             docs = nlp.pipe([texts[0] for _, texts in tasks], batch_size=len(tasks))
         else:
@@ -169,6 +180,50 @@ class Predictor:
         return [
             self.format(row_id, texts, doc) for (row_id, texts), doc in zip(tasks, docs)
         ]
+
+    def _many_contexts(self, row_id: Any, texts: Tuple[str, ...]) -> str:
+        """The output line of a QA row with several contexts: the top answers
+        across them (``qa.answer_question``, ranked by its default score),
+        each with its context's index in the row's list."""
+        pipe = self.nlp.get_pipe(self.component)
+        assert isinstance(pipe, SpanQA)  # kind "qa"
+        result = answer_question(
+            self.nlp,
+            texts[0],
+            texts[1:],
+            top_k=pipe.top_k,
+            score_threshold=self.score_threshold,
+            component=self.component,
+        )
+        answers = [
+            {
+                "text": a["text"],
+                "start": a["start_char"],
+                "end": a["end_char"],
+                "context": a["context"],
+                "score": a["score"],
+                **(
+                    {"no_answer": False, "no_answer_score": a["no_answer_score"]}
+                    if a.get("no_answer_score") is not None
+                    else {}
+                ),
+            }
+            for a in result["answers"]
+        ]
+        if not answers and result["no_answer_score"] is not None:
+            entry = no_answer_entry(result["no_answer_score"])
+            answers = [
+                {
+                    "text": "",
+                    "start": None,
+                    "end": None,
+                    "context": None,
+                    "score": entry["score"],
+                    "no_answer": True,
+                    "no_answer_score": entry["no_answer_score"],
+                }
+            ]
+        return json.dumps({"id": row_id, "answers": answers}, ensure_ascii=False)
 
     def model_hash(self) -> str:
         """The identity of the model: a sha256 of the pipeline's config and

@@ -26,7 +26,9 @@ Task = Tuple[Any, Tuple[str, ...]]
 TASK_COLUMNS: Dict[str, Tuple[Tuple[str, ...], ...]] = {
     "pair": (FIRST_KEYS, SECOND_KEYS),
     "doc": (("text",),),
-    "qa": (("question",), ("context",)),
+    # A jsonl QA row may hold a list of contexts (``"contexts": [...]``, or a
+    # list in "context"): the question is answered across all of them.
+    "qa": (("question",), ("context", "contexts")),
 }
 
 # -- reading ------------------------------------------------------------------
@@ -305,6 +307,9 @@ class Columns:
     max_chars: Optional[Tuple[int, ...]] = None
     group: Optional[str] = None
     label: Optional[str] = None
+    # The last text column may hold a list of strings (QA: many contexts);
+    # the row's texts are then the first ones followed by the list's.
+    last_may_be_list: bool = False
 
     def copied(self, record: Dict[str, Any]) -> Dict[str, Any]:
         """The values a row's output line carries besides its prediction:
@@ -326,22 +331,31 @@ class Columns:
         record = row.record
         assert record is not None, "extract() takes parsed rows"
         texts: List[str] = []
-        for column in self.texts:
+        for k, column in enumerate(self.texts):
             if column not in record:
                 return f"missing column {column!r} (found {sorted(record)})"
             value = record[column]
-            if not isinstance(value, str):
-                return (
-                    f"column {column!r} must be a string, got {_describe_value(value)}"
-                )
-            if self.max_chars is not None:
-                limit = self.max_chars[len(texts)]
-                if len(value) > limit:
+            values = [value]
+            if self.last_may_be_list and k == len(self.texts) - 1:
+                if isinstance(value, list):
+                    values = value
+                    if not values:
+                        return f"column {column!r} is an empty list"
+            for item in values:
+                if not isinstance(item, str):
+                    many = self.last_may_be_list and k == len(self.texts) - 1
+                    what = "a string or a list of strings" if many else "a string"
                     return (
-                        f"column {column!r} has {len(value):,} characters, over the "
-                        f"limit of {limit:,} (--max-chars)"
+                        f"column {column!r} must be {what}, got {_describe_value(item)}"
                     )
-            texts.append(value)
+                if self.max_chars is not None:
+                    limit = self.max_chars[k]
+                    if len(item) > limit:
+                        return (
+                            f"column {column!r} has {len(item):,} characters, over the "
+                            f"limit of {limit:,} (--max-chars)"
+                        )
+            texts.extend(values)
         for extra, option in (
             (self.group, "--group-col"),
             (self.label, "--label-col"),
@@ -445,7 +459,9 @@ def resolve_columns(
         and DEFAULT_ID_COLUMN not in texts
     ):
         id_col = DEFAULT_ID_COLUMN
-    return Columns(texts, id_col, group=group_col, label=label_col)
+    return Columns(
+        texts, id_col, group=group_col, label=label_col, last_may_be_list=kind == "qa"
+    )
 
 
 __all__ = [

@@ -220,7 +220,7 @@ def _score(best: Dict[str, Any], p_null: Optional[float], kind: str) -> Optional
         return None
     if kind == "logit":
         return best["logit"]
-    return math.log(max(best["probability"], 1e-45)) - math.log(max(p_null, 1e-45))
+    return best["margin"]
 
 
 __all__ = [
