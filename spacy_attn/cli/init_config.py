@@ -45,6 +45,18 @@ NO_ANSWER_DATA = (
 )
 
 
+NoAnswerOpt = Annotated[
+    bool,
+    Opt(
+        "--no-answer",
+        help=(
+            "QA task: questions may have no answer in their context (SQuAD "
+            '2.0-style data); the model scores "no answer"'
+        ),
+    ),
+]
+
+
 @attn_cli.command("init-config", no_args_is_help=True)
 def init_config_cli(
     output: Annotated[
@@ -85,16 +97,7 @@ def init_config_cli(
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
     id_col: IdColOpt = None,
-    no_answer: Annotated[
-        bool,
-        Opt(
-            "--no-answer",
-            help=(
-                "QA task: questions may have no answer in their context (SQuAD "
-                '2.0-style data); the model scores "no answer"'
-            ),
-        ),
-    ] = False,
+    no_answer: NoAnswerOpt = False,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:

@@ -22,57 +22,64 @@ COLUMNS = {
 }
 
 
+HeldoutArg = Annotated[
+    Path,
+    Arg(
+        metavar="DATA",
+        help=(
+            "Held-out SQuAD 2.0-style JSON (optionally .gz): answerable and "
+            "unanswerable questions (is_impossible, or no answers), not the "
+            "test set"
+        ),
+        show_default=False,
+    ),
+]
+OutputArg = Annotated[
+    Path,
+    Arg(
+        metavar="OUTPUT",
+        help="Directory to save the pipeline to, with the threshold",
+        show_default=False,
+    ),
+]
+QAComponentOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--component",
+        help="Span-QA component (default: the only one)",
+        show_default=False,
+    ),
+]
+CheckOpt = Annotated[
+    bool,
+    Opt(
+        "--check/--no-check",
+        help="Exit 1 when the model does not beat always-no-answer",
+    ),
+]
+MinMarginOpt = Annotated[
+    float,
+    Opt(
+        "--min-margin",
+        help="How many F1 points (0-100) it must beat always-no-answer by",
+    ),
+]
+
+
 @attn_cli.command("qa-threshold", no_args_is_help=True)
 def qa_threshold_cli(
     model: ModelArg,
-    data: Annotated[
-        Path,
-        Arg(
-            metavar="DATA",
-            help=(
-                "Held-out SQuAD 2.0-style JSON (optionally .gz): answerable and "
-                "unanswerable questions (is_impossible, or no answers), not the "
-                "test set"
-            ),
-            show_default=False,
-        ),
-    ],
-    output: Annotated[
-        Path,
-        Arg(
-            metavar="OUTPUT",
-            help="Directory to save the pipeline to, with the threshold",
-            show_default=False,
-        ),
-    ],
-    component: Annotated[
-        Optional[str],
-        Opt(
-            "--component",
-            help="Span-QA component (default: the only one)",
-            show_default=False,
-        ),
-    ] = None,
+    data: HeldoutArg,
+    output: OutputArg,
+    component: QAComponentOpt = None,
     limit: Annotated[
         int, Opt("--limit", help="Use a seeded sample of N questions (0: all)")
     ] = 0,
     batch_size: Annotated[int, Opt("--batch-size", help="Questions per batch")] = 64,
     gpu_id: GpuIdOpt = -1,
     as_json: JsonOpt = False,
-    check: Annotated[
-        bool,
-        Opt(
-            "--check/--no-check",
-            help="Exit 1 when the model does not beat always-no-answer",
-        ),
-    ] = True,
-    min_margin: Annotated[
-        float,
-        Opt(
-            "--min-margin",
-            help="How many F1 points (0-100) it must beat always-no-answer by",
-        ),
-    ] = 0.0,
+    check: CheckOpt = True,
+    min_margin: MinMarginOpt = 0.0,
 ) -> None:
     """Choose the "no answer" threshold of a span-QA pipeline that scores "no
     answer" (spacy-attn.DynamicCoattention.v3) on held-out questions, as the
