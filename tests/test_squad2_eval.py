@@ -83,6 +83,7 @@ def test_squad2_eval_script(model, splits, tmp_path):
 def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatch):
     """The ranking picks the context whose best span scores highest."""
     import spacy_attn.squad.evaluate2 as ev
+    from spacy_attn.qa import no_answer_margin
 
     data = json.loads((splits / "test.json").read_text())
 
@@ -97,6 +98,7 @@ def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatc
             )
             prob = 0.9 if own else 0.1
             answer = {"text": "x", "probability": prob, "logit": prob, "start_char": 0}
+            answer["margin"] = no_answer_margin(prob, 1 - prob)
             out.append({"answers": [answer], "no_answer_score": 1 - prob})
         return out
 
