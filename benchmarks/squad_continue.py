@@ -18,6 +18,10 @@ were seen once).
         --seed 1 -- --paths.train corpus/squad/train.json \\
         --paths.dev corpus/squad/dev.json --paths.vectors training/vectors \\
         --training.max_steps 2000
+
+``--checkpoint PREVIOUS/checkpoints/step-N.bin`` starts from that checkpoint's
+weights instead of model-last (a run stopped by hand after an evaluation may
+not have written model-last yet).
 """
 
 import argparse
@@ -32,12 +36,31 @@ from spacy.util import load_config
 BENCH = Path(__file__).parent
 
 
-def continued_config(previous: Path, component: str, output: Path) -> Path:
+def continued_config(
+    previous: Path, component: str, output: Path, checkpoint: Optional[Path] = None
+) -> Path:
     """Write OUTPUT/config.cfg: PREVIOUS's config with COMPONENT sourced from
-    PREVIOUS/model-last (initialize settings kept for the vocab's vectors)."""
+    PREVIOUS/model-last (initialize settings kept for the vocab's vectors).
+
+    With ``checkpoint`` (a ``step-N.bin`` of the checkpoint logger), the
+    component's weights are that checkpoint's instead: PREVIOUS/model-last
+    with them is saved as OUTPUT/start and sourced from there. Why: a run
+    stopped by hand may have written its last checkpoint but not model-last.
+    """
     model = previous / "model-last"
     if not (model / component).is_dir():
         sys.exit(f"Error: {model} has no component {component!r}")
+    if checkpoint is not None:
+        import spacy
+        from spacy.pipeline import TrainablePipe
+
+        nlp = spacy.load(model)
+        pipe = nlp.get_pipe(component)
+        assert isinstance(pipe, TrainablePipe), component
+        pipe.from_bytes(checkpoint.read_bytes())
+        model = output / "start"
+        output.mkdir(parents=True, exist_ok=True)
+        nlp.to_disk(model)
     config = load_config(model / "config.cfg")
     config["components"][component] = {
         "source": str(model),
@@ -57,15 +80,24 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("output", type=Path)
     p.add_argument("--component", default="attn_span_qa")
     p.add_argument("--seed", type=int, default=1, help="a new shuffle order")
+    p.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        help="start from this step-N.bin of PREVIOUS instead of its model-last",
+    )
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after "--" goes to spacy train unchanged.
     split = argv.index("--") if "--" in argv else len(argv)
     args = p.parse_args(argv[:split])
     overrides = argv[split + 1 :]
-    config = continued_config(args.previous, args.component, args.output)
-    (args.output / "continued_from.json").write_text(
-        json.dumps({"previous": str(args.previous), "seed": args.seed}) + "\n"
+    config = continued_config(
+        args.previous, args.component, args.output, args.checkpoint
     )
+    origin = {"previous": str(args.previous), "seed": args.seed}
+    if args.checkpoint is not None:
+        origin["checkpoint"] = str(args.checkpoint)
+    (args.output / "continued_from.json").write_text(json.dumps(origin) + "\n")
     cmd = [
         sys.executable, "-m", "spacy", "train", str(config),
         "--output", str(args.output),

@@ -1,0 +1,41 @@
+"""benchmarks/squad_continue.py: the continued config sources the QA
+component from model-last, or from a checkpoint's weights."""
+
+import spacy
+from spacy.util import load_config
+from thinc.api import fix_random_seed
+
+from .test_span_qa_no_answer import v2_config
+from .util import load_script
+
+
+def test_continued_config_from_model_last_or_a_checkpoint(tmp_path):
+    script = load_script("benchmarks/squad_continue.py")
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_span_qa", config=v2_config())
+    nlp.initialize()
+    previous = tmp_path / "run"
+    previous.mkdir()
+    nlp.to_disk(previous / "model-last")
+    # A checkpoint whose weights differ from model-last's.
+    fix_random_seed(1)
+    other = spacy.blank("en")
+    other.add_pipe("attn_span_qa", config=v2_config())
+    other.initialize()
+    checkpoint = tmp_path / "step-5.bin"
+    checkpoint.write_bytes(other.get_pipe("attn_span_qa").to_bytes())
+    model_bytes = nlp.get_pipe("attn_span_qa").model.to_bytes()
+    assert other.get_pipe("attn_span_qa").model.to_bytes() != model_bytes
+
+    path = script.continued_config(previous, "attn_span_qa", tmp_path / "a")
+    block = load_config(path)["components"]["attn_span_qa"]
+    assert block == {
+        "source": str(previous / "model-last"),
+        "component": "attn_span_qa",
+    }
+    path = script.continued_config(previous, "attn_span_qa", tmp_path / "b", checkpoint)
+    block = load_config(path)["components"]["attn_span_qa"]
+    assert block["source"] == str(tmp_path / "b" / "start")
+    start = spacy.load(tmp_path / "b" / "start").get_pipe("attn_span_qa")
+    assert start.model.to_bytes() == other.get_pipe("attn_span_qa").model.to_bytes()
