@@ -336,9 +336,9 @@ def answer_question(
         nlp, question, contexts, top_k=top_k, batch_size=batch_size, component=component
     )
     if score is None:
-        name, _ = find_component(nlp, component, tasks=("qa",))
-        pipe = nlp.get_pipe(name)
-        score = "margin" if getattr(pipe, "scores_no_answer", False) else "probability"
+        # A model that scores "no answer" gives every context its score.
+        scored = any(c["no_answer_score"] is not None for c in per_context)
+        score = "margin" if scored else "probability"
     answers = []
     for ctx in per_context:
         if ctx["no_answer"]:

@@ -195,34 +195,16 @@ class Predictor:
             score_threshold=self.score_threshold,
             component=self.component,
         )
-        answers = [
-            {
-                "text": a["text"],
-                "start": a["start_char"],
-                "end": a["end_char"],
-                "context": a["context"],
-                "score": a["score"],
-                **(
-                    {"no_answer": False, "no_answer_score": a["no_answer_score"]}
-                    if a.get("no_answer_score") is not None
-                    else {}
-                ),
-            }
+        # As context_answers: "no_answer" keys only from a model that scores it.
+        found = [
+            {**a, "no_answer": False}
+            if a["no_answer_score"] is not None
+            else {k: v for k, v in a.items() if k != "no_answer_score"}
             for a in result["answers"]
         ]
-        if not answers and result["no_answer_score"] is not None:
-            entry = no_answer_entry(result["no_answer_score"])
-            answers = [
-                {
-                    "text": "",
-                    "start": None,
-                    "end": None,
-                    "context": None,
-                    "score": entry["score"],
-                    "no_answer": True,
-                    "no_answer_score": entry["no_answer_score"],
-                }
-            ]
+        if not found and result["no_answer_score"] is not None:
+            found = [{**no_answer_entry(result["no_answer_score"]), "context": None}]
+        answers = [output_answer(a, context=a["context"]) for a in found]
         return json.dumps({"id": row_id, "answers": answers}, ensure_ascii=False)
 
     def model_hash(self) -> str:
@@ -255,15 +237,7 @@ class Predictor:
         if self.kind == "qa":
             assert self.pair_key is not None and self.answers_key is not None
             answers = [
-                {
-                    "text": a["text"],
-                    "start": a["start_char"],
-                    "end": a["end_char"],
-                    "score": a["score"],
-                    # A model that scores "no answer" says so on every answer,
-                    # so an empty text is never mistaken for a span.
-                    **{k: a[k] for k in ("no_answer", "no_answer_score") if k in a},
-                }
+                output_answer(a)
                 for a in context_answers(
                     doc,
                     texts[1],
@@ -278,6 +252,22 @@ class Predictor:
             head["cats"] = doc.cats
         line = json.dumps(head, ensure_ascii=False)
         return line[:-1] + ', "embedding": ' + format_vector(doc._.attn_embedding) + "}"
+
+
+def output_answer(answer: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
+    """An answer of ``qa.context_answers`` / ``answer_question`` as an output
+    line writes it: char offsets as ``"start"`` / ``"end"``, ``extra`` (e.g.
+    the context's index) before the score."""
+    return {
+        "text": answer["text"],
+        "start": answer["start_char"],
+        "end": answer["end_char"],
+        **extra,
+        "score": answer["score"],
+        # A model that scores "no answer" says so on every answer, so an
+        # empty text is never mistaken for a span.
+        **{k: answer[k] for k in ("no_answer", "no_answer_score") if k in answer},
+    }
 
 
 def format_vector(vector: numpy.ndarray) -> str:
@@ -300,6 +290,7 @@ __all__ = [
     "ROW_ERROR_PREFIX",
     "Predictor",
     "format_vector",
+    "output_answer",
     "row_error",
     "row_error_reason",
     "text_limits",

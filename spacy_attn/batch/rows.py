@@ -335,16 +335,15 @@ class Columns:
             if column not in record:
                 return f"missing column {column!r} (found {sorted(record)})"
             value = record[column]
-            values = [value]
-            if self.last_may_be_list and k == len(self.texts) - 1:
-                if isinstance(value, list):
-                    values = value
-                    if not values:
-                        return f"column {column!r} is an empty list"
+            may_be_list = self.last_may_be_list and k == len(self.texts) - 1
+            values = value if may_be_list and isinstance(value, list) else [value]
+            if not values:
+                return f"column {column!r} is an empty list"
             for item in values:
                 if not isinstance(item, str):
-                    many = self.last_may_be_list and k == len(self.texts) - 1
-                    what = "a string or a list of strings" if many else "a string"
+                    what = (
+                        "a string or a list of strings" if may_be_list else "a string"
+                    )
                     return (
                         f"column {column!r} must be {what}, got {_describe_value(item)}"
                     )

@@ -237,18 +237,14 @@ def _figures(scores: Dict[str, Any]) -> Dict[str, float]:
 
 
 def _answerable_counts(dataset: Dict[str, Any]) -> "tuple[int, int]":
-    from ..squad.metric2 import gold_answers_v2
+    # The official metric's own split (HasAns / NoAns totals), so the counts
+    # are those the scores are over; no model is run for it.
+    from ..squad.evaluate import iter_questions
+    from ..squad.metric2 import squad2_evaluate
 
-    has_answer = no_answer = 0
-    for article in dataset["data"]:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                texts = [a["text"] for a in qa.get("answers") or []]
-                if gold_answers_v2(texts) == [""]:
-                    no_answer += 1
-                else:
-                    has_answer += 1
-    return has_answer, no_answer
+    empty = {qid: "" for qid, _, _ in iter_questions(dataset)}
+    totals = squad2_evaluate(dataset, empty)
+    return int(totals.get("HasAns_total", 0)), int(totals.get("NoAns_total", 0))
 
 
 __all__ = [
