@@ -51,6 +51,20 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def checked_file(path: Path, expected_sha256: Optional[str]) -> Path:
+    """``path`` (an official asset), after checking it against its published
+    sha256 (when one is known).
+
+    RAISES (DataError): The file's sha256 is not the published one.
+    """
+    if expected_sha256 and sha256(path) != expected_sha256:
+        raise DataError(
+            f"Checksum mismatch for {path}: sha256 is not the published "
+            f"{expected_sha256}. Delete it and run `python -m spacy project assets` again."
+        )
+    return path
+
+
 class Mirror:
     """A local mirror folder with a ``SHA256SUMS`` file (the shared/data
     layout). ``get`` returns a file only after checking it against its listed

@@ -35,6 +35,17 @@ if "attn_span_qa" in nlp.pipe_names:
     question = "Which team won Super Bowl 50?"
     answers = next(spacy_attn.answer_questions(nlp, [(question, context)], top_k=3))
     result.update(question=question, answers=answers)
+    qa = nlp.get_pipe("attn_span_qa")
+    if getattr(qa, "no_answer_threshold", None) is not None:
+        # The threshold chosen on held-out data travels with the package.
+        unanswerable = "Who won the World Series in 2016?"
+        result.update(
+            no_answer_threshold=qa.no_answer_threshold,
+            unanswerable_question=unanswerable,
+            unanswerable_answers=next(
+                spacy_attn.answer_questions(nlp, [(unanswerable, context)], top_k=3)
+            ),
+        )
 else:
     doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.",
                                    "A person is making music."))
@@ -84,6 +95,15 @@ def main(argv=None) -> None:
         (a["text"], round(a["score"], 3)) for a in result.get("answers", [])
     ]
     print("✔ installed and loaded", result["package"], "->", found)
+    if "no_answer_threshold" in result:
+        print(
+            f"  no-answer threshold {result['no_answer_threshold']:.4f}; "
+            f"{result['unanswerable_question']!r} ->",
+            [
+                ("no answer" if a.get("no_answer") else a["text"], round(a["score"], 3))
+                for a in result["unanswerable_answers"]
+            ],
+        )
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(result, indent=2))

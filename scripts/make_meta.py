@@ -9,7 +9,8 @@ accuracy) for `spacy package --meta-path`.
 A pair classifier's metrics come from ``spacy evaluate`` with the
 ``stats.json`` of ``scripts/prepare.py``; a QA pipeline's (recognised by the
 ``sets`` key) from ``scripts/squad_eval.py`` with the ``manifest.json`` of
-``scripts/squad_splits.py``.
+``scripts/squad_splits.py`` (or, with a ``no_answer_threshold``, of
+``scripts/squad2_splits.py``).
 """
 
 import argparse
@@ -30,6 +31,9 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     metrics = json.loads(Path(args.metrics).read_text())
     stats = json.loads(Path(args.stats).read_text())
+    if "no_answer_threshold" in metrics:
+        write(qa2_meta(args, metrics, stats), args.output)
+        return
     if "sets" in metrics:
         write(qa_meta(args, metrics, stats), args.output)
         return
@@ -107,6 +111,55 @@ def qa_meta(args, metrics, manifest):
             "Scores from scripts/squad_eval.py: answers from the raw strings "
             "(tokenization included), official evaluate-v1.1 metric. "
             f"Training budget: {args.budget or 'see the training log'}."
+        ),
+    }
+
+
+def qa2_meta(args, metrics, manifest):
+    """The meta of a span-QA pipeline that may say "no answer": data (SQuAD 2.0
+    train or built unanswerables), its threshold, the official SQuAD 2.0 dev
+    scores beside always-no-answer, the training budget."""
+    test = metrics["sets"]["test"]
+    floor = test["baselines"]["always_no_answer"]
+    if manifest.get("protocol") == "squad2-official":
+        data = "SQuAD 2.0 train"
+    else:
+        data = (
+            f"SQuAD v1.1 train ({manifest.get('train_source', 'unknown')} file) "
+            "with unanswerable questions built from it (each question asked of "
+            "another paragraph of its article: easier than SQuAD 2.0's)"
+        )
+    n_train = sum(manifest["train"].get(k, 0) for k in ("answerable", "unanswerable"))
+    return {
+        "name": args.name,
+        "version": args.version,
+        "description": (
+            'Span question answering that may say "no answer" (Dynamic Coattention '
+            f"Network, Xiong et al. 2017, with a no-answer score) trained with spacy-attn "
+            f'on {data}, {n_train:,} questions, {args.vectors} vectors; "no answer" '
+            f"above probability {metrics['no_answer_threshold']:.4f}, chosen on held-out "
+            f"train articles. SQuAD 2.0 dev ({test['questions']:,} questions): EM "
+            f"{test['exact']:.1f} / F1 {test['f1']:.1f} (HasAns F1 {test['HasAns_f1']:.1f}, "
+            f"NoAns F1 {test['NoAns_f1']:.1f}); always-no-answer F1 {floor['f1']:.1f}"
+            + (f". Trained {args.budget}" if args.budget else "")
+            + ". Use spacy_attn.answer_questions(nlp, [(question, context)])."
+        ),
+        "sources": [
+            {"name": data, "url": "https://rajpurkar.github.io/SQuAD-explorer/"},
+            {"name": args.vectors, "url": "https://nlp.stanford.edu/projects/glove/"},
+        ],
+        "performance": {
+            "squad2_dev_exact": test["exact"],
+            "squad2_dev_f1": test["f1"],
+            "squad2_dev_has_ans_f1": test["HasAns_f1"],
+            "squad2_dev_no_ans_f1": test["NoAns_f1"],
+            "squad2_dev_always_no_answer_f1": floor["f1"],
+            "no_answer_threshold": metrics["no_answer_threshold"],
+        },
+        "notes": (
+            "Scores from scripts/squad_eval.py: answers from the raw strings "
+            "(tokenization included) at the pipeline's saved threshold, official "
+            f"evaluate-v2.0 metric. Training budget: {args.budget or 'see the training log'}."
         ),
     }
 

@@ -2,24 +2,32 @@
 
     python scripts/squad2_splits.py corpus/squad2 --mirror ../shared/data
 
-SQuAD 2.0 train is not available here (see the data mirror's README), so
-the training unanswerables are built the standard way from SQuAD v1.1 train:
-a question asked of a different paragraph of its own article
-(``spacy_attn.squad.negatives``). They are EASIER than SQuAD 2.0's, whose
-unanswerable questions were written adversarially to look answerable.
+With the official SQuAD 2.0 train file (``spacy project assets`` puts it at
+``assets/squad2/train-v2.0.json``; sha256 checked) the model trains on SQuAD
+2.0's own unanswerable questions, written adversarially to look answerable.
+Without it (the data mirror has no SQuAD 2.0 train), the training
+unanswerables are built the standard way from SQuAD v1.1 train: a question
+asked of a different paragraph of its own article
+(``spacy_attn.squad.negatives``). They are EASIER than SQuAD 2.0's: a model
+trained on them tells SQuAD 2.0 dev's unanswerable questions apart barely
+above chance (benchmarks/results/squad2_curve.md).
 
-* ``train.json``: SQuAD v1.1 train (the official file under --assets, else
-  the mirror's rebuild) minus the held-out articles, with an unanswerable
-  copy of a ``--negative-rate`` share of its questions (default 0.5: a third
-  of the questions are unanswerable, as in SQuAD 2.0 train).
-* ``heldout.json``: the held-out articles (the same 5% as
-  ``scripts/squad_splits.py``'s dev: seed 0, 23 of 442), with an
-  unanswerable copy of every question (``--heldout-negative-rate 1``: half
-  unanswerable, as in SQuAD 2.0 dev). Used for checkpoint selection and for
-  choosing the "no answer" threshold; never for the reported scores.
-* ``test.json``: SQuAD 2.0 dev (the mirror's rebuild: 11,873 questions,
-  5,945 unanswerable), scored with the official SQuAD 2.0 metric.
-* ``manifest.json``: sources and sha256, seed, rates, counts, held-out titles.
+* ``train.json``: the training articles (all but the held-out 5%). Official
+  SQuAD 2.0 train as it is; else SQuAD v1.1 train (the official file under
+  --assets, else the mirror's rebuild) with an unanswerable copy of a
+  ``--negative-rate`` share of its questions (default 0.5: a third of the
+  questions are unanswerable, as in SQuAD 2.0 train).
+* ``heldout.json``: the held-out articles (seed 0, 5% of the articles, as
+  ``scripts/squad_splits.py``'s dev). Official SQuAD 2.0 train's keep their
+  own unanswerable questions; built ones get an unanswerable copy of every
+  question (``--heldout-negative-rate 1``: half unanswerable, as in SQuAD 2.0
+  dev). Used for checkpoint selection and for choosing the "no answer"
+  threshold; never for the reported scores.
+* ``test.json``: SQuAD 2.0 dev (``assets/squad2/dev-v2.0.json``, else the
+  mirror's rebuild: 11,873 questions, 5,945 unanswerable), scored with the
+  official SQuAD 2.0 metric.
+* ``manifest.json``: protocol, sources and sha256, seed, rates, counts,
+  held-out titles.
 """
 
 import argparse
@@ -31,14 +39,23 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from data_mirror import DataError, Mirror, sha256
+from data_mirror import DataError, Mirror, checked_file, sha256
 
 from spacy_attn.squad import load_squad_json
 from spacy_attn.squad.negatives import add_unanswerable
 
 TRAIN_MIRROR = "squad/train-v1.1.rebuilt.json.gz"
 TRAIN_ASSET = "squad/train-v1.1.json"
+TRAIN2_ASSET = "squad2/train-v2.0.json"
+DEV2_ASSET = "squad2/dev-v2.0.json"
 DEV2_MIRROR = "squad2/dev-v2.0.rebuilt.json.gz"
+# sha256 of the official files (as published with the loaders that fetch them,
+# e.g. ParlAI's SQuAD2 build and the Hugging Face squad loader).
+OFFICIAL_SHA256 = {
+    TRAIN_ASSET: "3527663986b8295af4f7fcdff1ba1ff3f72d07d61a20f487cb238a6ef92fd955",
+    TRAIN2_ASSET: "68dcfbb971bd3e96d5b46c7177b16c1a4e7d4bdef19fb204502738552dede002",
+    DEV2_ASSET: "80a5225e94905956a6446d296ca1093975c4d3b3260f1d6c8f68bc2ab77182d8",
+}
 
 
 def write_json(data: Dict[str, Any], path: Path) -> None:
@@ -59,6 +76,19 @@ def held_out_split(
     return train, heldout
 
 
+def question_counts(articles: List[Dict[str, Any]]) -> Dict[str, int]:
+    """Answerable and unanswerable questions of SQuAD 2.0-layout articles."""
+    qas = [qa for a in articles for p in a["paragraphs"] for qa in p["qas"]]
+    unanswerable = sum(1 for qa in qas if qa.get("is_impossible") or not qa["answers"])
+    return {"answerable": len(qas) - unanswerable, "unanswerable": unanswerable}
+
+
+def asset(assets: Path, name: str) -> Optional[Path]:
+    """The official file ``name`` under ``assets`` (sha256 checked), if there."""
+    path = assets / name
+    return checked_file(path, OFFICIAL_SHA256[name]) if path.exists() else None
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -73,9 +103,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = p.parse_args(argv)
     mirror = Mirror.from_setting(args.mirror)
     try:
-        official = args.assets / TRAIN_ASSET
-        train_path = official if official.exists() else mirror.get(TRAIN_MIRROR)
-        dev_path = mirror.get(DEV2_MIRROR)
+        train2_path = asset(args.assets, TRAIN2_ASSET)
+        train_path = (
+            train2_path or asset(args.assets, TRAIN_ASSET) or mirror.get(TRAIN_MIRROR)
+        )
+        dev_path = asset(args.assets, DEV2_ASSET) or mirror.get(DEV2_MIRROR)
     except DataError as err:
         sys.exit(f"Error: {err}")
     train, heldout = held_out_split(
@@ -83,24 +115,42 @@ def main(argv: Optional[List[str]] = None) -> None:
         dev_fraction=args.dev_fraction,
         seed=args.seed,
     )
-    train, train_counts = add_unanswerable(
-        train, rate=args.negative_rate, seed=args.seed
-    )
-    heldout, heldout_counts = add_unanswerable(
-        heldout, rate=args.heldout_negative_rate, seed=args.seed
-    )
+    if train2_path is not None:
+        # SQuAD 2.0's own (adversarial) unanswerable questions: none built.
+        protocol = "squad2-official"
+        train_counts, heldout_counts = question_counts(train), question_counts(heldout)
+        note = "SQuAD 2.0 train and its own unanswerable questions."
+    else:
+        protocol = "squad2-built-negatives"
+        train, train_counts = add_unanswerable(
+            train, rate=args.negative_rate, seed=args.seed
+        )
+        heldout, heldout_counts = add_unanswerable(
+            heldout, rate=args.heldout_negative_rate, seed=args.seed
+        )
+        note = (
+            "Unanswerable train/held-out questions are v1.1 questions asked "
+            "of another paragraph of their article: easier than SQuAD 2.0's "
+            "adversarial ones."
+        )
+    dev_source = "official" if dev_path.name == Path(DEV2_ASSET).name else "rebuilt"
     out = args.output
     write_json({"version": "v2.0", "data": train}, out / "train.json")
     write_json({"version": "v2.0", "data": heldout}, out / "heldout.json")
-    with gzip.open(dev_path, "rb") as f:
+    # The official bytes (ungzipped): test.json's sha256 is the source's.
+    opener = gzip.open if dev_path.suffix == ".gz" else open
+    with opener(dev_path, "rb") as f:
         (out / "test.json").write_bytes(f.read())
     manifest = {
-        "protocol": "squad2-built-negatives",
+        "protocol": protocol,
         "seed": args.seed,
         "dev_fraction": args.dev_fraction,
-        "negative_rate": args.negative_rate,
-        "heldout_negative_rate": args.heldout_negative_rate,
-        "train_source": "official" if train_path == official else "rebuilt",
+        "negative_rate": args.negative_rate if train2_path is None else None,
+        "heldout_negative_rate": (
+            args.heldout_negative_rate if train2_path is None else None
+        ),
+        "train_source": "rebuilt" if train_path.suffix == ".gz" else "official",
+        "test_source": dev_source,
         "sources": {
             "squad_train": {"path": str(train_path), "sha256": sha256(train_path)},
             "squad2_dev": {"path": str(dev_path), "sha256": sha256(dev_path)},
@@ -108,9 +158,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         "train": train_counts,
         "heldout": heldout_counts,
         "heldout_titles": sorted(a["title"] for a in heldout),
-        "note": "Unanswerable train/held-out questions are v1.1 questions asked "
-        "of another paragraph of their article: easier than SQuAD 2.0's "
-        "adversarial ones. test.json is SQuAD 2.0 dev (rebuilt).",
+        "note": f"{note} test.json is SQuAD 2.0 dev ({dev_source}).",
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(json.dumps({k: manifest[k] for k in ("train", "heldout")}, indent=2))

@@ -1,18 +1,28 @@
-"""The squad workflow's test step: official SQuAD v1.1 EM / F1 of a trained
-QA pipeline on the official dev file (and the out-of-domain SQuADShifts sets),
-printed beside the trivial baseline; exit 1 when the model does not beat it.
+"""The squad and squad2 workflows' test step: official EM / F1 of a trained
+QA pipeline on the official dev file, printed beside the trivial baselines;
+exit 1 when the model does not beat them.
 
-    python scripts/squad_eval.py training/squad/model-best corpus/squad \\
+    python scripts/squad_eval.py training/squad/model-best corpus/squad \
         --output metrics/squad.json [--ood] [--limit N] [--gpu-id 0]
+    python scripts/squad_eval.py training/squad2/model-threshold corpus/squad2 \
+        --output metrics/squad2.json
 
-Reads ``test.json`` (and with --ood ``test_{new_wiki,nyt,reddit}.json``) and
-``manifest.json`` from the splits folder of ``scripts/squad_splits.py``. The
-answers come from ``spacy_attn.answer_questions`` on the raw strings
-(tokenization included), scored with the official metric
-(``spacy_attn.squad.evaluate_squad``). The JSON output holds the scores, the
-baseline, the train file the model was trained on ("official" or "rebuilt",
-from the manifest) and the seconds spent; predictions go beside it
-(``*.predictions.json``).
+SQuAD v1.1 (``scripts/squad_splits.py``): reads ``test.json`` (and with --ood
+``test_{new_wiki,nyt,reddit}.json``) and ``manifest.json``. The answers come
+from ``spacy_attn.answer_questions`` on the raw strings (tokenization
+included), scored with the official metric (``spacy_attn.squad.evaluate_squad``)
+beside the first words of the context.
+
+SQuAD 2.0 (``scripts/squad2_splits.py``, recognised by its manifest's
+protocol): the pipeline must carry a "no answer" threshold (``spacy attn
+qa-threshold``); its answers at that threshold are scored with the official
+SQuAD 2.0 metric (EM / F1, HasAns / NoAns) beside always-no-answer and
+always-answering (the model's best span, a SQuAD 1.1-style reader), and must
+beat always-no-answer by ``--min-margin`` (default 0) F1 points.
+
+The JSON output holds the scores, the baselines, the train file the model was
+trained on (from the manifest) and the seconds spent; predictions go beside
+it (``*.predictions.json``).
 """
 
 import argparse
@@ -44,8 +54,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument(
         "--min-margin",
         type=float,
-        default=10.0,
-        help="F1 points the model must be above the baseline on the test file",
+        default=None,
+        help="F1 points the model must be above the baseline on the test file "
+        "(default: 10 for SQuAD v1.1, 0 for SQuAD 2.0)",
     )
     args = p.parse_args(argv)
 
@@ -60,6 +71,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     manifest_path = splits / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     nlp = spacy.load(args.model)
+    if str(manifest.get("protocol", "")).startswith("squad2"):
+        squad2_test(nlp, splits, manifest, args)
+        return
+    min_margin = 10.0 if args.min_margin is None else args.min_margin
     files = {"test": splits / "test.json"}
     if args.ood:
         files.update({f"test_{s}": splits / f"test_{s}.json" for s in OOD_SETS})
@@ -99,9 +114,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     test = results["sets"]["test"]
     source = results["train_source"] or "unknown"
     print(f"✔ wrote {out} (trained on the {source} SQuAD train file)")
-    if test["f1"] < test["baseline"]["f1"] + args.min_margin:
+    if test["f1"] < test["baseline"]["f1"] + min_margin:
         print(
-            f"✘ the model's test F1 {test['f1']:.2f} is not {args.min_margin:g} points "
+            f"✘ the model's test F1 {test['f1']:.2f} is not {min_margin:g} points "
             f"above the trivial baseline's {test['baseline']['f1']:.2f}; the squad "
             "workflow stops here, before packaging. Train longer (the workflow's "
             "--vars.squad_max_steps; docs/span_qa.md gives the budget) or check the "
@@ -109,6 +124,87 @@ def main(argv: Optional[List[str]] = None) -> None:
             file=sys.stderr,
         )
         sys.exit(1)
+
+
+def squad2_test(nlp, splits: Path, manifest: Dict[str, Any], args) -> None:
+    """The SQuAD 2.0 test step: the pipeline's answers at its saved "no
+    answer" threshold, the official SQuAD 2.0 metric, the trivial baselines,
+    the check (exit 1)."""
+    import time
+
+    from spacy_attn.squad import load_squad_json
+    from spacy_attn.squad.evaluate2 import (
+        best_answers,
+        score_at,
+        subset,
+        trivial_baselines,
+    )
+
+    pipe = next((p for _, p in nlp.pipeline if hasattr(p, "no_answer_threshold")), None)
+    threshold = getattr(pipe, "no_answer_threshold", None)
+    if threshold is None:
+        sys.exit(
+            f'✘ {args.model} has no "no answer" threshold: choose it on held-out '
+            "data first (python -m spacy attn qa-threshold MODEL HELDOUT OUTPUT) "
+            "and evaluate OUTPUT."
+        )
+    path = splits / "test.json"
+    if not path.exists():
+        sys.exit(f"✘ {path} not found: run scripts/squad2_splits.py first")
+    data = subset(load_squad_json(path), args.limit)
+    start = time.perf_counter()
+    answers = best_answers(nlp, data, batch_size=args.batch_size)
+    seconds = time.perf_counter() - start
+    scores = score_at(data, answers, threshold)
+    baselines = trivial_baselines(data, answers)
+    keys = ("exact", "f1", "HasAns_f1", "NoAns_f1", "HasAns_total", "NoAns_total")
+    test = {k: scores.get(k) for k in keys}
+    test.update(
+        exact_match=scores["exact"],
+        questions=len(answers),
+        seconds=round(seconds, 2),
+        baselines={
+            name: {k: b.get(k) for k in ("exact", "f1", "HasAns_f1", "NoAns_f1")}
+            for name, b in baselines.items()
+        },
+    )
+    results = {
+        "model": args.model,
+        "protocol": manifest.get("protocol"),
+        "train_source": manifest.get("train_source"),
+        "test_source": manifest.get("test_source", "rebuilt"),
+        "no_answer_threshold": threshold,
+        "sets": {"test": test},
+    }
+    rows = [("model, at its threshold", scores)] + [
+        (name.replace("_", " "), b) for name, b in baselines.items()
+    ]
+    print(f"SQuAD 2.0 dev, {len(answers):,} questions, threshold {threshold:.4f}:")
+    for name, r in rows:
+        print(
+            f"  {name:>24}: EM {r['exact']:6.2f}  F1 {r['f1']:6.2f}  "
+            f"HasAns F1 {r.get('HasAns_f1', 0.0):6.2f}  NoAns F1 {r.get('NoAns_f1', 0.0):6.2f}"
+        )
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf8")
+    preds = {
+        q: ("" if a["no_answer_score"] > threshold else a["text"])
+        for q, a in answers.items()
+    }
+    out.with_suffix(".predictions.json").write_text(
+        json.dumps({"test": preds}, ensure_ascii=False) + "\n", encoding="utf8"
+    )
+    print(f"✔ wrote {out}")
+    margin = 0.0 if args.min_margin is None else args.min_margin
+    floor = baselines["always_no_answer"]["f1"]
+    if scores["f1"] < floor + margin:
+        sys.exit(
+            f"✘ the model's F1 {scores['f1']:.2f} is not {margin:g} points above "
+            f"always-no-answer's {floor:.2f}; the squad2 workflow stops here, before "
+            "packaging. Train longer, or on SQuAD 2.0's own unanswerable questions "
+            "(docs/span_qa.md), or pass --min-margin to package anyway."
+        )
 
 
 if __name__ == "__main__":

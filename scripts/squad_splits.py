@@ -53,7 +53,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from data_mirror import DataError, Mirror, sha256
+from data_mirror import DataError, Mirror, checked_file, sha256
 
 from spacy_attn.squad import load_squad_json
 
@@ -88,13 +88,7 @@ def find_source(name: str, assets: Path, mirror: Mirror) -> Path:
     mirror copy."""
     official = assets / ASSET_FILES[name]
     if official.exists():
-        expected = OFFICIAL_SHA256.get(official.name)
-        if expected and sha256(official) != expected:
-            raise DataError(
-                f"Checksum mismatch for {official}: sha256 is not the published {expected}. "
-                f"Delete it and run `python -m spacy project assets` again."
-            )
-        return official
+        return checked_file(official, OFFICIAL_SHA256.get(official.name))
     return mirror.get(MIRROR_FILES[name])
 
 

@@ -214,3 +214,148 @@ def test_squad2_dev_split(model, splits, tmp_path):
     md = (tmp_path / "res" / "squad2.md").read_text()
     assert md.startswith(f"# {manifest['title']}") and manifest["data"] in md
     assert "never trained on), never on the test questions" in md
+
+
+def test_roc_auc_counts_ties_half():
+    auc = load_script("benchmarks/squad2_curve.py").roc_auc
+    assert auc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert auc([0.1], [0.9]) == 0.0
+    assert auc([0.5], [0.5]) == 0.5
+    assert auc([0.5, 0.9], [0.5, 0.1]) == pytest.approx((0.75 + 1.0) / 2)
+    assert auc([], [0.1]) is None
+
+
+def test_squad2_curve_script(model, splits, tmp_path):
+    """benchmarks/squad2_curve.py over a run and its continuation: steps
+    joined, the twin beside each step, scores cached, the loud failure."""
+    from .util import FIXTURES
+
+    script = load_script("benchmarks/squad2_curve.py")
+    nlp = spacy.load(model)
+    weights = nlp.get_pipe("attn_span_qa").to_bytes()
+    runs = []
+    for name, steps in (("run1", (0, 250)), ("run2", (0, 100))):
+        run = tmp_path / name
+        (run / "checkpoints").mkdir(parents=True)
+        nlp.to_disk(run / "model-last")
+        with (run / "checkpoints" / "log.jsonl").open("w") as f:
+            for step in steps:
+                (run / "checkpoints" / f"step-{step}.bin").write_bytes(weights)
+                rec = {"step": step, "seconds": 60.0 * (step + 1)}
+                f.write(json.dumps({**rec, "other_scores": {"qa_best_f1": 0.5}}) + "\n")
+        runs.append(run)
+    twin = tmp_path / "squad.json"
+    twin.write_text(json.dumps({"curve": {"250": {"f1": 9.0, "exact_match": 4.0}}}))
+    out = tmp_path / "out"
+    args = ["--run", str(runs[0]), "--continued", str(runs[1])]
+    args += [
+        "--splits",
+        str(splits),
+        "--squad11-dev",
+        str(FIXTURES / "squad_dev.json.gz"),
+    ]
+    args += ["--subset-file", str(tmp_path / "none.json"), "--twin", str(twin)]
+    args += ["--squad2-limit", "20", "--out-dir", str(out), "--batch-size", "8"]
+    # An untrained model does not beat the first-words baseline by 1000 points.
+    with pytest.raises(SystemExit, match="has not learned spans"):
+        script.main(args + ["--min-margin", "1000"])
+    res = json.loads((out / "squad2_curve.json").read_text())["results"]
+    # run2's step 0 is run1's last checkpoint: left out; its step 100 is 350.
+    assert sorted(res["curve"], key=int) == ["0", "250", "350"]
+    point = res["curve"]["350"]
+    assert point["train_seconds"] == pytest.approx(60 * 251 + 60 * 101)
+    assert point["architecture"].endswith(".v2")
+    assert 0.0 <= point["squad2_no_answer_auc"] <= 1.0
+    assert point["squad2_always_no_answer_f1"] <= point["squad2_best_f1"]
+    md = (out / "squad2_curve.md").read_text()
+    assert "| 250 | v2 |" in md and "| 9.0 |" in md  # the twin at its step
+    # Cached: a rerun does not read the checkpoints again.
+    for run in runs:
+        for f in (run / "checkpoints").glob("*.bin"):
+            f.unlink()
+    script.main(args + ["--min-margin", "-100"])
+    again = json.loads((out / "squad2_curve.json").read_text())["results"]
+    assert again["curve"] == res["curve"]
+
+
+def test_squad2_splits_official_files(splits, tmp_path, monkeypatch):
+    """scripts/squad2_splits.py with the official SQuAD 2.0 files under
+    assets: their own unanswerable questions (none built), sha256 checked."""
+    import hashlib
+
+    script = load_script("scripts/squad2_splits.py")
+    assets = tmp_path / "assets"
+    (assets / "squad2").mkdir(parents=True)
+    source = (splits / "test.json").read_bytes()  # SQuAD 2.0 layout, 2 articles
+    for name in (script.TRAIN2_ASSET, script.DEV2_ASSET):
+        (assets / name).write_bytes(source)
+    args = [str(tmp_path / "out"), "--assets", str(assets)]
+    args += ["--mirror", str(tmp_path / "no-mirror")]
+    # The fixture is not the published file: a clear error, nothing written.
+    with pytest.raises(SystemExit, match="Checksum mismatch"):
+        script.main(args)
+    digest = hashlib.sha256(source).hexdigest()
+    names = (script.TRAIN2_ASSET, script.DEV2_ASSET)
+    monkeypatch.setattr(script, "OFFICIAL_SHA256", {n: digest for n in names})
+    script.main(args)
+    out = tmp_path / "out"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["protocol"] == "squad2-official"
+    assert manifest["test_source"] == "official"
+    assert (out / "test.json").read_bytes() == source
+    data = json.loads(source)
+    total = sum(len(p["qas"]) for a in data["data"] for p in a["paragraphs"])
+    counts = [manifest[k] for k in ("train", "heldout")]
+    # Every question kept once, none built: the source's own unanswerables.
+    assert sum(c["answerable"] + c["unanswerable"] for c in counts) == total
+    unanswerable = sum(
+        1
+        for a in data["data"]
+        for p in a["paragraphs"]
+        for q in p["qas"]
+        if not q["answers"]
+    )
+    assert sum(c["unanswerable"] for c in counts) == unanswerable
+    assert len(manifest["heldout_titles"]) == 1  # 5% of 2 articles, rounded up
+
+
+def test_squad_eval_script_squad2(model, splits, tmp_path):
+    """scripts/squad_eval.py on SQuAD 2.0 splits (the squad2 workflow's test
+    step): needs a threshold, scores at it beside the baselines, fails below
+    always-no-answer; make_meta.py turns the metrics into a package meta."""
+    (tmp_path / "s").mkdir()
+    for name in ("test.json", "heldout.json"):
+        (tmp_path / "s" / name).write_text((splits / name).read_text())
+    manifest = {"protocol": "squad2-built-negatives", "train_source": "rebuilt"}
+    manifest["train"] = {"answerable": 10, "unanswerable": 5}
+    (tmp_path / "s" / "manifest.json").write_text(json.dumps(manifest))
+    script = load_script("scripts/squad_eval.py")
+    out = tmp_path / "metrics" / "squad2.json"
+    args = [str(model), str(tmp_path / "s"), "--output", str(out), "--limit", "30"]
+    with pytest.raises(SystemExit, match="qa-threshold"):
+        script.main(args)
+    nlp = spacy.load(model)
+    # Below every probability: always "no answer", so it ties the baseline.
+    nlp.get_pipe("attn_span_qa").cfg["no_answer_threshold"] = 0.0
+    nlp.to_disk(tmp_path / "thr")
+    args[0] = str(tmp_path / "thr")
+    script.main(args)  # F1 == always-no-answer's: not below it, margin 0
+    res = json.loads(out.read_text())
+    test = res["sets"]["test"]
+    assert res["no_answer_threshold"] == 0.0 and test["questions"] == 30
+    assert test["f1"] == test["baselines"]["always_no_answer"]["f1"]
+    assert test["NoAns_f1"] == 100.0 and test["HasAns_f1"] == 0.0
+    preds = json.loads(out.with_suffix(".predictions.json").read_text())["test"]
+    assert set(preds.values()) == {""}
+    with pytest.raises(SystemExit, match="not 5 points above always-no-answer"):
+        script.main(args + ["--min-margin", "5"])
+    meta_script = load_script("scripts/make_meta.py")
+    meta_file = tmp_path / "meta.json"
+    meta_script.main(
+        [str(out), str(tmp_path / "s" / "manifest.json"), str(meta_file)]
+        + ["--name", "qa2", "--version", "0.0.1"]
+    )
+    meta = json.loads(meta_file.read_text())
+    assert meta["performance"]["no_answer_threshold"] == 0.0
+    assert "easier than SQuAD 2.0" in meta["description"]
+    assert "15 questions" in meta["description"]
