@@ -92,7 +92,8 @@ def main(argv=None) -> None:
         sys.exit(out.returncode)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     found = result.get("cats") or [
-        (a["text"], round(a["score"], 3)) for a in result.get("answers", [])
+        ("no answer" if a.get("no_answer") else a["text"], round(a["score"], 3))
+        for a in result.get("answers", [])
     ]
     print("✔ installed and loaded", result["package"], "->", found)
     if "no_answer_threshold" in result:
