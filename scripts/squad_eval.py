@@ -42,7 +42,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("splits", help="scripts/squad_splits.py output folder")
     p.add_argument("--output", default="metrics/squad.json")
     p.add_argument("--ood", action="store_true", help="also the SQuADShifts sets")
-    p.add_argument("--limit", type=int, default=0, help="first N questions (0 = all)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=0,
+        help="first N questions (0 = all; SQuAD 2.0: a seeded sample of N)",
+    )
     p.add_argument(
         "--ood-limit",
         type=int,
@@ -132,6 +137,7 @@ def squad2_test(nlp, splits: Path, manifest: Dict[str, Any], args) -> None:
     the check (exit 1)."""
     import time
 
+    from spacy_attn.pipeline.qa_no_answer import says_no_answer
     from spacy_attn.squad import load_squad_json
     from spacy_attn.squad.evaluate2 import (
         best_answers,
@@ -189,7 +195,9 @@ def squad2_test(nlp, splits: Path, manifest: Dict[str, Any], args) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf8")
     preds = {
-        q: ("" if a["no_answer_score"] > threshold else a["text"])
+        q: ""
+        if says_no_answer(a["no_answer_score"], a["probability"], threshold)
+        else a["text"]
         for q, a in answers.items()
     }
     out.with_suffix(".predictions.json").write_text(
