@@ -85,6 +85,17 @@ def checkpoints(run: Path, continued: List[Path]) -> List[Dict[str, Any]]:
     return points
 
 
+def answerable_share(splits: Path) -> Optional[float]:
+    """The share of answerable questions in the training file (from the
+    splits' manifest), None when it does not say."""
+    manifest = splits / "manifest.json"
+    counts = (
+        json.loads(manifest.read_text()).get("train", {}) if manifest.exists() else {}
+    )
+    total = counts.get("answerable", 0) + counts.get("unanswerable", 0)
+    return counts["answerable"] / total if total else None
+
+
 def architecture(nlp) -> str:
     """The registered architecture of the pipeline's QA model."""
     return nlp.config["components"]["attn_span_qa"]["model"]["@architectures"]
@@ -124,8 +135,23 @@ def score(nlp, squad11, squad2, batch_size: int) -> Dict[str, Any]:
     }
 
 
+def interpolate(points: Sequence[Sequence[float]], x: float) -> Optional[float]:
+    """The piecewise-linear value at ``x`` of ``(x, y)`` points sorted by x;
+    None outside them."""
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0) if x1 > x0 else y0
+    return None
+
+
 def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     twin = res.get("twin_curve", {})
+    # The twin reads only answerable questions: where it had seen as many
+    # answerable questions as this run (a third of this run's are not).
+    by_seen = sorted(
+        (v["questions_seen"], v["f1"]) for v in twin.values() if "questions_seen" in v
+    )
+    share = res.get("answerable_share") or 1.0
     rows = []
     for key in sorted(res["curve"], key=int):
         p = res["curve"][key]
@@ -138,6 +164,9 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
                 f"{p['forced_f1']:.1f}",
                 f"{t['f1']:.1f}" if t else "",
                 f"{p['forced_f1'] - t['f1']:+.1f}" if t else "",
+                tables.fmt(
+                    interpolate(by_seen, p["step"] * QUESTIONS_PER_STEP * share), 1
+                ),
                 f"{100 * p['heldout_best_f1']:.1f}" if p["heldout_best_f1"] else "",
                 f"{p['squad2_no_answer_auc']:.3f}",
                 f"{p['squad2_best_f1']:.1f}",
@@ -163,7 +192,10 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         f"{res['squad11_questions']:,} SQuAD v1.1 dev questions of the twin's "
         "curve, official v1.1 metric: the twin's *dev F1* at the same step is "
         "beside it (the trivial first-words baseline: "
-        f"{baseline:.1f}).\n" + "- *held-out best F1*: the training log's official "
+        f"{baseline:.1f}), and the twin's F1 where it had seen as many "
+        f"answerable questions (step x {QUESTIONS_PER_STEP} x "
+        f"{share:.3f}, the training file's answerable share; linear between the "
+        "twin's points).\n" + "- *held-out best F1*: the training log's official "
         "best-threshold F1 on 1,000 held-out train-article questions (built "
         "unanswerables).\n"
         "- *SQuAD 2.0 dev*: a seeded sample of "
@@ -179,6 +211,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
                 "forced F1",
                 "twin F1",
                 "difference",
+                "twin F1, same answerable questions",
                 "held-out best F1",
                 "SQuAD 2.0 no-answer AUC",
                 "SQuAD 2.0 best F1",
@@ -272,9 +305,14 @@ def main(argv: Optional[List[str]] = None) -> None:
         "runs": [machine.relative(r) for r in [args.run, *args.continued]],
         "curve": curve,
         "twin_curve": {
-            k: {"f1": v["f1"], "exact_match": v["exact_match"]}
+            k: {
+                key: v[key]
+                for key in ("f1", "exact_match", "questions_seen")
+                if key in v
+            }
             for k, v in twin.get("curve", {}).items()
         },
+        "answerable_share": answerable_share(args.splits),
         "baseline_f1": squad_evaluate(squad11["data"], baseline_predictions(squad11))[
             "f1"
         ],

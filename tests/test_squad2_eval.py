@@ -225,6 +225,13 @@ def test_roc_auc_counts_ties_half():
     assert auc([], [0.1]) is None
 
 
+def test_interpolate_between_points():
+    interpolate = load_script("benchmarks/squad2_curve.py").interpolate
+    points = [(0, 0.0), (10, 10.0), (20, 30.0)]
+    assert interpolate(points, 5) == 5.0 and interpolate(points, 15) == 20.0
+    assert interpolate(points, 20) == 30.0 and interpolate(points, 21) is None
+
+
 def test_squad2_curve_script(model, splits, tmp_path):
     """benchmarks/squad2_curve.py over a run and its continuation: steps
     joined, the twin beside each step, scores cached, the loud failure."""
@@ -245,7 +252,12 @@ def test_squad2_curve_script(model, splits, tmp_path):
                 f.write(json.dumps({**rec, "other_scores": {"qa_best_f1": 0.5}}) + "\n")
         runs.append(run)
     twin = tmp_path / "squad.json"
-    twin.write_text(json.dumps({"curve": {"250": {"f1": 9.0, "exact_match": 4.0}}}))
+    points = {"0": (0, 1.0), "250": (8000, 9.0)}
+    twin_curve = {
+        k: {"f1": f1, "exact_match": 0.0, "questions_seen": n}
+        for k, (n, f1) in points.items()
+    }
+    twin.write_text(json.dumps({"curve": twin_curve}))
     out = tmp_path / "out"
     args = ["--run", str(runs[0]), "--continued", str(runs[1])]
     args += [
@@ -268,7 +280,14 @@ def test_squad2_curve_script(model, splits, tmp_path):
     assert 0.0 <= point["squad2_no_answer_auc"] <= 1.0
     assert point["squad2_always_no_answer_f1"] <= point["squad2_best_f1"]
     md = (out / "squad2_curve.md").read_text()
-    assert "| 250 | v2 |" in md and "| 9.0 |" in md  # the twin at its step
+    row = next(line for line in md.splitlines() if line.startswith("| 250 | v2 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # The twin at the same step, and at as many answerable questions (the
+    # fixture's manifest gives no share: all of them); beyond its last point
+    # (step 350 = 11,200 questions) nothing.
+    assert cells[4] == "9.0" and cells[6] == "9.0"
+    row = next(line for line in md.splitlines() if line.startswith("| 350 |"))
+    assert [c.strip() for c in row.strip("|").split("|")][6] == "—"
     # Cached: a rerun does not read the checkpoints again.
     for run in runs:
         for f in (run / "checkpoints").glob("*.bin"):
