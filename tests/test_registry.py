@@ -36,6 +36,7 @@ REGISTERED = {
     "spacy_readers": [
         "spacy-attn.PairCorpus.v1",
         "spacy-attn.SquadCorpus.v1",
+        "spacy-attn.SquadCorpus.v2",
         "spacy-attn.TextCatCorpus.v1",
     ],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").

@@ -617,7 +617,23 @@ def test_custom_keys_round_trip(squad_questions, tmp_path):
 
 
 @pytest.mark.slow  # `spacy train` in a subprocess
-def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path):
+@pytest.mark.parametrize(
+    "reader",
+    [
+        [],
+        # v2 streamed by spaCy (max_epochs -1), a new order on every pass.
+        [
+            "--corpora.train.@readers",
+            "spacy-attn.SquadCorpus.v2",
+            "--corpora.train.shuffle",
+            "true",
+            "--training.max_epochs",
+            "-1",
+        ],
+    ],
+    ids=["v1", "v2-streamed"],
+)
+def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path, reader):
     """`spacy train` with the in-workplace config on a tiny SQuAD-format
     file (random 16-d vectors instead of GloVe, tiny sizes, 6 steps)."""
     data = {"version": "1.1", "data": [{"title": "t", "paragraphs": []}]}
@@ -677,6 +693,7 @@ def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path):
             "6",
             "--training.eval_frequency",
             "3",
+            *reader,
         ],
         capture_output=True,
         text=True,

@@ -609,3 +609,57 @@ def test_squad_eval_script_prints_scores_and_fails_below_the_margin(
     res = json.loads(out.read_text())
     assert res["train_source"] == "rebuilt"
     assert res["sets"]["test"]["f1"] == (0.0 if code else 100.0)
+
+
+def test_reader_v2_streams_and_reshuffles_every_pass(tmp_path, nlp, monkeypatch):
+    """spacy-attn.SquadCorpus.v2: the same examples as v1, built one at a
+    time (nothing cached), a new seeded order (and ``limit`` sample) on every
+    pass, the first complete pass's counts in ``stats``."""
+    import spacy_attn.squad.reader as reader_module
+
+    paragraphs = [
+        (
+            f"Paris {i} is in France.",
+            [qa(f"q{i}", "Where?", ("France", 13 + len(str(i))))],
+        )
+        for i in range(12)
+    ]
+    paragraphs.append(("Empty question here.", [qa("empty", " ")]))
+    path = squad_file(tmp_path, [article("A", *paragraphs)])
+    v1 = list(registry.readers.get("spacy-attn.SquadCorpus.v1")(path)(nlp))
+    make = registry.readers.get("spacy-attn.SquadCorpus.v2")
+    corpus = make(path)
+    v2 = list(corpus(nlp))
+    # Without shuffle: v1's examples, in file order (the empty one skipped).
+    assert [eg.reference.text for eg in v2] == [eg.reference.text for eg in v1]
+    assert [[(s.start, s.end) for s in eg.reference.spans["answers"]] for eg in v2] == [
+        [(s.start, s.end) for s in eg.reference.spans["answers"]] for eg in v1
+    ]
+    assert "answers" not in v2[0].predicted.spans and has_pair(v2[0].predicted)
+    assert corpus.stats.questions == 12 and corpus.stats.skipped_empty == 1
+    assert corpus.stats.exact == 12
+    # Built as read: taking one example of a pass builds one doc.
+    built = []
+    original = reader_module.make_qa_doc
+    monkeypatch.setattr(
+        reader_module,
+        "make_qa_doc",
+        lambda *a, **kw: built.append(1) or original(*a, **kw),
+    )
+    next(iter(make(path)(nlp)))
+    assert len(built) == 1
+    monkeypatch.undo()
+
+    def ids(corpus):
+        return [eg.reference.spans["answers"].attrs["id"] for eg in corpus(nlp)]
+
+    shuffled = make(path, shuffle=True, seed=3, limit=4)
+    passes = [ids(shuffled) for _ in range(4)]
+    assert all(len(p) == 4 for p in passes)
+    assert len({tuple(p) for p in passes}) == 4  # a new sample every pass
+    assert len({q for p in passes for q in p}) > 4
+    again = make(path, shuffle=True, seed=3, limit=4)
+    assert [ids(again) for _ in range(4)] == passes  # seeded
+    assert ids(make(path, shuffle=True, seed=4, limit=4)) != passes[0]
+    # Stats: of the first complete pass (4 questions), not of later ones.
+    assert shuffled.stats.questions == 4

@@ -1,13 +1,14 @@
 """Reading SQuAD JSON into QA ``Example``s, and writing them as a DocBin.
 
-The reader registered for training configs (``spacy-attn.SquadCorpus.v1``,
-in ``spacy_attn.squad.reader``) calls :func:`read_squad`.
+The readers registered for training configs (``spacy-attn.SquadCorpus.v1``
+and ``.v2``, in ``spacy_attn.squad.reader``) call :func:`read_squad` (v1) and
+:func:`squad_questions` (v2).
 """
 
 import logging
 import random
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
@@ -15,7 +16,13 @@ from spacy.training import Example
 
 from ..pairs import DEFAULT_PAIR_KEY
 from .align import make_qa_doc
-from .data import DEFAULT_ANSWERS_KEY, SquadStats, iter_squad_questions, load_squad_json
+from .data import (
+    DEFAULT_ANSWERS_KEY,
+    SquadQuestion,
+    SquadStats,
+    iter_squad_questions,
+    load_squad_json,
+)
 
 logger = logging.getLogger("spacy_attn")
 
@@ -60,23 +67,15 @@ def read_squad(
         (of the questions read, i.e. after ``articles`` and ``limit``).
     """
     path = Path(path)
-    data = load_squad_json(path)
     stats = SquadStats()
-    questions = []
-    for question in iter_squad_questions(
-        data, path=path, articles=articles, stats=stats
-    ):
-        # An empty question or context gives nothing to learn or score.
-        if question.question.strip() and question.context.strip():
-            questions.append(question)
-        else:
-            stats.skipped_empty += 1
+    questions = squad_questions(
+        load_squad_json(path), path=path, articles=articles, stats=stats
+    )
     if shuffle:
         random.Random(seed).shuffle(questions)
     if limit:
         questions = questions[:limit]
-        stats.articles = len({q.article_index for q in questions})
-        stats.paragraphs = len({(q.article_index, q.context) for q in questions})
+        recount_questions(questions, stats)
     examples = []
     for question in questions:
         reference = make_qa_doc(
@@ -89,11 +88,42 @@ def read_squad(
         )
         examples.append(Example(without_answers(reference, answers_key), reference))
     if log:
-        _log_stats(path, stats)
+        log_stats(path, stats)
     return examples, stats
 
 
-def _log_stats(path: Path, stats: SquadStats) -> None:
+def squad_questions(
+    data: Dict[str, Any],
+    *,
+    path: Union[str, Path] = "<data>",
+    articles: Optional[Union[Sequence[Union[str, int]], str, Path]] = None,
+    stats: Optional[SquadStats] = None,
+) -> List[SquadQuestion]:
+    """The questions of loaded SQuAD JSON that can be learnt from (a
+    question and a context that are not empty), in file order; ``stats``
+    counts the articles, paragraphs and skipped questions."""
+    questions = []
+    for question in iter_squad_questions(
+        data, path=path, articles=articles, stats=stats
+    ):
+        # An empty question or context gives nothing to learn or score.
+        if question.question.strip() and question.context.strip():
+            questions.append(question)
+        elif stats is not None:
+            stats.skipped_empty += 1
+    return questions
+
+
+def recount_questions(questions: Sequence[SquadQuestion], stats: SquadStats) -> None:
+    """Set the article and paragraph counts of ``stats`` to those of a
+    selection of the questions (after ``limit``)."""
+    stats.articles = len({q.article_index for q in questions})
+    stats.paragraphs = len({(q.article_index, q.context) for q in questions})
+
+
+def log_stats(path: Path, stats: SquadStats) -> None:
+    """Log the alignment counts of a corpus read (a warning if some answers
+    could not be aligned or questions were skipped)."""
     if stats.unaligned or stats.skipped_empty:
         logger.warning(
             "%s: %s. First unaligned: %s",
