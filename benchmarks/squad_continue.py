@@ -19,6 +19,10 @@ were seen once).
         --paths.dev corpus/squad/dev.json --paths.vectors training/vectors \\
         --training.max_steps 2000
 
+Overrides after ``--`` may switch the training reader, e.g. to the streamed
+``--corpora.train.@readers spacy-attn.SquadCorpus.v2 --corpora.train.limit 0
+--training.max_epochs -1``.
+
 ``--checkpoint PREVIOUS/checkpoints/step-N.bin`` starts from that checkpoint's
 weights instead of model-last (a run stopped by hand after an evaluation may
 not have written model-last yet).
@@ -66,6 +70,12 @@ def continued_config(
         "source": str(model),
         "component": component,
     }
+    # A filled v1 SquadCorpus section carries its deprecated alias as
+    # `span_key = null` (unset); dropped, so an override can switch to a
+    # reader version without it (--corpora.train.@readers ...SquadCorpus.v2).
+    for section in config.get("corpora", {}).values():
+        if isinstance(section, dict) and section.get("span_key", 0) is None:
+            del section["span_key"]
     output.mkdir(parents=True, exist_ok=True)
     path = output / "config.cfg"
     config.to_disk(path)

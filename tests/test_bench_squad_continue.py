@@ -39,3 +39,24 @@ def test_continued_config_from_model_last_or_a_checkpoint(tmp_path):
     assert block["source"] == str(tmp_path / "b" / "start")
     start = spacy.load(tmp_path / "b" / "start").get_pipe("attn_span_qa")
     assert start.model.to_bytes() == other.get_pipe("attn_span_qa").model.to_bytes()
+
+
+def test_continued_config_can_switch_to_the_streamed_reader(tmp_path):
+    """A filled v1 reader section's `span_key = null` is dropped, so the
+    continued run can be switched to SquadCorpus.v2 by an override."""
+    from spacy.util import registry
+
+    script = load_script("benchmarks/squad_continue.py")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_span_qa", config=v2_config())
+    nlp.initialize()
+    reader = {"@readers": "spacy-attn.SquadCorpus.v1", "path": None, "limit": 10}
+    nlp.config["corpora"] = {"train": {**reader, "span_key": None}}
+    (tmp_path / "run").mkdir()
+    nlp.to_disk(tmp_path / "run" / "model-last")
+    path = script.continued_config(tmp_path / "run", "attn_span_qa", tmp_path / "a")
+    train = dict(load_config(path)["corpora"]["train"])
+    assert "span_key" not in train and train["limit"] == 10
+    train["@readers"] = "spacy-attn.SquadCorpus.v2"
+    corpus = registry.resolve({"train": train})["train"]
+    assert list(corpus(nlp)) == []  # no path: an empty corpus
