@@ -183,6 +183,9 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             "SQuAD 2.0-style DCN (no answer) against the SQuAD v1.1 twin, by step",
             meta,
         )
+        + "Each checkpoint's scores are cached in the JSON: a row was measured "
+        "by the invocation of this command that first scored it (same data, one "
+        "CPU thread), not necessarily by the one named above.\n\n"
         + f"**Runs**: {', '.join(res['runs'])} ({archs}), "
         f"{QUESTIONS_PER_STEP} questions per step, about a third of them built "
         "unanswerable (a v1.1 question asked of another paragraph of its "
