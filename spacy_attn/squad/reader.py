@@ -4,6 +4,7 @@
 import random
 from pathlib import Path
 from typing import (
+    Any,
     Callable,
     Iterable,
     Iterator,
@@ -168,8 +169,8 @@ def create_squad_corpus_reader_v2(
     ``max_epochs >= 0`` spaCy reads the corpus once and keeps the examples.)
 
     path (Union[str, Path]): SQuAD JSON (v1.1, v2.0 or SQuADShifts,
-        optionally ``.gz``) or a DocBin (``.spacy``) of QA docs. None gives
-        an empty corpus.
+        optionally ``.gz``) or a DocBin (``.spacy``) of QA docs, read afresh
+        on every pass. None gives an empty corpus.
     answers_key (str): ``doc.spans`` key of the gold answers.
     pair_key (str): ``doc.spans`` key of the question/context pair.
     articles (Optional[List[Union[str, int]]]): Keep only these articles
@@ -196,7 +197,8 @@ class SquadCorpusStream(SquadCorpus):
     """``spacy-attn.SquadCorpus.v2``: ``SquadCorpus`` that keeps the questions,
     not the docs, and reshuffles on every pass."""
 
-    def __init__(self, path: Optional[Union[str, Path]], **kwargs) -> None:
+    def __init__(self, path: Optional[Union[str, Path]], **kwargs: Any) -> None:
+        # v1's keyword-only settings, unchanged.
         super().__init__(path, **kwargs)
         self._questions: Optional[List[SquadQuestion]] = None
         self._read_stats = SquadStats()
