@@ -54,6 +54,14 @@ print(json.dumps(result))
 """
 
 
+def shown(answers):
+    """(text or "no answer", score) of each answer, as printed."""
+    return [
+        ("no answer" if a.get("no_answer") else a["text"], round(a["score"], 3))
+        for a in answers
+    ]
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser()
     p.add_argument("pipeline_wheel")
@@ -91,19 +99,13 @@ def main(argv=None) -> None:
         print(out.stdout, out.stderr, file=sys.stderr)
         sys.exit(out.returncode)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    found = result.get("cats") or [
-        ("no answer" if a.get("no_answer") else a["text"], round(a["score"], 3))
-        for a in result.get("answers", [])
-    ]
+    found = result.get("cats") or shown(result.get("answers", []))
     print("✔ installed and loaded", result["package"], "->", found)
     if "no_answer_threshold" in result:
         print(
             f"  no-answer threshold {result['no_answer_threshold']:.4f}; "
             f"{result['unanswerable_question']!r} ->",
-            [
-                ("no answer" if a.get("no_answer") else a["text"], round(a["score"], 3))
-                for a in result["unanswerable_answers"]
-            ],
+            shown(result["unanswerable_answers"]),
         )
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
