@@ -8,7 +8,7 @@ score tell SQuAD 2.0's unanswerable questions apart?
 
 Every checkpoint of the run (``RUN/checkpoints/step-N.bin``, written by
 ``benchmarks/squad_checkpoints.py`` at each evaluation) is loaded into the
-run's pipeline and scored, one-thread CPU, on:
+run's pipeline and scored (one CPU thread, or ``--gpu-id``) on:
 
 1. **Forced to answer**: its best span (never "no answer") for the 2,000
    SQuAD v1.1 dev questions of the twin's curve (``--subset-file``, the ids
@@ -246,6 +246,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--steps", default="", help="only these steps (comma-separated)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--gpu-id", type=int, default=-1, help="CUDA device (-1: CPU)")
     p.add_argument("--min-margin", type=float, default=10.0)
     p.add_argument("--notes", default="")
     p.add_argument("--name", default="squad2_curve", help="results file name")
@@ -263,6 +264,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     from spacy_attn.squad.metric import squad_evaluate
 
     torch.set_num_threads(args.threads)
+    # Before any pipeline is loaded: the checkpoints then load onto the GPU.
+    device = machine.use_device(args.gpu_id)
     out_dir = Path(args.out_dir) if args.out_dir else machine.RESULTS
     cache_file = out_dir / f"{args.name}.json"
     cached = json.loads(cache_file.read_text()) if cache_file.exists() else {}
@@ -323,7 +326,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         "squad2_questions": args.squad2_limit,
         "notes": args.notes or res.get("notes", ""),
     }
-    meta = machine.metadata()
+    meta = machine.metadata(device)
     meta["command"] = machine.command_line(argv)
     md = tables.write_results(
         args.name, {**meta, "results": res}, render(meta, res), out_dir=out_dir
