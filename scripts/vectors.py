@@ -39,6 +39,9 @@ def main(argv=None) -> None:
     except DataError as err:
         print(f"✘ vectors: {err}", file=sys.stderr)
         sys.exit(1)
+    # `spacy init vectors` makes the output folder but not its parents: the
+    # configs' commands write training/vectors in a fresh clone.
+    Path(args.output_dir).parent.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,
         "-m",
