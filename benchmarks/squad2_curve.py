@@ -39,7 +39,10 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from bench import datafiles, machine, spacy_runs, tables
 
-QUESTIONS_PER_STEP = 32  # configs/squad2_glove_cpu.cfg, batch_by_sequence size
+# Rows scored before the run's own batch size was recorded came from
+# configs/squad2_glove_cpu.cfg (batch_by_sequence size 32, hidden 100).
+CPU_QUESTIONS_PER_STEP = 32
+CPU_HIDDEN_WIDTH = 100
 SQUAD11_DEV = "squad/dev-v1.1.json.gz"  # in the data mirror
 
 
@@ -101,6 +104,18 @@ def architecture(nlp) -> str:
     return nlp.config["components"]["attn_span_qa"]["model"]["@architectures"]
 
 
+def run_sizes(nlp) -> Dict[str, Optional[int]]:
+    """Questions per step and hidden width of the run: the GPU config trains
+    the paper's sizes at batch 64, the CPU config hidden 100 at batch 32.
+    None where the config does not say (a batcher with a size schedule)."""
+    size = nlp.config["training"].get("batcher", {}).get("size")
+    width = nlp.config["components"]["attn_span_qa"]["model"].get("hidden_width")
+    return {
+        "questions_per_step": size if isinstance(size, int) else None,
+        "hidden_width": width if isinstance(width, int) else None,
+    }
+
+
 def score(nlp, squad11, squad2, batch_size: int) -> Dict[str, Any]:
     """Forced-answer v1.1 F1 and the SQuAD 2.0 "no answer" figures of the
     weights now in ``nlp``."""
@@ -153,9 +168,18 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     )
     share = res.get("answerable_share") or 1.0
     rows = []
+
+    # Rows cached before these were recorded are the CPU config's.
+    def per_step(p: Dict[str, Any]) -> Optional[int]:
+        return p.get("questions_per_step", CPU_QUESTIONS_PER_STEP)
+
+    widths = {p.get("hidden_width", CPU_HIDDEN_WIDTH) for p in res["curve"].values()}
+    sizes = {per_step(p) for p in res["curve"].values()}
     for key in sorted(res["curve"], key=int):
         p = res["curve"][key]
         t = twin.get(key, {})
+        n = per_step(p)
+        seen = p["step"] * n * share if n is not None else None
         rows.append(
             [
                 tables.fmt(p["step"]),
@@ -164,9 +188,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
                 f"{p['forced_f1']:.1f}",
                 f"{t['f1']:.1f}" if t else "",
                 f"{p['forced_f1'] - t['f1']:+.1f}" if t else "",
-                tables.fmt(
-                    interpolate(by_seen, p["step"] * QUESTIONS_PER_STEP * share), 1
-                ),
+                tables.fmt(interpolate(by_seen, seen) if seen is not None else None, 1),
                 f"{100 * p['heldout_best_f1']:.1f}" if p["heldout_best_f1"] else "",
                 f"{p['squad2_no_answer_auc']:.3f}",
                 f"{p['squad2_best_f1']:.1f}",
@@ -184,19 +206,23 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             meta,
         )
         + "Each checkpoint's scores are cached in the JSON: a row was measured "
-        "by the invocation of this command that first scored it (same data, one "
-        "CPU thread), not necessarily by the one named above.\n\n"
-        + f"**Runs**: {', '.join(res['runs'])} ({archs}), "
-        f"{QUESTIONS_PER_STEP} questions per step, about a third of them built "
+        "by the invocation of this command that first scored it (same data), "
+        "not necessarily by the one named above.\n\n"
+        + f"**Runs**: {', '.join(res['runs'])} ({archs}, hidden width "
+        f"{' / '.join(str(w) for w in sorted(widths, key=str))}), "
+        f"{' / '.join(str(n) for n in sorted(sizes, key=str))} questions per step, "
+        "about a third of them built "
         "unanswerable (a v1.1 question asked of another paragraph of its "
         "article). **Twin**: the SQuAD v1.1 CPU run of "
-        "[squad.md](squad.md) (same sizes, every question answerable).\n\n"
+        f"[squad.md](squad.md) (hidden width {CPU_HIDDEN_WIDTH}, "
+        f"{CPU_QUESTIONS_PER_STEP} questions per step, every question "
+        "answerable).\n\n"
         '- *forced F1*: the model\'s best span, never "no answer", on the '
         f"{res['squad11_questions']:,} SQuAD v1.1 dev questions of the twin's "
         "curve, official v1.1 metric: the twin's *dev F1* at the same step is "
         "beside it (the trivial first-words baseline: "
         f"{baseline:.1f}), and the twin's F1 where it had seen as many "
-        f"answerable questions (step x {QUESTIONS_PER_STEP} x "
+        "answerable questions (step x questions per step x "
         f"{share:.3f}, the training file's answerable share; linear between the "
         "twin's points).\n" + "- *held-out best F1*: the training log's official "
         "best-threshold F1 on 1,000 held-out train-article questions (built "
@@ -298,6 +324,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         nlp.get_pipe("attn_span_qa").from_bytes(point["file"].read_bytes())
         row = {k: v for k, v in point.items() if k != "file"}
         row["architecture"] = architecture(nlp)
+        row.update(run_sizes(nlp))
         row.update(score(nlp, squad11, squad2, args.batch_size))
         curve[str(point["step"])] = row
         machine.log(

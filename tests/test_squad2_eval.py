@@ -240,6 +240,12 @@ def test_squad2_curve_script(model, splits, tmp_path):
     script = load_script("benchmarks/squad2_curve.py")
     nlp = spacy.load(model)
     weights = nlp.get_pipe("attn_span_qa").to_bytes()
+    # The questions per step come from each run's own config.
+    nlp.config["training"]["batcher"] = {
+        "@batchers": "spacy.batch_by_sequence.v1",
+        "size": 32,
+        "get_length": None,
+    }
     runs = []
     for name, steps in (("run1", (0, 250)), ("run2", (0, 100))):
         run = tmp_path / name
@@ -277,6 +283,11 @@ def test_squad2_curve_script(model, splits, tmp_path):
     point = res["curve"]["350"]
     assert point["train_seconds"] == pytest.approx(60 * 251 + 60 * 101)
     assert point["architecture"].endswith(".v2")
+    assert point["questions_per_step"] == 32
+    assert (
+        point["hidden_width"]
+        == nlp.config["components"]["attn_span_qa"]["model"]["hidden_width"]
+    )
     assert 0.0 <= point["squad2_no_answer_auc"] <= 1.0
     assert point["squad2_always_no_answer_f1"] <= point["squad2_best_f1"]
     md = (out / "squad2_curve.md").read_text()
@@ -295,6 +306,18 @@ def test_squad2_curve_script(model, splits, tmp_path):
     script.main(args + ["--min-margin", "-100"])
     again = json.loads((out / "squad2_curve.json").read_text())["results"]
     assert again["curve"] == res["curve"]
+    # A run at 64 questions per step (the GPU config) had seen twice as many
+    # at step 250: beyond the twin's last point.
+    gpu = {**res, "curve": {"250": {**res["curve"]["250"], "questions_per_step": 64}}}
+    saved = json.loads((out / "squad2_curve.json").read_text())
+    meta = {k: v for k, v in saved.items() if k != "results"}
+    row = next(
+        line
+        for line in script.render(meta, gpu).splitlines()
+        if line.startswith("| 250 |")
+    )
+    assert [c.strip() for c in row.strip("|").split("|")][6] == "—"
+    assert "64 questions per step" in script.render(meta, gpu)
 
 
 def test_squad2_splits_official_files(splits, tmp_path, monkeypatch):
