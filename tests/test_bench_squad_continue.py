@@ -60,3 +60,49 @@ def test_continued_config_can_switch_to_the_streamed_reader(tmp_path):
     train["@readers"] = "spacy-attn.SquadCorpus.v2"
     corpus = registry.resolve({"train": train})["train"]
     assert list(corpus(nlp)) == []  # no path: an empty corpus
+
+
+def test_checkpoint_logger_keeps_the_weights_not_the_vocab(tmp_path):
+    """benchmarks/squad_checkpoints.py: each evaluation's checkpoint holds the
+    component's weights without the vocabulary (model-last has it; with GloVe
+    it was 42 of 47 MB), and loads back into model-last's component."""
+    import io
+
+    import numpy
+    import srsly
+    from spacy.util import registry
+
+    load_script("benchmarks/squad_checkpoints.py")  # registers the logger
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_span_qa", config=v2_config())
+    nlp.initialize()
+    for i in range(2000):  # a vectors table that dwarfs the weights
+        nlp.vocab.set_vector(f"word{i}", numpy.full((64,), i, dtype="float32"))
+    nlp.to_disk(tmp_path / "model-last")
+    make = registry.get("loggers", "spacy-attn-bench.CheckpointLogger.v1")
+    log, finalize = make(directory=str(tmp_path / "ck"))(
+        nlp, io.StringIO(), io.StringIO()
+    )
+    info = {"epoch": 0, "step": 5, "score": 0.5, "other_scores": {"qa_f1": 0.5}}
+    info.update({"losses": {"attn_span_qa": 1.0}, "words": 10, "seconds": 1})
+    log({**info, "checkpoints": [], "checkpoint": None})
+    finalize()
+    saved = (tmp_path / "ck" / "step-5.bin").read_bytes()
+    assert "vocab" not in srsly.msgpack_loads(saved)
+    full = nlp.get_pipe("attn_span_qa").to_bytes()
+    assert len(saved) < len(full) / 2
+    # Into model-last with other weights: the checkpoint's come back.
+    other = spacy.load(tmp_path / "model-last")
+    fix_random_seed(2)
+    fresh = spacy.blank("en")
+    fresh.add_pipe("attn_span_qa", config=v2_config())
+    fresh.initialize()
+    other.get_pipe("attn_span_qa").model.from_bytes(
+        fresh.get_pipe("attn_span_qa").model.to_bytes()
+    )
+    weights = nlp.get_pipe("attn_span_qa").model.to_bytes()
+    assert other.get_pipe("attn_span_qa").model.to_bytes() != weights
+    other.get_pipe("attn_span_qa").from_bytes(saved)
+    assert other.get_pipe("attn_span_qa").model.to_bytes() == weights
+    assert other.vocab.vectors.shape == nlp.vocab.vectors.shape
