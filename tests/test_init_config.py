@@ -314,3 +314,20 @@ def test_a_no_answer_config_trains_and_takes_a_threshold(tmp_path):
     assert "always no answer" in result.stdout
     nlp = util.load_model(tmp_path / "model-threshold")
     assert nlp.get_pipe("attn_span_qa").no_answer_threshold is not None
+
+
+def test_qa_config_streams_its_training_file(tmp_path):
+    """QA training reads with SquadCorpus.v2 (questions only, reshuffled each
+    pass) and max_epochs = -1, so spaCy streams it rather than keeping every
+    gold doc (~110 KB a question); dev keeps v1, read once per evaluation."""
+    for flags in ([], ["--no-answer"]):
+        path = tmp_path / "qa.cfg"
+        assert init_config(path, "--task", "qa", *flags).exit_code == 0
+        config = util.load_config(path)
+        assert config["corpora"]["train"]["@readers"] == "spacy-attn.SquadCorpus.v2"
+        assert config["corpora"]["train"]["shuffle"] is True
+        assert config["corpora"]["dev"]["@readers"] == "spacy-attn.SquadCorpus.v1"
+        assert config["training"]["max_epochs"] == -1
+    pair = tmp_path / "pair.cfg"
+    assert init_config(pair).exit_code == 0
+    assert util.load_config(pair)["training"]["max_epochs"] == 0

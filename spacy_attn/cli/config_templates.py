@@ -17,6 +17,10 @@ READERS = {
     "doc": "spacy-attn.TextCatCorpus.v1",
     "qa": "spacy-attn.SquadCorpus.v1",
 }
+# QA training streams its file (with [training] max_epochs = -1): v1 keeps
+# every gold doc, about 110 KB a question (SQuAD v1.1 train: ~10 GB), while
+# v2 keeps the questions and reshuffles on every pass (docs/span_qa.md).
+QA_TRAIN_READER = "spacy-attn.SquadCorpus.v2"
 # The Hugging Face model of the transformer backbone (paths.transformer).
 DEFAULT_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_POSITIVE_LABEL = "1"
@@ -140,10 +144,18 @@ def transformer_component(gpu: bool) -> Dict[str, Any]:
 
 
 def corpus_block(
-    task: str, path: str, binary: bool, columns: Optional[Dict[str, Any]] = None
+    task: str,
+    path: str,
+    binary: bool,
+    columns: Optional[Dict[str, Any]] = None,
+    *,
+    train: bool = False,
 ) -> Dict[str, Any]:
     """A corpus reader of the task, reading ``path`` (a variable), with the
-    pair reader's column settings (``text_cols``, ``label_col``, ...)."""
+    pair reader's column settings (``text_cols``, ``label_col``, ...); for
+    QA training (``train``), the streaming reader, shuffled on every pass."""
+    if task == "qa" and train:
+        return {"@readers": QA_TRAIN_READER, "path": path, "shuffle": True}
     block: Dict[str, Any] = {"@readers": READERS[task], "path": path}
     if task == "pair" and binary:
         block["positive_label"] = "${vars.positive_label}"
@@ -166,6 +178,9 @@ def training_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
         "dropout": 0.1 if task == "doc" else 0.0,
         "patience": 5000,
         "max_steps": 20000,
+        # QA streams its training file (QA_TRAIN_READER): no epochs, so
+        # max_steps and patience end the run.
+        "max_epochs": -1 if task == "qa" else 0,
         # spaCy's default, 200, for the classifiers: a few thousand pairs
         # train in minutes on a CPU, and a checkpoint every 1,000 steps left
         # a 10-minute run with two (benchmarks/results/binary_pairs.md).
@@ -252,7 +267,7 @@ def base_config(
         },
         components=components,
         corpora={
-            "train": corpus_block(task, "${paths.train}", binary, columns),
+            "train": corpus_block(task, "${paths.train}", binary, columns, train=True),
             "dev": corpus_block(task, "${paths.dev}", binary, columns),
         },
         training=training_block(task, backbone, gpu),

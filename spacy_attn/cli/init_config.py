@@ -37,11 +37,11 @@ DATA = {
         "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)"
     ),
     "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
-    "qa": "SQuAD v1.1 json (spacy-attn.SquadCorpus.v1)",
+    "qa": "SQuAD v1.1 json (TRAIN streamed by spacy-attn.SquadCorpus.v2)",
 }
 NO_ANSWER_DATA = (
     "SQuAD 2.0 json, with unanswerable questions: is_impossible or no "
-    "answers (spacy-attn.SquadCorpus.v1)"
+    "answers (TRAIN streamed by spacy-attn.SquadCorpus.v2)"
 )
 
 
