@@ -401,3 +401,33 @@ def test_squad_eval_script_squad2(model, splits, tmp_path):
     assert meta["performance"]["no_answer_threshold"] == 0.0
     assert "easier than SQuAD 2.0" in meta["description"]
     assert "15 questions" in meta["description"]
+
+
+def test_squad2_heldout_split(splits, tmp_path):
+    """scripts/squad2_heldout_split.py: the built held-out articles split by
+    position, even ones to choose the threshold on, odd ones to report on;
+    one article cannot be split."""
+    script = load_script("scripts/squad2_heldout_split.py")
+    data = json.loads((splits / "heldout.json").read_text())
+    articles = []
+    for k in range(3):
+        for article in data["data"]:
+            articles.append({**article, "title": f"{article['title']}-{k}"})
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    (folder / "heldout.json").write_text(json.dumps({"data": articles}))
+    (folder / "manifest.json").write_text(json.dumps({"train_source": "rebuilt"}))
+    out = tmp_path / "built"
+    script.main([str(folder), str(out)])
+    titles = [a["title"] for a in articles]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["heldout_titles"] == titles[0::2]
+    assert manifest["test_titles"] == titles[1::2]
+    test = json.loads((out / "test.json").read_text())["data"]
+    assert [a["title"] for a in test] == titles[1::2]
+    total = sum(manifest["counts"]["test"].values())
+    assert total == sum(len(p["qas"]) for a in test for p in a["paragraphs"])
+    assert "BUILT" in manifest["title"] and "easier" in manifest["data"]
+    (folder / "heldout.json").write_text(json.dumps({"data": articles[:1]}))
+    with pytest.raises(SystemExit, match="at least two articles"):
+        script.main([str(folder), str(tmp_path / "one")])

@@ -1,0 +1,73 @@
+"""Split the built held-out articles in two: a "no answer" test on the data the
+model was trained for.
+
+    python scripts/squad2_heldout_split.py corpus/squad2 corpus/squad2_built
+
+``scripts/squad2_splits.py`` holds out whole SQuAD v1.1 train articles
+(``SPLITS/heldout.json``), half of their questions made unanswerable the
+standard way (asked of another paragraph of the same article). This script
+splits those articles by position: even ones become ``OUTPUT/heldout.json``
+(where ``benchmarks/squad2_eval.py`` chooses the "no answer" threshold),
+odd ones ``OUTPUT/test.json`` (where it reports), so the threshold is never
+chosen on the reported questions. These unanswerable questions are built,
+hence easier than SQuAD 2.0 dev's adversarial ones: the scores say what the
+model does on the kind of data it was trained on, not on SQuAD 2.0.
+"""
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+Article = Dict[str, Any]
+
+
+def counts(articles: List[Article]) -> Dict[str, int]:
+    qs = [q for a in articles for p in a["paragraphs"] for q in p["qas"]]
+    unanswerable = sum(1 for q in qs if not q["answers"])
+    return {"answerable": len(qs) - unanswerable, "unanswerable": unanswerable}
+
+
+def split(articles: List[Article]) -> Tuple[List[Article], List[Article]]:
+    """(articles at even positions, articles at odd positions)."""
+    return articles[0::2], articles[1::2]
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("splits", type=Path, help="scripts/squad2_splits.py's output")
+    p.add_argument("output", type=Path)
+    args = p.parse_args(argv)
+    text = (args.splits / "heldout.json").read_text(encoding="utf8")
+    heldout, test = split(json.loads(text)["data"])
+    if not heldout or not test:
+        raise SystemExit("Error: heldout.json needs at least two articles to split")
+    args.output.mkdir(parents=True, exist_ok=True)
+    for name, articles in {"heldout.json": heldout, "test.json": test}.items():
+        with open(args.output / name, "w", encoding="utf8") as f:
+            json.dump({"version": "v2.0", "data": articles}, f)
+    source = json.loads((args.splits / "manifest.json").read_text(encoding="utf8"))
+    manifest = {
+        "protocol": "squad2-built-heldout-split",
+        "train_source": source.get("train_source"),
+        # What benchmarks/squad2_eval.py's table says of the data.
+        "title": "Span QA with 'no answer' on held-out articles with BUILT "
+        "unanswerable questions",
+        "data": f"tested on {len(test)} held-out SQuAD v1.1 train articles "
+        "(odd positions of heldout.json, never trained on), each question "
+        "answerable or BUILT unanswerable (asked of another paragraph of its "
+        "article, the kind of negative the model was trained on): easier than "
+        "SQuAD 2.0 dev's adversarial ones (scripts/squad2_heldout_split.py)",
+        "heldout": f"{len(heldout)} other held-out articles (even positions)",
+        "heldout_titles": [a["title"] for a in heldout],
+        "test_titles": [a["title"] for a in test],
+        "counts": {"heldout": counts(heldout), "test": counts(test)},
+    }
+    (args.output / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(json.dumps(manifest["counts"]))
+
+
+if __name__ == "__main__":
+    main()
