@@ -62,25 +62,6 @@ def test_continued_config_can_switch_to_the_streamed_reader(tmp_path):
     assert list(corpus(nlp)) == []  # no path: an empty corpus
 
 
-def test_continued_config_can_trim_memory(tmp_path):
-    """--trim-memory N writes [training.before_update] (a section the
-    command line cannot set over a null value); without it, none."""
-    script = load_script("benchmarks/squad_continue.py")
-    nlp = spacy.blank("en")
-    nlp.add_pipe("attn_span_qa", config=v2_config())
-    nlp.initialize()
-    nlp.config["training"] = {"before_update": None}
-    (tmp_path / "run").mkdir()
-    nlp.to_disk(tmp_path / "run" / "model-last")
-    path = script.continued_config(
-        tmp_path / "run", "attn_span_qa", tmp_path / "a", trim_memory=100
-    )
-    trim = load_config(path)["training"]["before_update"]
-    assert trim == {"@callbacks": "spacy-attn.trim_memory.v1", "every": 100}
-    path = script.continued_config(tmp_path / "run", "attn_span_qa", tmp_path / "b")
-    assert load_config(path)["training"]["before_update"] is None
-
-
 def test_checkpoint_logger_keeps_the_weights_not_the_vocab(tmp_path):
     """benchmarks/squad_checkpoints.py: each evaluation's checkpoint holds the
     component's weights without the vocabulary (model-last has it; with GloVe
