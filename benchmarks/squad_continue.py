@@ -41,12 +41,7 @@ BENCH = Path(__file__).parent
 
 
 def continued_config(
-    previous: Path,
-    component: str,
-    output: Path,
-    checkpoint: Optional[Path] = None,
-    *,
-    trim_memory: int = 0,
+    previous: Path, component: str, output: Path, checkpoint: Optional[Path] = None
 ) -> Path:
     """Write OUTPUT/config.cfg: PREVIOUS's config with COMPONENT sourced from
     PREVIOUS/model-last (initialize settings kept for the vocab's vectors).
@@ -55,10 +50,6 @@ def continued_config(
     component's weights are that checkpoint's instead: PREVIOUS/model-last
     with them is saved as OUTPUT/start and sourced from there. Why: a run
     stopped by hand may have written its last checkpoint but not model-last.
-
-    With ``trim_memory`` > 0, ``[training.before_update]`` is
-    ``spacy-attn.trim_memory.v1`` every that many steps (a section cannot be
-    set over a null value from the command line).
     """
     model = previous / "model-last"
     if not (model / component).is_dir():
@@ -85,11 +76,6 @@ def continued_config(
     for section in config.get("corpora", {}).values():
         if isinstance(section, dict) and section.get("span_key", 0) is None:
             del section["span_key"]
-    if trim_memory > 0:
-        config["training"]["before_update"] = {
-            "@callbacks": "spacy-attn.trim_memory.v1",
-            "every": trim_memory,
-        }
     output.mkdir(parents=True, exist_ok=True)
     path = output / "config.cfg"
     config.to_disk(path)
@@ -110,24 +96,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         default=None,
         help="start from this step-N.bin of PREVIOUS instead of its model-last",
     )
-    p.add_argument(
-        "--trim-memory",
-        type=int,
-        default=0,
-        metavar="EVERY",
-        help="return free heap memory every EVERY steps (spacy-attn.trim_memory.v1)",
-    )
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after "--" goes to spacy train unchanged.
     split = argv.index("--") if "--" in argv else len(argv)
     args = p.parse_args(argv[:split])
     overrides = argv[split + 1 :]
     config = continued_config(
-        args.previous,
-        args.component,
-        args.output,
-        args.checkpoint,
-        trim_memory=args.trim_memory,
+        args.previous, args.component, args.output, args.checkpoint
     )
     origin = {"previous": str(args.previous), "seed": args.seed}
     if args.checkpoint is not None:

@@ -328,9 +328,6 @@ def test_qa_config_streams_its_training_file(tmp_path):
         assert config["corpora"]["train"]["shuffle"] is True
         assert config["corpora"]["dev"]["@readers"] == "spacy-attn.SquadCorpus.v1"
         assert config["training"]["max_epochs"] == -1
-        trim = config["training"]["before_update"]
-        assert trim == {"@callbacks": "spacy-attn.trim_memory.v1", "every": 250}
     pair = tmp_path / "pair.cfg"
     assert init_config(pair).exit_code == 0
     assert util.load_config(pair)["training"]["max_epochs"] == 0
-    assert util.load_config(pair)["training"]["before_update"] is None

@@ -181,13 +181,6 @@ def training_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
         # QA streams its training file (QA_TRAIN_READER): no epochs, so
         # max_steps and patience end the run.
         "max_epochs": -1 if task == "qa" else 0,
-        # A streamed run's heap grows with free memory glibc keeps; returned
-        # every 250 steps (spacy_attn/memory.py).
-        "before_update": (
-            {"@callbacks": "spacy-attn.trim_memory.v1", "every": 250}
-            if task == "qa"
-            else None
-        ),
         # spaCy's default, 200, for the classifiers: a few thousand pairs
         # train in minutes on a CPU, and a checkpoint every 1,000 steps left
         # a 10-minute run with two (benchmarks/results/binary_pairs.md).
