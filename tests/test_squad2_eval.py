@@ -428,6 +428,13 @@ def test_squad2_heldout_split(splits, tmp_path):
     total = sum(manifest["counts"]["test"].values())
     assert total == sum(len(p["qas"]) for a in test for p in a["paragraphs"])
     assert "BUILT" in manifest["title"] and "easier" in manifest["data"]
+    # --dev: SQuAD 2.0 dev (test.json) split the same way, described as such.
+    (folder / "test.json").write_text(json.dumps({"data": articles[::-1]}))
+    script.main([str(folder), str(tmp_path / "dev"), "--dev"])
+    manifest = json.loads((tmp_path / "dev" / "manifest.json").read_text())
+    assert manifest["test_titles"] == titles[::-1][1::2]
+    assert manifest["protocol"] == "squad2-dev-halves"
+    assert "SQuAD 2.0 dev" in manifest["data"] and "BUILT" not in manifest["title"]
     (folder / "heldout.json").write_text(json.dumps({"data": articles[:1]}))
     with pytest.raises(SystemExit, match="at least two articles"):
         script.main([str(folder), str(tmp_path / "one")])
