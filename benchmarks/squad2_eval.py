@@ -66,10 +66,11 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
         ],
         "train_source": manifest.get("train_source"),
         # Other protocols (scripts/squad2_dev_split.py) describe themselves.
+        # (scripts/squad2_splits.py's manifest has "heldout" counts, not text.)
         "protocol": {
             key: manifest[key]
             for key in ("title", "data", "heldout")
-            if key in manifest
+            if isinstance(manifest.get(key), str)
         },
         "training": training_info(args),
     }

@@ -23,7 +23,9 @@ def splits(tmp_path_factory):
     data = {"version": "v2.0", "data": articles}
     (folder / "heldout.json").write_text(json.dumps(subset(data, 40, seed=1)))
     (folder / "test.json").write_text(json.dumps(data))
-    (folder / "manifest.json").write_text(json.dumps({"train_source": "rebuilt"}))
+    # As scripts/squad2_splits.py writes it: "heldout" holds counts, not text.
+    manifest = {"train_source": "rebuilt", "heldout": {"answerable": 20}}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder
 
 
@@ -67,6 +69,7 @@ def test_squad2_eval_script(model, splits, tmp_path):
     assert "always no answer" in md and "Many contexts" in md
     assert "| DCN v2, threshold from held-out |" in md  # named from the config
     assert "which the model never saw in training" in md  # the default protocol
+    assert "(the held-out train articles" in md and "{'answerable'" not in md
     # --subset-file: exactly the questions another benchmark scored.
     data = json.loads((splits / "test.json").read_text())
     ids = [qa["id"] for p in data["data"][1]["paragraphs"] for qa in p["qas"]][:5]
