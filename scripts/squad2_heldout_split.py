@@ -24,13 +24,9 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from squad2_splits import question_counts
+
 Article = Dict[str, Any]
-
-
-def counts(articles: List[Article]) -> Dict[str, int]:
-    qs = [q for a in articles for p in a["paragraphs"] for q in p["qas"]]
-    unanswerable = sum(1 for q in qs if not q["answers"])
-    return {"answerable": len(qs) - unanswerable, "unanswerable": unanswerable}
 
 
 def split(articles: List[Article]) -> Tuple[List[Article], List[Article]]:
@@ -95,7 +91,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         **described,
         "heldout_titles": [a["title"] for a in heldout],
         "test_titles": [a["title"] for a in test],
-        "counts": {"heldout": counts(heldout), "test": counts(test)},
+        "counts": {"heldout": question_counts(heldout), "test": question_counts(test)},
     }
     (args.output / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(json.dumps(manifest["counts"]))
