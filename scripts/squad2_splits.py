@@ -23,6 +23,11 @@ above chance (benchmarks/results/squad2_curve.md).
   question (``--heldout-negative-rate 1``: half unanswerable, as in SQuAD 2.0
   dev). Used for checkpoint selection and for choosing the "no answer"
   threshold; never for the reported scores.
+* ``train_spans.json`` / ``heldout_spans.json``: the same articles' answerable
+  questions only (the built unanswerable copies, or SQuAD 2.0's own, left
+  out), for the ``squad2`` workflow's first stage: spans first, then "no
+  answer" (docs/span_qa.md). Built from SQuAD v1.1, ``train_spans.json`` is
+  ``scripts/squad_splits.py``'s ``train.json`` (same seed, same articles).
 * ``test.json``: SQuAD 2.0 dev (``assets/squad2/dev-v2.0.json``, else the
   mirror's rebuild: 11,873 questions, 5,945 unanswerable), scored with the
   official SQuAD 2.0 metric.
@@ -83,6 +88,25 @@ def question_counts(articles: List[Dict[str, Any]]) -> Dict[str, int]:
     return {"answerable": len(qas) - unanswerable, "unanswerable": unanswerable}
 
 
+def answerable_only(articles: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The articles with their answerable questions only (paragraphs left
+    without a question dropped), in order."""
+    kept = []
+    for article in articles:
+        paragraphs = []
+        for para in article["paragraphs"]:
+            qas = [
+                qa
+                for qa in para["qas"]
+                if qa["answers"] and not qa.get("is_impossible", False)
+            ]
+            if qas:
+                paragraphs.append({**para, "qas": qas})
+        if paragraphs:
+            kept.append({**article, "paragraphs": paragraphs})
+    return kept
+
+
 def asset(assets: Path, name: str) -> Optional[Path]:
     """The official file ``name`` under ``assets`` (sha256 checked), if there."""
     path = assets / name
@@ -115,6 +139,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         dev_fraction=args.dev_fraction,
         seed=args.seed,
     )
+    # Stage one of the workflow reads the answerable questions alone.
+    train_spans, heldout_spans = answerable_only(train), answerable_only(heldout)
     if train2_path is not None:
         # SQuAD 2.0's own (adversarial) unanswerable questions: none built.
         protocol = "squad2-official"
@@ -137,6 +163,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     out = args.output
     write_json({"version": "v2.0", "data": train}, out / "train.json")
     write_json({"version": "v2.0", "data": heldout}, out / "heldout.json")
+    write_json({"version": "v2.0", "data": train_spans}, out / "train_spans.json")
+    write_json({"version": "v2.0", "data": heldout_spans}, out / "heldout_spans.json")
     # The official bytes (ungzipped): test.json's sha256 is the source's.
     opener = gzip.open if dev_path.suffix == ".gz" else open
     with opener(dev_path, "rb") as f:
@@ -157,6 +185,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         },
         "train": train_counts,
         "heldout": heldout_counts,
+        "train_spans": question_counts(train_spans),
+        "heldout_spans": question_counts(heldout_spans),
         "heldout_titles": sorted(a["title"] for a in heldout),
         "note": f"{note} test.json is SQuAD 2.0 dev ({dev_source}).",
     }

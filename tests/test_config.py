@@ -10,7 +10,8 @@ from thinc.api import ConfigValidationError
 import spacy_attn  # noqa: F401
 
 # The pair-classifier and text-classification configs; the span-QA configs
-# (squad*.cfg) are checked in test_span_qa.py.
+# (squad*.cfg) are checked in test_span_qa.py, squad2_from_spans.cfg (which
+# sources a trained component) in test_project.py.
 CONFIGS = sorted(
     p
     for p in (Path(__file__).resolve().parent.parent / "configs").glob("*.cfg")

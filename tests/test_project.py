@@ -311,3 +311,82 @@ def test_stock_spacy_evaluate_on_pair_docbin(tmp_path):
         cwd=tmp_path,
     )
     assert 0.0 <= json.loads(out.read_text())["pair_acc"] <= 1.0
+
+
+@pytest.mark.slow
+def test_squad2_workflow_trains_in_two_stages(tmp_path):
+    """The squad2 workflow's training steps as `spacy project run` runs them,
+    on a copy of the project with tiny data (three paragraphs, 16-d random
+    vectors): stage one trains on the answerable questions alone, stage two
+    continues stage one's component (sourced, not re-initialised) on the
+    file with unanswerable questions and can say "no answer"."""
+    import numpy
+    import spacy
+    import torch
+
+    from spacy_attn.squad.negatives import add_unanswerable
+
+    from .util import squad_dev
+
+    project = _copy_project(tmp_path / "project")
+    article = squad_dev()["data"][0]
+    spans = [{**article, "paragraphs": article["paragraphs"][:3]}]
+    with_negatives, _ = add_unanswerable(spans, rate=1.0, seed=0)
+    corpus = project / "corpus/squad2"
+    corpus.mkdir(parents=True)
+    for name, articles in (
+        ("train_spans", spans),
+        ("heldout_spans", spans),
+        ("train", with_negatives),
+        ("heldout", with_negatives),
+    ):
+        data = {"version": "v2.0", "data": articles}
+        (corpus / f"{name}.json").write_text(json.dumps(data))
+    vec = spacy.blank("en")
+    vec.vocab.reset_vectors(width=16)
+    rng = numpy.random.default_rng(0)
+    texts = [p["context"] for p in spans[0]["paragraphs"]]
+    texts += [q["question"] for p in spans[0]["paragraphs"] for q in p["qas"]]
+    for word in sorted({t.lower_ for text in texts for t in vec.make_doc(text)}):
+        vec.vocab.set_vector(word, rng.normal(size=16).astype("float32"))
+    (project / "training").mkdir()
+    vec.to_disk(project / "training/vectors")
+    env = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    steps = ["--vars.vectors_dims", "16", "--vars.squad2_spans_max_steps", "4"]
+    steps += ["--vars.squad2_max_steps", "2"]
+
+    def run(command):
+        result = subprocess.run(
+            [sys.executable, "-m", "spacy", "project", "run", command, ".", *steps],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    def module(nlp):
+        model = nlp.get_pipe("attn_span_qa").model.get_ref("coattention")
+        return model.shims[0]._model
+
+    run("train-squad2-spans")
+    # Mark stage one's weights: one tensor set to 0.5 everywhere, which
+    # neither an initialisation nor two Adam steps from it would give.
+    first_path = project / "training/squad2_spans/model-best"
+    first = spacy.load(first_path)
+    before = {k: v.clone() for k, v in module(first).state_dict().items()}
+    marked = next(k for k, v in before.items() if v.dim() == 1 and len(v) > 4)
+    with torch.no_grad():
+        module(first).state_dict()[marked].fill_(0.5)
+    before[marked].fill_(0.5)
+    first.to_disk(first_path)
+    run("train-squad2")
+    second = spacy.load(project / "training/squad2/model-last")
+    after = module(second).state_dict()
+    assert before.keys() == after.keys()
+    # Stage two started from stage one's weights: two Adam steps (learn
+    # rate 0.001) move a weight by a few thousandths at most.
+    assert max((after[k] - before[k]).abs().max().item() for k in before) < 0.01
+    assert (after[marked] - 0.5).abs().max().item() < 0.01
+    arch = second.config["components"]["attn_span_qa"]["model"]["@architectures"]
+    assert arch == "spacy-attn.DynamicCoattention.v3"

@@ -28,7 +28,14 @@ from spacy_attn.squad import make_qa_doc
 
 from .util import REPO, squad_pairs, tok2vec_config
 
-QA_CONFIGS = ["squad_glove.cfg", "squadshifts_glove.cfg", "squad_transformer.cfg"]
+QA_CONFIGS = [
+    "squad_glove.cfg",
+    "squad_glove_cpu.cfg",
+    "squad2_glove.cfg",
+    "squad2_glove_cpu.cfg",
+    "squadshifts_glove.cfg",
+    "squad_transformer.cfg",
+]
 
 
 def qa_config(

@@ -362,6 +362,63 @@ def test_squad2_splits_official_files(splits, tmp_path, monkeypatch):
     )
     assert sum(c["unanswerable"] for c in counts) == unanswerable
     assert len(manifest["heldout_titles"]) == 1  # 5% of 2 articles, rounded up
+    # Stage one's files: the same articles' answerable questions, no others.
+    for name in ("train", "heldout"):
+        whole = json.loads((out / f"{name}.json").read_text())["data"]
+        spans = json.loads((out / f"{name}_spans.json").read_text())["data"]
+        assert _answerable_ids(spans) == _answerable_ids(whole) != []
+        assert _all_ids(spans) == _answerable_ids(whole)
+        assert manifest[f"{name}_spans"] == {
+            "answerable": manifest[name]["answerable"],
+            "unanswerable": 0,
+        }
+
+
+def _all_ids(articles):
+    return [q["id"] for a in articles for p in a["paragraphs"] for q in p["qas"]]
+
+
+def _answerable_ids(articles):
+    return [
+        q["id"]
+        for a in articles
+        for p in a["paragraphs"]
+        for q in p["qas"]
+        if q["answers"] and not q.get("is_impossible", False)
+    ]
+
+
+def test_squad2_splits_built_spans_files(tmp_path, monkeypatch):
+    """Without SQuAD 2.0 train: unanswerable questions are built into
+    train.json / heldout.json, and *_spans.json hold the v1.1 questions
+    alone, every one of them once (the squad2 workflow's stage one)."""
+    import hashlib
+
+    script = load_script("scripts/squad2_splits.py")
+    assets = tmp_path / "assets"
+    (assets / "squad").mkdir(parents=True)
+    (assets / "squad2").mkdir()
+    v11 = json.dumps(squad_dev()).encode()
+    (assets / script.TRAIN_ASSET).write_bytes(v11)
+    dev2 = json.dumps({"version": "v2.0", "data": squad_dev()["data"]}).encode()
+    (assets / script.DEV2_ASSET).write_bytes(dev2)
+    digests = {
+        script.TRAIN_ASSET: hashlib.sha256(v11).hexdigest(),
+        script.DEV2_ASSET: hashlib.sha256(dev2).hexdigest(),
+    }
+    monkeypatch.setattr(script, "OFFICIAL_SHA256", digests)
+    out = tmp_path / "out"
+    script.main([str(out), "--assets", str(assets), "--mirror", str(tmp_path / "n")])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["protocol"] == "squad2-built-negatives"
+    spans = []
+    for name in ("train", "heldout"):
+        whole = json.loads((out / f"{name}.json").read_text())["data"]
+        part = json.loads((out / f"{name}_spans.json").read_text())["data"]
+        assert manifest[name]["unanswerable"] > 0  # built ones are there...
+        assert _all_ids(part) == _answerable_ids(whole)  # ...and left out here
+        spans += _all_ids(part)
+    assert sorted(spans) == sorted(_all_ids(squad_dev()["data"]))
 
 
 def test_squad_eval_script_squad2(model, splits, tmp_path):
