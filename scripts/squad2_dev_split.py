@@ -28,17 +28,13 @@ import random
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from squad2_splits import question_counts
+
 Article = Dict[str, Any]
 
 
 def questions(articles: List[Article]) -> List[Dict[str, Any]]:
     return [q for a in articles for p in a["paragraphs"] for q in p["qas"]]
-
-
-def counts(articles: List[Article]) -> Dict[str, int]:
-    qs = questions(articles)
-    unanswerable = sum(1 for q in qs if not q["answers"])
-    return {"answerable": len(qs) - unanswerable, "unanswerable": unanswerable}
 
 
 def keep_ids(articles: List[Article], ids: set) -> List[Article]:
@@ -124,10 +120,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         "A2": [a["title"] for a in a2],
         "B": [a["title"] for a in part_b],
         "counts": {
-            "A1": counts(a1),
-            "heldout": counts(a2),
-            "test": counts(part_b),
-            "train_mix": counts(mix),
+            "A1": question_counts(a1),
+            "heldout": question_counts(a2),
+            "test": question_counts(part_b),
+            "train_mix": question_counts(mix),
         },
     }
     (args.output / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
