@@ -77,10 +77,17 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
     t0 = time.time()
     heldout = subset(load_squad_json(splits / "heldout.json"), args.heldout_limit)
     held_answers = best_answers(nlp, heldout, batch_size=args.batch_size)
-    threshold = choose_threshold(heldout, held_answers)
+    drop = args.max_has_answer_drop
+    threshold = choose_threshold(heldout, held_answers, max_has_answer_drop=drop)
+    rule = (
+        ""
+        if drop is None
+        else f" (best F1 with HasAns at most {drop:g} points below always answering)"
+    )
     res["threshold"] = {
         "value": threshold,
-        "chosen_on": f"heldout.json, {len(held_answers)} questions",
+        "max_has_answer_drop": drop,
+        "chosen_on": f"heldout.json, {len(held_answers)} questions{rule}",
         "heldout_at_threshold": score_at(heldout, held_answers, threshold),
     }
     machine.log(
@@ -263,6 +270,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--gpu-id", type=int, default=-1, help="CUDA device (-1: CPU)")
     p.add_argument("--min-margin", type=float, default=0.0)
+    p.add_argument(
+        "--max-has-answer-drop",
+        type=float,
+        default=None,
+        help="threshold: best F1 keeping HasAns within this many points of "
+        "always answering (default: the official best F1)",
+    )
     p.add_argument("--save-model", default="")
     p.add_argument("--out-dir", default="", help="default benchmarks/results")
     p.add_argument("--name", default="squad2")

@@ -680,6 +680,15 @@ def test_qa_threshold_command_chooses_and_saves(trained_v2, tmp_path):
     assert result.exit_code == 0, result.output
     assert f"No-answer threshold {report['threshold']:.4f}" in result.stdout
     assert "always no answer" in result.stdout and str(out) in result.stdout
+    # Keeping answers: the rule is in the report and the table's first line.
+    result = CliRunner().invoke(attn_cli, args + ["--max-has-answer-drop", "0"])
+    assert result.exit_code == 0, result.output
+    kept = json.loads(result.stdout)
+    assert kept["max_has_answer_drop"] == 0.0
+    forced = kept["baselines"]["always_answers"]["HasAns_f1"]
+    assert kept["model"]["HasAns_f1"] >= forced
+    result = CliRunner().invoke(attn_cli, args[:-1] + ["--max-has-answer-drop", "2.5"])
+    assert "HasAns F1 at most 2.5 points below always answering" in result.stdout
 
 
 def test_qa_threshold_command_fails_loudly(trained_v2, tmp_path):

@@ -208,3 +208,78 @@ def test_read_squad2_counts_unanswerable_questions(tmp_path):
     for eg in negatives:
         group = eg.reference.spans["answers"]
         assert len(group) == 0 and group.attrs["texts"] == []
+
+
+def _threshold_case(seed):
+    """A SQuAD 2.0 layout with 12 questions (6 answerable) and best answers
+    with seeded "no answer" scores (ties included), some spans wrong, some
+    partly right, one unanswerable question without a span."""
+    import random
+
+    rng = random.Random(seed)
+    qas, answers = [], {}
+    spans = ["Denver Broncos", "the Broncos of Denver", "Carolina", ""]
+    for i in range(12):
+        qid = f"q{i}"
+        gold = ["Denver Broncos"] if i < 6 else []
+        qas.append({"id": qid, "question": "?", "answers": [{"text": t} for t in gold]})
+        answers[qid] = {
+            "text": "" if i == 11 else rng.choice(spans),
+            "no_answer_score": rng.choice([0.1, 0.2, 0.3, 0.5, 0.7, 0.9]),
+        }
+    data = {"data": [{"paragraphs": [{"context": "x", "qas": qas}]}]}
+    return data, answers
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("drop", [None, 0.0, 10.0, 30.0, 100.0])
+def test_choose_threshold_keeping_answers_matches_brute_force(seed, drop):
+    """The constrained threshold is the best F1 among the thresholds whose
+    HasAns F1 is within ``drop`` points of always answering's (every
+    candidate scored by the official metric); None is the official best."""
+    from spacy_attn.squad.evaluate2 import choose_threshold, score_at
+
+    data, answers = _threshold_case(seed)
+    forced = score_at(data, answers, float("inf"))["HasAns_f1"]
+    scores = sorted({a["no_answer_score"] for a in answers.values()})
+    results = [score_at(data, answers, t) for t in [scores[0] - 1.0, *scores]]
+    chosen = score_at(
+        data, answers, choose_threshold(data, answers, max_has_answer_drop=drop)
+    )
+    if drop is None:
+        # The official threshold (the midpoint above it says "no answer" to
+        # the same questions). With ties the official best_f1 can exceed
+        # every threshold's F1: its sweep splits tied questions.
+        official = score_at(data, answers, results[0]["best_f1_thresh"])
+        assert chosen["f1"] == pytest.approx(official["f1"])
+        return
+    feasible = [r for r in results if r["HasAns_f1"] >= forced - drop - 1e-9]
+    assert chosen["HasAns_f1"] >= forced - drop - 1e-9
+    assert chosen["f1"] == pytest.approx(max(r["f1"] for r in feasible))
+
+
+def test_choose_threshold_keeping_answers_gives_up_no_answers():
+    """A case where the official best threshold refuses answerable questions:
+    with a 0-point drop every answerable question keeps its span, and the
+    F1 is lower (the price of keeping them)."""
+    from spacy_attn.squad.evaluate2 import choose_threshold, score_at
+
+    qas = [
+        {"id": "a1", "question": "?", "answers": [{"text": "Paris"}]},
+        {"id": "a2", "question": "?", "answers": [{"text": "Rome"}]},
+        {"id": "u1", "question": "?", "answers": []},
+        {"id": "u2", "question": "?", "answers": []},
+    ]
+    data = {"data": [{"paragraphs": [{"context": "x", "qas": qas}]}]}
+    answers = {
+        "a1": {"text": "Paris", "no_answer_score": 0.1},
+        "a2": {"text": "Rome", "no_answer_score": 0.6},  # right, but unsure
+        "u1": {"text": "Oslo", "no_answer_score": 0.5},
+        "u2": {"text": "Bern", "no_answer_score": 0.4},
+    }
+    best = score_at(data, answers, choose_threshold(data, answers))
+    assert (best["f1"], best["HasAns_f1"]) == (75.0, 50.0)  # a2 refused
+    kept = score_at(
+        data, answers, choose_threshold(data, answers, max_has_answer_drop=0.0)
+    )
+    assert (kept["f1"], kept["HasAns_f1"], kept["NoAns_f1"]) == (50.0, 100.0, 0.0)

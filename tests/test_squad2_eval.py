@@ -77,10 +77,13 @@ def test_squad2_eval_script(model, splits, tmp_path):
     script.main(
         [str(model), str(splits), "--subset-file", str(tmp_path / "ids.json")]
         + ["--many-questions", "0", "--heldout-limit", "10", "--out-dir", str(out)]
-        + ["--min-margin", "-100"]
+        + ["--min-margin", "-100", "--max-has-answer-drop", "0"]
     )
     res = json.loads((out / "squad2.json").read_text())["results"]
     assert res["dev_questions"] == 5 and "many_contexts" not in res
+    # Keeping answers: the rule is recorded and shown.
+    assert res["threshold"]["max_has_answer_drop"] == 0.0
+    assert "HasAns at most 0 points" in (out / "squad2.md").read_text()
 
 
 def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatch):

@@ -57,6 +57,18 @@ CheckOpt = Annotated[
         help="Exit 1 when the model does not beat always-no-answer",
     ),
 ]
+MaxDropOpt = Annotated[
+    Optional[float],
+    Opt(
+        "--max-has-answer-drop",
+        help=(
+            "Keep answers: the best F1 among thresholds whose HasAns F1 is at "
+            "most this many points below always answering's (default: the "
+            "official best F1, whatever it costs answerable questions)"
+        ),
+        show_default=False,
+    ),
+]
 MinMarginOpt = Annotated[
     float,
     Opt(
@@ -80,6 +92,7 @@ def qa_threshold_cli(
     as_json: JsonOpt = False,
     check: CheckOpt = True,
     min_margin: MinMarginOpt = 0.0,
+    max_has_answer_drop: MaxDropOpt = None,
 ) -> None:
     """Choose the "no answer" threshold of a span-QA pipeline that scores "no
     answer" (spacy-attn.DynamicCoattention.v3) on held-out questions, as the
@@ -90,7 +103,8 @@ def qa_threshold_cli(
     always-answering (the best span); exits 1 when the model does not beat
     always-no-answer (OUTPUT is saved all the same, for a look). Choose it on
     questions the model was not trained on, and report test scores on
-    others."""
+    others. With --max-has-answer-drop, the threshold is the best F1 among
+    those that keep HasAns F1 within that many points of always answering."""
     existing_file(data, "DATA")
     if output.exists() and not output.is_dir():
         fail(f"OUTPUT {output} is a file; pass a directory.")
@@ -103,6 +117,7 @@ def qa_threshold_cli(
             limit=limit,
             batch_size=batch_size,
             gpu_id=gpu_id,
+            max_has_answer_drop=max_has_answer_drop,
         )
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -122,6 +137,7 @@ def choose_no_answer_threshold(
     limit: int = 0,
     batch_size: int = 64,
     gpu_id: int = -1,
+    max_has_answer_drop: Optional[float] = None,
 ) -> Dict[str, Any]:
     """Choose the threshold on ``data`` and save the pipeline with it.
 
@@ -131,7 +147,10 @@ def choose_no_answer_threshold(
     output (Optional[Path]): Where to save the pipeline (None: not saved).
     component (Optional[str]): The span-QA component (default: the only one).
     limit (int): A seeded sample of this many questions (0: all).
-    RETURNS (Dict[str, Any]): ``threshold``, ``questions``, ``has_answer``,
+    max_has_answer_drop (Optional[float]): If set, the best F1 among the
+        thresholds that keep HasAns F1 within this many points (0-100) of
+        always answering's (None: the official best-F1 threshold).
+    RETURNS (Dict[str, Any]): ``threshold``, ``max_has_answer_drop``, ``questions``, ``has_answer``,
         ``no_answer`` (counts), ``model`` (the official SQuAD 2.0 figures at
         the threshold, 0-100) and ``baselines`` (``always_no_answer``,
         ``always_answers``: the same figures).
@@ -175,10 +194,13 @@ def choose_no_answer_threshold(
             "will meet."
         )
     answers = best_answers(nlp, dataset, batch_size=batch_size, component=name)
-    threshold = choose_threshold(dataset, answers)
+    threshold = choose_threshold(
+        dataset, answers, max_has_answer_drop=max_has_answer_drop
+    )
     baselines = trivial_baselines(dataset, answers)
     report = {
         "threshold": threshold,
+        "max_has_answer_drop": max_has_answer_drop,
         "questions": has_answer + no_answer,
         "has_answer": has_answer,
         "no_answer": no_answer,
@@ -195,8 +217,14 @@ def choose_no_answer_threshold(
 def report_lines(report: Dict[str, Any]) -> List[str]:
     """The report as lines: the threshold, then a table of the model and the
     baselines (official SQuAD 2.0 figures, 0-100)."""
+    drop = report.get("max_has_answer_drop")
+    rule = (
+        f"the best F1 with HasAns F1 at most {drop:g} points below always answering's"
+        if drop is not None
+        else "the best F1"
+    )
     lines = [
-        f"No-answer threshold {report['threshold']:.4f}, chosen on "
+        f"No-answer threshold {report['threshold']:.4f} ({rule}), chosen on "
         f"{report['questions']} questions ({report['has_answer']} answerable, "
         f"{report['no_answer']} unanswerable)."
     ]

@@ -11,7 +11,7 @@ from spacy.language import Language
 from ..qa import pair_candidates
 from .evaluate import iter_questions
 from .metric import exact_match_score, f1_score, metric_max_over_ground_truths
-from .metric2 import squad2_evaluate
+from .metric2 import gold_texts, question_scores, squad2_evaluate
 
 Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
 
@@ -88,21 +88,80 @@ def score_at(
     return squad2_evaluate(data, preds, na_probs, na_prob_thresh=threshold)
 
 
-def choose_threshold(data: Dataset, answers: Dict[str, Dict[str, Any]]) -> float:
+def choose_threshold(
+    data: Dataset,
+    answers: Dict[str, Dict[str, Any]],
+    *,
+    max_has_answer_drop: Optional[float] = None,
+) -> float:
     """The "no answer" threshold that maximizes the official F1 on ``data``
     (the official script's ``best_f1_thresh``): choose it on held-out data,
     never on the data the scores are reported for.
 
+    data (Dataset): SQuAD 2.0-style JSON (or its ``"data"`` list).
+    answers (Dict[str, Dict[str, Any]]): ``best_answers`` of ``data``.
+    max_has_answer_drop (Optional[float]): If set, the best F1 among the
+        thresholds whose HasAns F1 is at most this many points (0-100) below
+        always answering's: a user who would rather keep answers than refuse
+        unanswerable questions sets the trade-off (None: the official best).
+    RETURNS (float): "No answer" is said where ``no_answer_score`` exceeds it.
+
     The official threshold is the ``no_answer_score`` of a question; the
     midpoint to the next higher score gives the same F1 on ``data`` and
     survives the rounding of a saved cfg."""
-    best = float(score_at(data, answers, 1.0)["best_f1_thresh"])
+    if max_has_answer_drop is None:
+        best = float(score_at(data, answers, 1.0)["best_f1_thresh"])
+    else:
+        best = _best_threshold_keeping_answers(data, answers, max_has_answer_drop)
     higher = [
         float(a["no_answer_score"])
         for a in answers.values()
         if float(a["no_answer_score"]) > best
     ]
     return (best + min(higher)) / 2 if higher else best
+
+
+def _best_threshold_keeping_answers(
+    data: Dataset, answers: Dict[str, Dict[str, Any]], max_drop: float
+) -> float:
+    # One pass over the questions by rising "no answer" score: at threshold
+    # t the questions scored <= t are answered with their best span, the
+    # others get "no answer" (the official rule), so HasAns and overall F1
+    # are running sums. Ties move together: a threshold cannot split them.
+    golds = gold_texts(data)
+    # The official split: a question with gold texts is answerable.
+    has_answer = {qid: bool(texts) for qid, texts in golds.items()}
+    span_f1 = {
+        qid: question_scores(texts, answers[qid]["text"])[1]
+        for qid, texts in golds.items()
+    }
+    n_has = sum(has_answer.values())
+    if not n_has:
+        raise ValueError("No answerable question: HasAns F1 is undefined.")
+    forced = sum(span_f1[q] for q in golds if has_answer[q]) / n_has
+    floor = forced - max_drop / 100.0
+    scores = {qid: float(answers[qid]["no_answer_score"]) for qid in golds}
+    order = sorted(golds, key=lambda q: scores[q])
+    # Below every score: "no answer" everywhere (HasAns 0: feasible only if
+    # the allowed drop covers all of it).
+    has_sum = 0.0
+    total = float(len(golds) - n_has)
+    best_t: Optional[float] = min(scores.values()) - 1.0 if 0.0 >= floor else None
+    best_total = total if best_t is not None else -math.inf
+    for i, qid in enumerate(order):
+        if has_answer[qid]:
+            has_sum += span_f1[qid]
+            total += span_f1[qid]
+        else:
+            # Answering an unanswerable question: its 1 becomes the span's 0
+            # (a no-span "answer" is "" and still right).
+            total += -1.0 if answers[qid]["text"] else 0.0
+        if i + 1 < len(order) and scores[order[i + 1]] == scores[qid]:
+            continue
+        if has_sum / n_has >= floor - 1e-12 and total > best_total:
+            best_t, best_total = scores[qid], total
+    assert best_t is not None  # answering everything meets any floor
+    return best_t
 
 
 def trivial_baselines(

@@ -111,13 +111,22 @@ def squad2_evaluate(
         ``best_exact`` / ``best_exact_thresh``, ``best_f1`` / ``best_f1_thresh``.
     RAISES (KeyError): If a question has no prediction.
     """
+    golds = gold_texts(dataset)
+    return squad2_scores(golds, predictions, na_probs, na_prob_thresh=na_prob_thresh)
+
+
+def gold_texts(
+    dataset: Union[Dict[str, Any], List[Dict[str, Any]]],
+) -> Dict[str, List[str]]:
+    """Question id -> its gold answer texts ([] for an unanswerable one) of a
+    SQuAD 2.0 JSON or its ``"data"`` list, in file order."""
     articles = dataset["data"] if isinstance(dataset, dict) else dataset
     golds: Dict[str, List[str]] = {}
     for article in articles:
         for paragraph in article["paragraphs"]:
             for qa in paragraph["qas"]:
                 golds[qa["id"]] = [a["text"] for a in qa["answers"]]
-    return squad2_scores(golds, predictions, na_probs, na_prob_thresh=na_prob_thresh)
+    return golds
 
 
 def squad2_scores(
