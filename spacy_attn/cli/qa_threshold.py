@@ -198,7 +198,7 @@ def choose_no_answer_threshold(
         dataset, answers, max_has_answer_drop=max_has_answer_drop
     )
     baselines = trivial_baselines(dataset, answers)
-    report = {
+    report: Dict[str, Any] = {
         "threshold": threshold,
         "max_has_answer_drop": max_has_answer_drop,
         "questions": has_answer + no_answer,
