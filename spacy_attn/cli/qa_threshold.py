@@ -150,18 +150,17 @@ def choose_no_answer_threshold(
     max_has_answer_drop (Optional[float]): If set, the best F1 among the
         thresholds that keep HasAns F1 within this many points (0-100) of
         always answering's (None: the official best-F1 threshold).
-    RETURNS (Dict[str, Any]): ``threshold``, ``max_has_answer_drop``, ``questions``, ``has_answer``,
-        ``no_answer`` (counts), ``model`` (the official SQuAD 2.0 figures at
-        the threshold, 0-100) and ``baselines`` (``always_no_answer``,
-        ``always_answers``: the same figures).
+    RETURNS (Dict[str, Any]): ``threshold``, ``max_has_answer_drop``,
+        ``questions``, ``has_answer``, ``no_answer`` (counts), ``model``
+        (the official SQuAD 2.0 figures at the threshold, 0-100) and
+        ``baselines`` (``always_no_answer``, ``always_answers``: the same
+        figures).
     RAISES (CorpusFormatError): If ``data`` lacks answerable or unanswerable
         questions (a threshold chosen on it would mean nothing).
     RAISES (ComponentLookupError): If there is no span-QA component, or it cannot say "no answer".
     """
     from ..errors import CorpusFormatError
     from ..loading import load_pipeline
-    from ..pipeline.lookup import ComponentLookupError, find_component
-    from ..pipeline.span_qa import SpanQA
     from ..squad import load_squad_json
     from ..squad.evaluate2 import (
         best_answers,
@@ -172,16 +171,7 @@ def choose_no_answer_threshold(
     )
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
-    name, _ = find_component(nlp, component, tasks=("qa",), option="--component")
-    pipe = nlp.get_pipe(name)
-    assert isinstance(pipe, SpanQA)  # what find_component checked
-    if not pipe.scores_no_answer:
-        arch = nlp.config["components"][name]["model"].get("@architectures")
-        raise ComponentLookupError(
-            f'{model}: {name!r} ({arch}) always answers; it has no "no answer" '
-            "score to put a threshold on. Train a model that scores it: "
-            "python -m spacy attn init-config config.cfg --task qa --no-answer"
-        )
+    name, pipe = _no_answer_component(nlp, component, model)
     dataset = load_squad_json(data)
     if limit:
         dataset = subset(dataset, limit)
@@ -212,6 +202,26 @@ def choose_no_answer_threshold(
         nlp.to_disk(output)
         report["saved"] = str(output)
     return report
+
+
+def _no_answer_component(
+    nlp: Any, component: Optional[str], model: Union[str, Path]
+) -> "tuple[str, Any]":
+    # The span-QA component (name, pipe), which must score "no answer".
+    from ..pipeline.lookup import ComponentLookupError, find_component
+    from ..pipeline.span_qa import SpanQA
+
+    name, _ = find_component(nlp, component, tasks=("qa",), option="--component")
+    pipe = nlp.get_pipe(name)
+    assert isinstance(pipe, SpanQA)  # what find_component checked
+    if not pipe.scores_no_answer:
+        arch = nlp.config["components"][name]["model"].get("@architectures")
+        raise ComponentLookupError(
+            f'{model}: {name!r} ({arch}) always answers; it has no "no answer" '
+            "score to put a threshold on. Train a model that scores it: "
+            "python -m spacy attn init-config config.cfg --task qa --no-answer"
+        )
+    return name, pipe
 
 
 def report_lines(report: Dict[str, Any]) -> List[str]:
