@@ -689,6 +689,8 @@ def test_qa_threshold_command_chooses_and_saves(trained_v2, tmp_path):
     assert kept["model"]["HasAns_f1"] >= forced
     result = CliRunner().invoke(attn_cli, args[:-1] + ["--max-has-answer-drop", "2.5"])
     assert "HasAns F1 at most 2.5 points below always answering" in result.stdout
+    result = CliRunner().invoke(attn_cli, args + ["--max-has-answer-drop", "-1"])
+    assert result.exit_code == 1 and "0 or more" in result.output
 
 
 def test_qa_threshold_command_fails_loudly(trained_v2, tmp_path):

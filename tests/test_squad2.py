@@ -283,3 +283,5 @@ def test_choose_threshold_keeping_answers_gives_up_no_answers():
         data, answers, choose_threshold(data, answers, max_has_answer_drop=0.0)
     )
     assert (kept["f1"], kept["HasAns_f1"], kept["NoAns_f1"]) == (50.0, 100.0, 0.0)
+    with pytest.raises(ValueError, match="0 or more"):
+        choose_threshold(data, answers, max_has_answer_drop=-1.0)

@@ -106,6 +106,8 @@ def qa_threshold_cli(
     others. With --max-has-answer-drop, the threshold is the best F1 among
     those that keep HasAns F1 within that many points of always answering."""
     existing_file(data, "DATA")
+    if max_has_answer_drop is not None and not max_has_answer_drop >= 0:
+        fail(f"--max-has-answer-drop is F1 points, 0 or more: {max_has_answer_drop}")
     if output.exists() and not output.is_dir():
         fail(f"OUTPUT {output} is a file; pass a directory.")
     with user_errors():

@@ -128,6 +128,8 @@ def _best_threshold_keeping_answers(
     # t the questions scored <= t are answered with their best span, the
     # others get "no answer" (the official rule), so HasAns and overall F1
     # are running sums. Ties move together: a threshold cannot split them.
+    if not max_drop >= 0:
+        raise ValueError(f"max_has_answer_drop must be 0 or more, not {max_drop}")
     golds = gold_texts(data)
     # The official split: a question with gold texts is answerable.
     has_answer = {qid: bool(texts) for qid, texts in golds.items()}
