@@ -30,25 +30,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from squad2_splits import question_counts
 
+from spacy_attn.squad.evaluate2 import subset_by_ids
+
 Article = Dict[str, Any]
 
 
 def questions(articles: List[Article]) -> List[Dict[str, Any]]:
     return [q for a in articles for p in a["paragraphs"] for q in p["qas"]]
-
-
-def keep_ids(articles: List[Article], ids: set) -> List[Article]:
-    """The articles with only the questions in ``ids`` (empty ones dropped)."""
-    out = []
-    for article in articles:
-        paragraphs = [
-            {**p, "qas": [q for q in p["qas"] if q["id"] in ids]}
-            for p in article["paragraphs"]
-        ]
-        paragraphs = [p for p in paragraphs if p["qas"]]
-        if paragraphs:
-            out.append({**article, "paragraphs": paragraphs})
-    return out
 
 
 def copy_of(article: Article, k: int) -> Article:
@@ -73,7 +61,7 @@ def split(
     a1 = [a for i, a in enumerate(part_a) if i % 4 != 0]
     ids = [q["id"] for q in questions(train)]
     sample = set(random.Random(seed).sample(ids, built)) if built else set()
-    mix = keep_ids(train, sample)
+    mix = subset_by_ids(train, list(sample))["data"]
     for k in range(copies):
         mix += [copy_of(a, k) for a in a1]
     return a1, a2, part_b, mix

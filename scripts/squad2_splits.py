@@ -47,6 +47,7 @@ from typing import Any, Dict, List, Optional
 from data_mirror import DataError, Mirror, checked_file, sha256
 
 from spacy_attn.squad import load_squad_json
+from spacy_attn.squad.evaluate2 import subset_by_ids
 from spacy_attn.squad.negatives import add_unanswerable
 
 TRAIN_MIRROR = "squad/train-v1.1.rebuilt.json.gz"
@@ -91,20 +92,14 @@ def question_counts(articles: List[Dict[str, Any]]) -> Dict[str, int]:
 def answerable_only(articles: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The articles with their answerable questions only (paragraphs left
     without a question dropped), in order."""
-    kept = []
-    for article in articles:
-        paragraphs = []
-        for para in article["paragraphs"]:
-            qas = [
-                qa
-                for qa in para["qas"]
-                if qa["answers"] and not qa.get("is_impossible", False)
-            ]
-            if qas:
-                paragraphs.append({**para, "qas": qas})
-        if paragraphs:
-            kept.append({**article, "paragraphs": paragraphs})
-    return kept
+    ids = [
+        qa["id"]
+        for article in articles
+        for para in article["paragraphs"]
+        for qa in para["qas"]
+        if qa["answers"] and not qa.get("is_impossible", False)
+    ]
+    return subset_by_ids(articles, ids)["data"]
 
 
 def asset(assets: Path, name: str) -> Optional[Path]:
