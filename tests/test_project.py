@@ -353,7 +353,8 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     vec.to_disk(project / "training/vectors")
     env = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     steps = ["--vars.vectors_dims", "16", "--vars.squad2_spans_max_steps", "4"]
-    steps += ["--vars.squad2_max_steps", "2"]
+    steps += ["--vars.squad2_max_steps", "2", "--vars.squad2_batch_size", "3"]
+    steps += ["--vars.squad2_eval_frequency", "7"]
 
     def run(command):
         result = subprocess.run(
@@ -390,3 +391,7 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     assert (after[marked] - 0.5).abs().max().item() < 0.01
     arch = second.config["components"]["attn_span_qa"]["model"]["@architectures"]
     assert arch == "spacy-attn.DynamicCoattention.v3"
+    # Stage two's batch size and evaluation interval are the workflow's vars
+    # (a GPU run sets them to the paper's), not the config's 32 / 250.
+    assert second.config["training"]["batcher"]["size"] == 3
+    assert second.config["training"]["eval_frequency"] == 7
