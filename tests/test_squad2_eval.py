@@ -96,8 +96,10 @@ def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatc
     def fake(nlp, pairs, **kw):
         out = []
         for question, context in pairs:
+            # (the built unanswerable copy of a question asks it of another
+            # paragraph: that one is not its own)
             own = any(
-                qa["question"] == question and p["context"] == context
+                qa["question"] == question and p["context"] == context and qa["answers"]
                 for a in data["data"]
                 for p in a["paragraphs"]
                 for qa in p["qas"]
@@ -112,6 +114,81 @@ def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatc
     many = many_contexts_check(None, data, n_questions=5)
     for kind in ("probability", "logit", "margin"):
         assert many[kind]["top1_paragraph"] == 1.0
+
+
+def test_many_contexts_ties_share_the_top_place(splits, monkeypatch):
+    """A model that scores every context alike picks the right paragraph at
+    chance, though the own paragraph is always listed first (ties broken by
+    position credited it every time before)."""
+    import spacy_attn.squad.evaluate2 as ev
+
+    data = json.loads((splits / "test.json").read_text())
+
+    def same(nlp, pairs, **kw):
+        answer = {"text": "x", "probability": 0.3, "logit": 1.0, "margin": 0.5}
+        return [{"answers": [answer], "no_answer_score": 0.4} for _ in pairs]
+
+    monkeypatch.setattr(ev, "pair_candidates", same)
+    many = many_contexts_check(None, data, n_questions=6)
+    for kind in ("probability", "logit", "margin"):
+        assert many[kind]["top1_paragraph"] == pytest.approx(many["chance"])
+    assert many["chance"] < 0.2
+
+
+def test_word_overlap_baseline():
+    from spacy_attn.squad.evaluate2 import overlap_scores
+
+    contexts = ["Tom lives in Nairobi, Kenya.", "The capital of France is Paris."]
+    # Stop words ("where", "does", "the", "of", "is") and punctuation do not count.
+    assert overlap_scores("Where does Tom live in Kenya?", contexts) == [2, 0]
+    assert overlap_scores("What is the capital of France?", contexts) == [0, 2]
+    assert overlap_scores("", contexts) == [0, 0]
+
+
+def test_many_contexts_reports_word_overlap_and_fails_below_it(splits, monkeypatch):
+    """Word overlap ranks the paragraphs beside the model; the benchmark
+    fails loudly when the model's default score does not beat it."""
+    import spacy_attn.squad.evaluate2 as ev
+
+    script = load_script("benchmarks/squad2_eval.py")
+    data = json.loads((splits / "test.json").read_text())
+    question = next(
+        qa["question"]
+        for p in data["data"][0]["paragraphs"]
+        for qa in p["qas"]
+        if qa["answers"]
+    )
+    # Each group's own paragraph is listed first: for one question, the word
+    # overlap baseline's share is computed by hand over the same contexts.
+    contexts = [p["context"] for p in data["data"][0]["paragraphs"]]
+    counts = ev.overlap_scores(question, contexts)
+    assert max(counts) > 0
+
+    def fake(nlp, pairs, **kw):
+        return [
+            {
+                "answers": [
+                    {"text": "x", "probability": 0.5, "logit": 0.0, "margin": 0.0}
+                ]
+            }
+            | {"no_answer_score": 0.5}
+            for _ in pairs
+        ]
+
+    monkeypatch.setattr(ev, "pair_candidates", fake)
+    many = many_contexts_check(None, data, n_questions=10)
+    overlap = many["word_overlap"]["top1_paragraph"]
+    # SQuAD questions reuse their paragraph's words: far above chance here.
+    assert overlap > 2 * many["chance"]
+    message = script.many_contexts_failure(many)
+    assert message and "word overlap" in message
+    better = {**many, "margin": {**many["margin"], "top1_paragraph": overlap + 0.01}}
+    assert script.many_contexts_failure(better) is None
+    no_margin = {k: v for k, v in many.items() if k not in ("logit", "margin")}
+    assert "by probability" in script.many_contexts_failure(no_margin)
+    many["seconds"] = 1.0
+    md = script.render_many(many)
+    assert "word overlap" in md and "| chance |" in md
 
 
 def test_subset_is_seeded_and_keeps_layout(splits):

@@ -2,16 +2,18 @@
 "no answer" threshold and at the best one, the trivial baselines, choosing
 the threshold on held-out data, and the many-contexts check."""
 
+import collections
 import math
 import random
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 
 from ..qa import pair_candidates
 from .evaluate import iter_questions
 from .metric import exact_match_score, f1_score, metric_max_over_ground_truths
-from .metric2 import gold_texts, question_scores, squad2_evaluate
+from .metric2 import get_tokens, gold_texts, question_scores, squad2_evaluate
 
 Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
 
@@ -199,10 +201,14 @@ def many_contexts_check(
     log(probability / no_answer_score)); a model without "no answer" has
     ``probability`` only.
 
+    Contexts tied at the top share the top-1 place (``1 / k`` each). The
+    trivial baselines beside the scores: chance and word overlap
+    (``overlap_scores``: the context with the most of the question's words).
+
     RETURNS (Dict[str, Any]): ``questions``, ``contexts_per_question`` (mean),
-        ``chance`` (mean 1 / contexts) and per score ``{"top1_paragraph",
-        "top1_exact", "top1_f1"}`` (fractions; exact / F1 of the top answer
-        against the gold answers).
+        ``chance`` (mean 1 / contexts), ``word_overlap`` (``{"top1_paragraph"}``)
+        and per score ``{"top1_paragraph", "top1_exact", "top1_f1"}``
+        (fractions; exact / F1 of the top answer against the gold answers).
     """
     articles = data["data"] if isinstance(data, dict) else data
     rng = random.Random(f"{seed}:many_contexts")
@@ -227,6 +233,16 @@ def many_contexts_check(
     return _rank_summary(groups, found)
 
 
+def overlap_scores(question: str, contexts: Sequence[str]) -> List[int]:
+    """The word-overlap baseline of the many-contexts check: for each context,
+    how many of the question's distinct words (SQuAD-normalized: lowercase,
+    no punctuation or articles; spaCy's English stop words left out) it
+    contains. SQuAD questions are written while reading their paragraph and
+    reuse its words, so this is the trivial ranker to beat."""
+    words = set(get_tokens(question)) - STOP_WORDS
+    return [len(words & set(get_tokens(context))) for context in contexts]
+
+
 def _rank_summary(groups: Sequence, found: List[Dict[str, Any]]) -> Dict[str, Any]:
     kinds = ["probability", "logit", "margin"]
     tallies = {
@@ -236,42 +252,59 @@ def _rank_summary(groups: Sequence, found: List[Dict[str, Any]]) -> Dict[str, An
     offset = 0
     n_ctx = 0
     chance = 0.0
+    overlap = 0.0
     for qa, ctxs in groups:
         cands = found[offset : offset + len(ctxs)]
         offset += len(ctxs)
         n_ctx += len(ctxs)
         chance += 1 / len(ctxs)
         gold = [a["text"] for a in qa["answers"]]
+        # The question's own paragraph is ctxs[0].
+        overlap += _top1_share(overlap_scores(qa["question"], ctxs))[0]
         for kind in kinds:
-            scored = []
-            for i, cand in enumerate(cands):
-                if not cand["answers"]:
-                    continue
-                best = cand["answers"][0]
-                value = _score(best, cand["no_answer_score"], kind)
-                if value is not None:
-                    scored.append((value, -i, best))
-            if not scored:
+            values: List[Optional[float]] = []
+            for cand in cands:
+                value = None
+                if cand["answers"]:
+                    value = _score(cand["answers"][0], cand["no_answer_score"], kind)
+                values.append(value)
+            if all(v is None for v in values):
                 continue
             available[kind] = True
-            _, neg_i, top = max(scored, key=lambda x: (x[0], x[1]))
+            share = _top1_share(values)
             t = tallies[kind]
-            t["top1_paragraph"] += float(neg_i == 0)
-            t["top1_exact"] += metric_max_over_ground_truths(
-                exact_match_score, top["text"], gold
-            )
-            t["top1_f1"] += metric_max_over_ground_truths(f1_score, top["text"], gold)
+            t["top1_paragraph"] += share[0]
+            for i, weight in share.items():
+                text = cands[i]["answers"][0]["text"]
+                t["top1_exact"] += weight * metric_max_over_ground_truths(
+                    exact_match_score, text, gold
+                )
+                t["top1_f1"] += weight * metric_max_over_ground_truths(
+                    f1_score, text, gold
+                )
     n = len(groups)
     return {
         "questions": n,
         "contexts_per_question": n_ctx / n if n else 0.0,
         "chance": chance / n if n else 0.0,
+        "word_overlap": {"top1_paragraph": overlap / n if n else 0.0},
         **{
             k: {m: v / n for m, v in t.items()}
             for k, t in tallies.items()
             if available[k]
         },
     }
+
+
+def _top1_share(values: Sequence[Optional[float]]) -> Dict[int, float]:
+    """Each context's share of the top-1 place: ``1 / k`` for each of the
+    ``k`` contexts tied at the highest score (None: no candidate). Why: the
+    own paragraph comes first, so breaking ties by position would credit a
+    model whose scores do not differ (or the overlap counts, which often tie)
+    with the right paragraph."""
+    best = max(v for v in values if v is not None)
+    tied = [i for i, v in enumerate(values) if v is not None and v == best]
+    return collections.defaultdict(float, {i: 1 / len(tied) for i in tied})
 
 
 def _score(best: Dict[str, Any], p_null: Optional[float], kind: str) -> Optional[float]:
@@ -289,6 +322,7 @@ __all__ = [
     "subset_by_ids",
     "choose_threshold",
     "many_contexts_check",
+    "overlap_scores",
     "score_at",
     "subset",
     "trivial_baselines",
