@@ -109,15 +109,36 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
     machine.log(f"dev F1 {res['dev']['f1']:.1f} ({len(answers)} questions)")
     if args.many_questions:
         t1 = time.time()
+        weights = [float(w) for w in args.overlap_weights.split(",") if w]
         # Questions and their 9 other paragraphs from the whole dev set.
-        res["many_contexts"] = many_contexts_check(
+        many = many_contexts_check(
             nlp,
             full_dev,
             n_questions=args.many_questions,
             n_contexts=10,
             batch_size=args.batch_size,
+            overlap_weights=weights,
         )
-        res["many_contexts"]["seconds"] = round(time.time() - t1, 1)
+        if weights:
+            # The weight is chosen on the held-out articles, like the threshold.
+            held_many = many_contexts_check(
+                nlp,
+                load_squad_json(splits / "heldout.json"),
+                n_questions=args.many_questions,
+                n_contexts=10,
+                batch_size=args.batch_size,
+                overlap_weights=weights,
+            )
+            by_weight = held_many["combined"]["weights"]
+            chosen = max(by_weight, key=lambda w: by_weight[w]["top1_paragraph"])
+            many["combined"]["chosen"] = chosen
+            many["combined"]["heldout"] = {
+                "questions": held_many["questions"],
+                "weights": by_weight,
+                "word_overlap": held_many["word_overlap"],
+            }
+        many["seconds"] = round(time.time() - t1, 1)
+        res["many_contexts"] = many
     if args.save_model:
         pipe.cfg["no_answer_threshold"] = threshold
         nlp.to_disk(args.save_model)
@@ -181,6 +202,24 @@ def render_many(many: Dict[str, Any]) -> str:
             rows.append(
                 [
                     label,
+                    f(100 * m["top1_paragraph"], 1),
+                    f(100 * m["top1_exact"], 1),
+                    f(100 * m["top1_f1"], 1),
+                ]
+            )
+    combined = many.get("combined")
+    if combined:
+        held = combined.get("heldout", {}).get("weights", {})
+        for w, m in combined["weights"].items():
+            chosen = " (chosen on held-out)" if w == combined.get("chosen") else ""
+            rows.append(
+                [
+                    f"{combined['score']} + {w} × word overlap{chosen}"
+                    + (
+                        f"; held-out {100 * held[w]['top1_paragraph']:.1f}%"
+                        if w in held
+                        else ""
+                    ),
                     f(100 * m["top1_paragraph"], 1),
                     f(100 * m["top1_exact"], 1),
                     f(100 * m["top1_f1"], 1),
@@ -294,6 +333,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--limit", type=int, default=0, help="dev questions (0 = all)")
     p.add_argument("--subset-file", default="", help='dev ids ({"ids": [...]})')
     p.add_argument("--many-questions", type=int, default=500)
+    p.add_argument(
+        "--overlap-weights",
+        default="",
+        help="many contexts: also rank by the default score plus w x word "
+        "overlap for these comma-separated w, w chosen on heldout.json",
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--gpu-id", type=int, default=-1, help="CUDA device (-1: CPU)")

@@ -578,3 +578,59 @@ def test_squad2_heldout_split(splits, tmp_path):
     (folder / "heldout.json").write_text(json.dumps({"data": articles[:1]}))
     with pytest.raises(SystemExit, match="at least two articles"):
         script.main([str(folder), str(tmp_path / "one")])
+
+
+def test_many_contexts_combined_with_word_overlap(splits, monkeypatch):
+    """The reader's score plus w x word overlap: w = 0 ranks as the reader,
+    a large w as word overlap; a context without answers is never picked."""
+    import spacy_attn.squad.evaluate2 as ev
+
+    data = json.loads((splits / "test.json").read_text())
+    own = {
+        (qa["question"], p["context"])
+        for a in data["data"]
+        for p in a["paragraphs"]
+        for qa in p["qas"]
+        if qa["answers"]
+    }
+
+    def fake(nlp, pairs, **kw):
+        out = []
+        for question, context in pairs:
+            if (question, context) in own:
+                # The own paragraph gives no answer: the reader can only
+                # miss it, whatever the overlap.
+                out.append({"answers": [], "no_answer_score": 0.9})
+                continue
+            margin = float(len(context) % 7)
+            answer = {"text": "x", "probability": 0.5, "logit": 0.0, "margin": margin}
+            out.append({"answers": [answer], "no_answer_score": 0.5})
+        return out
+
+    monkeypatch.setattr(ev, "pair_candidates", fake)
+    many = many_contexts_check(None, data, n_questions=6, overlap_weights=[0, 1000])
+    weights = many["combined"]["weights"]
+    assert many["combined"]["score"] == "margin"
+    assert weights["0"] == pytest.approx(many["margin"])
+    assert many["margin"]["top1_paragraph"] == 0.0
+    assert weights["1000"]["top1_paragraph"] == 0.0
+    assert "combined" not in many_contexts_check(None, data, n_questions=6)
+
+
+def test_squad2_eval_chooses_the_overlap_weight_on_heldout(model, splits, tmp_path):
+    script = load_script("benchmarks/squad2_eval.py")
+    out = tmp_path / "out"
+    args = [str(model), str(splits), "--limit", "10", "--many-questions", "6"]
+    args += ["--heldout-limit", "10", "--out-dir", str(out), "--min-margin", "-100"]
+    args += ["--overlap-weights", "0,0.5,1000"]
+    try:
+        script.main(args)
+    except SystemExit as exit:  # an untrained model may lose to word overlap
+        assert "word overlap" in str(exit)
+    many = json.loads((out / "squad2.json").read_text())["results"]["many_contexts"]
+    combined = many["combined"]
+    held = combined["heldout"]["weights"]
+    assert set(held) == set(combined["weights"]) == {"0", "0.5", "1000"}
+    best = max(m["top1_paragraph"] for m in held.values())
+    assert held[combined["chosen"]]["top1_paragraph"] == best
+    assert "(chosen on held-out)" in (out / "squad2.md").read_text()

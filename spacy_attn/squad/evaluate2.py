@@ -2,7 +2,6 @@
 "no answer" threshold and at the best one, the trivial baselines, choosing
 the threshold on held-out data, and the many-contexts check."""
 
-import collections
 import math
 import random
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -190,6 +189,7 @@ def many_contexts_check(
     seed: int = 0,
     batch_size: int = 64,
     component: Optional[str] = None,
+    overlap_weights: Sequence[float] = (),
 ) -> Dict[str, Any]:
     """For answerable questions: their own paragraph plus ``n_contexts - 1``
     other paragraphs of the same article (seeded); how often the top answer
@@ -204,11 +204,16 @@ def many_contexts_check(
     Contexts tied at the top share the top-1 place (``1 / k`` each). The
     trivial baselines beside the scores: chance and word overlap
     (``overlap_scores``: the context with the most of the question's words).
+    For each of ``overlap_weights`` (w), also the reader's default score
+    (the margin, or the probability for a model without "no answer") plus
+    w times the context's word overlap.
 
     RETURNS (Dict[str, Any]): ``questions``, ``contexts_per_question`` (mean),
         ``chance`` (mean 1 / contexts), ``word_overlap`` (``{"top1_paragraph"}``)
         and per score ``{"top1_paragraph", "top1_exact", "top1_f1"}``
-        (fractions; exact / F1 of the top answer against the gold answers).
+        (fractions; exact / F1 of the top answer against the gold answers);
+        with weights, ``combined`` (``{"score": kind, "weights": {w: {...}}}``,
+        w formatted with ``:g``).
     """
     articles = data["data"] if isinstance(data, dict) else data
     rng = random.Random(f"{seed}:many_contexts")
@@ -230,7 +235,7 @@ def many_contexts_check(
     found = pair_candidates(
         nlp, pairs, top_k=1, batch_size=batch_size, component=component
     )
-    return _rank_summary(groups, found)
+    return _rank_summary(groups, found, overlap_weights)
 
 
 def overlap_scores(question: str, contexts: Sequence[str]) -> List[int]:
@@ -243,11 +248,12 @@ def overlap_scores(question: str, contexts: Sequence[str]) -> List[int]:
     return [len(words & set(get_tokens(context))) for context in contexts]
 
 
-def _rank_summary(groups: Sequence, found: List[Dict[str, Any]]) -> Dict[str, Any]:
+def _rank_summary(
+    groups: Sequence, found: List[Dict[str, Any]], overlap_weights: Sequence[float]
+) -> Dict[str, Any]:
     kinds = ["probability", "logit", "margin"]
-    tallies = {
-        k: {"top1_paragraph": 0.0, "top1_exact": 0.0, "top1_f1": 0.0} for k in kinds
-    }
+    tallies = {k: _new_tally() for k in kinds}
+    combined = {w: _new_tally() for w in overlap_weights}
     available = {k: False for k in kinds}
     offset = 0
     n_ctx = 0
@@ -259,31 +265,27 @@ def _rank_summary(groups: Sequence, found: List[Dict[str, Any]]) -> Dict[str, An
         n_ctx += len(ctxs)
         chance += 1 / len(ctxs)
         gold = [a["text"] for a in qa["answers"]]
+        counts = overlap_scores(qa["question"], ctxs)
         # The question's own paragraph is ctxs[0].
-        overlap += _top1_share(overlap_scores(qa["question"], ctxs))[0]
+        overlap += _top1_share(counts).get(0, 0.0)
+        values = {}
         for kind in kinds:
-            values: List[Optional[float]] = []
-            for cand in cands:
-                value = None
-                if cand["answers"]:
-                    value = _score(cand["answers"][0], cand["no_answer_score"], kind)
-                values.append(value)
-            if all(v is None for v in values):
-                continue
-            available[kind] = True
-            share = _top1_share(values)
-            t = tallies[kind]
-            t["top1_paragraph"] += share[0]
-            for i, weight in share.items():
-                text = cands[i]["answers"][0]["text"]
-                t["top1_exact"] += weight * metric_max_over_ground_truths(
-                    exact_match_score, text, gold
-                )
-                t["top1_f1"] += weight * metric_max_over_ground_truths(
-                    f1_score, text, gold
-                )
+            values[kind] = [
+                _score(c["answers"][0], c["no_answer_score"], kind)
+                if c["answers"]
+                else None
+                for c in cands
+            ]
+            if any(v is not None for v in values[kind]):
+                available[kind] = True
+                _tally(tallies[kind], _top1_share(values[kind]), cands, gold)
+        base = values["margin"] if available["margin"] else values["probability"]
+        for w in overlap_weights:
+            if any(v is not None for v in base):
+                mixed = [None if v is None else v + w * c for v, c in zip(base, counts)]
+                _tally(combined[w], _top1_share(mixed), cands, gold)
     n = len(groups)
-    return {
+    res: Dict[str, Any] = {
         "questions": n,
         "contexts_per_question": n_ctx / n if n else 0.0,
         "chance": chance / n if n else 0.0,
@@ -294,6 +296,34 @@ def _rank_summary(groups: Sequence, found: List[Dict[str, Any]]) -> Dict[str, An
             if available[k]
         },
     }
+    if overlap_weights:
+        res["combined"] = {
+            "score": "margin" if available["margin"] else "probability",
+            "weights": {
+                f"{w:g}": {m: v / n for m, v in t.items()} for w, t in combined.items()
+            },
+        }
+    return res
+
+
+def _new_tally() -> Dict[str, float]:
+    return {"top1_paragraph": 0.0, "top1_exact": 0.0, "top1_f1": 0.0}
+
+
+def _tally(
+    tally: Dict[str, float],
+    share: Dict[int, float],
+    cands: Sequence[Dict[str, Any]],
+    gold: List[str],
+) -> None:
+    """Add one question's top-1 outcome (shared among tied contexts)."""
+    tally["top1_paragraph"] += share.get(0, 0.0)
+    for i, weight in share.items():
+        text = cands[i]["answers"][0]["text"]
+        tally["top1_exact"] += weight * metric_max_over_ground_truths(
+            exact_match_score, text, gold
+        )
+        tally["top1_f1"] += weight * metric_max_over_ground_truths(f1_score, text, gold)
 
 
 def _top1_share(values: Sequence[Optional[float]]) -> Dict[int, float]:
@@ -304,7 +334,7 @@ def _top1_share(values: Sequence[Optional[float]]) -> Dict[int, float]:
     with the right paragraph."""
     best = max(v for v in values if v is not None)
     tied = [i for i, v in enumerate(values) if v is not None and v == best]
-    return collections.defaultdict(float, {i: 1 / len(tied) for i in tied})
+    return {i: 1 / len(tied) for i in tied}
 
 
 def _score(best: Dict[str, Any], p_null: Optional[float], kind: str) -> Optional[float]:
