@@ -19,7 +19,7 @@ Both files go through ``python -m spacy attn predict MODEL ROWS OUT`` in a
 subprocess (``--score-threshold`` passed on). Reported: how often the top
 answer comes from the right paragraph (and its EM / F1), beside chance and
 word overlap (the paragraph holding most of the question's words,
-``spacy_attn.squad.evaluate2.overlap_scores``), and how often each kind of
+``spacy_attn.qa.question_overlap``), and how often each kind of
 row gets "no answer". Exits 1 when the top answer is not from the right
 paragraph more often than word overlap picks it. Results:
 ``benchmarks/results/<name>.{json,md}`` with the command, commit and machine.
@@ -117,7 +117,7 @@ def score(
 ) -> Dict[str, Any]:
     """Top-1 paragraph / EM / F1 on the answerable rows, "no answer" rates on
     both kinds, chance and word overlap (ties share the top place)."""
-    from spacy_attn.squad.evaluate2 import overlap_scores
+    from spacy_attn.qa import question_overlap
     from spacy_attn.squad.metric import (
         exact_match_score,
         f1_score,
@@ -129,7 +129,7 @@ def score(
     chance = overlap = 0.0
     for row, out, key in zip(rows, answered, keys):
         chance += 1 / len(row["contexts"])
-        counts = overlap_scores(row["question"], row["contexts"])
+        counts = [question_overlap(row["question"], c) for c in row["contexts"]]
         top = [i for i, c in enumerate(counts) if c == max(counts)]
         overlap += (key["own"] in top) / len(top)
         best = out["answers"][0] if out.get("answers") else None

@@ -4,6 +4,7 @@ string pairs in bulk, or one question over many contexts (top-k across them)."""
 import math
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
+from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 from spacy.tokens import Doc, SpanGroup
 from spacy.util import minibatch
@@ -12,6 +13,7 @@ from .pairs import PairError, get_pair_bounds, make_pair
 from .pipeline.lookup import find_component
 from .pipeline.qa_no_answer import says_no_answer
 from .pipeline.span_qa import SpanQA
+from .squad.metric2 import get_tokens
 
 
 def _pairs_to_docs(
@@ -184,6 +186,18 @@ def no_answer_entry(score: float) -> Dict[str, Any]:
 SCORE_KINDS = ("probability", "logit", "margin")
 
 
+def question_overlap(question: str, context: str) -> int:
+    """How many of the question's distinct words the context contains
+    (SQuAD-normalized: lowercase, no punctuation or articles; spaCy's English
+    stop words left out). SQuAD-style questions reuse their paragraph's
+    words, so it picks the right paragraph among ten of an article about as
+    often as the DCN's scores do (benchmarks/results/squad2*.md): the trivial
+    ranker of the many-contexts check, and the term ``overlap_weight`` adds
+    to ``answer_question``'s ranking."""
+    words = set(get_tokens(question)) - STOP_WORDS
+    return len(words & set(get_tokens(context)))
+
+
 def no_answer_margin(
     probability: float, no_answer_score: Optional[float]
 ) -> Optional[float]:
@@ -296,6 +310,7 @@ def answer_question(
     top_k: int = 5,
     score: Optional[str] = None,
     score_threshold: Optional[float] = None,
+    overlap_weight: Optional[float] = None,
     batch_size: int = 64,
     component: Optional[str] = None,
 ) -> Dict[str, Any]:
@@ -318,11 +333,17 @@ def answer_question(
         such a model (it ranks best, see ``SCORE_KINDS``), else
         "probability".
     score_threshold (Optional[float]): Drop answers whose ``score`` is lower.
+    overlap_weight (Optional[float]): Rank by ``score`` plus this times the
+        context's ``question_overlap`` (the answers' ``"score"`` and the
+        ``score_threshold`` stay the reader's own). None: the component's
+        ``overlap_weight`` (saved with the pipeline; 0.0 unless set, e.g. by
+        ``spacy attn qa-threshold --overlap-weights``).
     batch_size (int): Contexts per model batch.
     component (Optional[str]): The QA component's name, if several.
     RETURNS (Dict[str, Any]): ``{"answers": [...], "no_answer": bool,
         "no_answer_score": float or None}``: each answer as in
-        ``context_candidates`` plus ``"score"`` and its context's
+        ``context_candidates`` plus ``"score"``, ``"overlap"`` (its
+        context's ``question_overlap``) and its context's
         ``"no_answer_score"``; the overall ``no_answer_score`` is the lowest
         of the contexts' (the question is unanswerable only if no context
         answers it); None for a model without "no answer".
@@ -332,6 +353,11 @@ def answer_question(
         raise ValueError(f"score must be one of {SCORE_KINDS}, got {score!r}.")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}.")
+    if overlap_weight is None:
+        name, _ = find_component(nlp, component, tasks=("qa",))
+        pipe = nlp.get_pipe(name)
+        assert isinstance(pipe, SpanQA)  # the "qa" task's component
+        overlap_weight = pipe.overlap_weight
     per_context = context_candidates(
         nlp, question, contexts, top_k=top_k, batch_size=batch_size, component=component
     )
@@ -340,9 +366,10 @@ def answer_question(
         scored = any(c["no_answer_score"] is not None for c in per_context)
         score = "margin" if scored else "probability"
     answers = []
-    for ctx in per_context:
+    for i, ctx in enumerate(per_context):
         if ctx["no_answer"]:
             continue
+        overlap = question_overlap(question, contexts[i])
         for answer in ctx["answers"]:
             if answer[score] is None:
                 raise ValueError(
@@ -355,10 +382,17 @@ def answer_question(
                 {
                     **answer,
                     "score": answer[score],
+                    "overlap": overlap,
                     "no_answer_score": ctx["no_answer_score"],
                 }
             )
-    answers.sort(key=lambda a: (-a["score"], a["context"], a["start_char"]))
+    answers.sort(
+        key=lambda a: (
+            -(a["score"] + overlap_weight * a["overlap"]),
+            a["context"],
+            a["start_char"],
+        )
+    )
     nulls = [
         c["no_answer_score"] for c in per_context if c["no_answer_score"] is not None
     ]
@@ -379,4 +413,5 @@ __all__ = [
     "no_answer_entry",
     "no_answer_margin",
     "pair_candidates",
+    "question_overlap",
 ]

@@ -727,3 +727,93 @@ def test_qa_threshold_command_fails_loudly(trained_v2, tmp_path):
     assert "--task qa --no-answer" in result.output and "Traceback" not in result.output
     result = run(attn_cli, ["qa-threshold", str(tmp_path / "model"), "nope.json", "o"])
     assert result.exit_code == 1 and "DATA not found" in result.output
+
+
+def test_answer_question_adds_word_overlap_to_the_ranking(trained_v2):
+    """``overlap_weight``: answers rank by score + w x their context's word
+    overlap with the question; "score" and ``score_threshold`` stay the
+    reader's; None takes the component's setting, saved with the pipeline."""
+    from spacy_attn.qa import answer_question, question_overlap
+
+    nlp, _, _ = trained_v2
+    pipe = nlp.get_pipe("attn_span_qa")
+    answerable, _ = mixed_questions()
+    contexts = [a.context for a in answerable]
+    question = answerable[3].question
+    counts = [question_overlap(question, c) for c in contexts]
+    alone = answer_question(nlp, question, contexts, top_k=8, overlap_weight=0.0)
+    assert alone == answer_question(nlp, question, contexts, top_k=8)
+    for a in alone["answers"]:
+        assert a["overlap"] == counts[a["context"]]
+    scores = [a["score"] for a in alone["answers"]]
+    assert scores == sorted(scores, reverse=True)
+    heavy = answer_question(nlp, question, contexts, top_k=8, overlap_weight=1e6)
+    ranked = [a["overlap"] for a in heavy["answers"]]
+    # (The reader alone does not rank by overlap here: 3, 0, 2, 3, ...)
+    assert [a["overlap"] for a in alone["answers"]] != ranked
+    assert ranked == sorted(ranked, reverse=True)
+    answering = {
+        a["context"]
+        for a in answer_question(nlp, question, contexts, top_k=64)["answers"]
+    }
+    assert ranked[0] == max(counts[i] for i in answering)
+    assert {a["score"] for a in heavy["answers"]} <= set(
+        a["score"]
+        for a in answer_question(nlp, question, contexts, top_k=64)["answers"]
+    )
+    # The threshold filters on the reader's score, whatever the weight.
+    cut = sorted(scores)[len(scores) // 2]
+    kept = answer_question(
+        nlp, question, contexts, top_k=8, overlap_weight=1e6, score_threshold=cut
+    )
+    assert kept["answers"] and all(a["score"] >= cut for a in kept["answers"])
+    assert pipe.overlap_weight == 0.0
+    pipe.cfg["overlap_weight"] = 1e6
+    try:
+        assert answer_question(nlp, question, contexts, top_k=8) == heavy
+        loaded = spacy.blank("en")
+        loaded.add_pipe("attn_span_qa", config=v2_config())
+        loaded.from_bytes(nlp.to_bytes())
+        assert loaded.get_pipe("attn_span_qa").overlap_weight == 1e6
+    finally:
+        pipe.cfg["overlap_weight"] = 0.0
+    # A pipeline saved before the setting existed ranks by the score alone.
+    del pipe.cfg["overlap_weight"]
+    try:
+        assert pipe.overlap_weight == 0.0
+    finally:
+        pipe.cfg["overlap_weight"] = 0.0
+    assert nlp.config["components"]["attn_span_qa"]["overlap_weight"] == 0.0
+
+
+def test_qa_threshold_chooses_the_overlap_weight(trained_v2, tmp_path):
+    """``--overlap-weights``: the weight that puts the right paragraph on top
+    most often on the held-out questions, saved in the pipeline; bad lists
+    are one-line errors."""
+    from typer.testing import CliRunner
+
+    from spacy_attn.cli import attn_cli
+
+    nlp, _, _ = trained_v2
+    nlp.to_disk(tmp_path / "model")
+    answerable, unanswerable = mixed_questions()
+    data = _squad2_json(tmp_path / "heldout.json", answerable + unanswerable)
+    out = tmp_path / "model-threshold"
+    args = ["qa-threshold", str(tmp_path / "model"), str(data), str(out)]
+    result = CliRunner().invoke(
+        attn_cli, [*args, "--json", "--overlap-weights", "0,1e6"]
+    )
+    assert result.exit_code == 0, result.output
+    many = json.loads(result.stdout)["many_contexts"]
+    assert set(many["weights"]) == {"0", "1e+06"} and many["questions"] == 8
+    best = max(many["weights"].values())
+    assert many["weights"][f"{many['chosen']:g}"] == best
+    assert 0 < many["chance"] < many["reader"] <= 100
+    saved = spacy.load(out).get_pipe("attn_span_qa")
+    assert saved.overlap_weight == many["chosen"]
+    result = CliRunner().invoke(attn_cli, [*args, "--overlap-weights", "0,1e6"])
+    assert "Overlap weight" in result.stdout and "word overlap alone" in result.stdout
+    for bad in ("a,b", "-1", ","):
+        result = CliRunner().invoke(attn_cli, [*args, "--overlap-weights", bad])
+        assert result.exit_code == 1 and "0 or more" in result.output, bad
+        assert "Traceback" not in result.output

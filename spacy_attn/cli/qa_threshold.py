@@ -4,7 +4,7 @@ trivial baselines it must beat."""
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import typer
 from typing_extensions import Annotated
@@ -69,6 +69,20 @@ MaxDropOpt = Annotated[
         show_default=False,
     ),
 ]
+OverlapWeightsOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--overlap-weights",
+        help=(
+            "Also choose the pipeline's overlap_weight among these "
+            "comma-separated values (e.g. 0,0.5,1,2): the one that puts the "
+            "right paragraph on top most often when each answerable question "
+            "is asked of its paragraph and 9 others of its article (default: "
+            "keep the pipeline's)"
+        ),
+        show_default=False,
+    ),
+]
 MinMarginOpt = Annotated[
     float,
     Opt(
@@ -93,6 +107,7 @@ def qa_threshold_cli(
     check: CheckOpt = True,
     min_margin: MinMarginOpt = 0.0,
     max_has_answer_drop: MaxDropOpt = None,
+    overlap_weights: OverlapWeightsOpt = None,
 ) -> None:
     """Choose the "no answer" threshold of a span-QA pipeline that scores "no
     answer" (spacy-attn.DynamicCoattention.v3) on held-out questions, as the
@@ -104,12 +119,24 @@ def qa_threshold_cli(
     always-no-answer (OUTPUT is saved all the same, for a look). Choose it on
     questions the model was not trained on, and report test scores on
     others. With --max-has-answer-drop, the threshold is the best F1 among
-    those that keep HasAns F1 within that many points of always answering."""
+    those that keep HasAns F1 within that many points of always answering.
+    With --overlap-weights, it also chooses, on the same questions, how much
+    a context's word overlap with the question adds to the ranking of
+    answers from many contexts (the pipeline's overlap_weight, used by
+    answer_question and spacy attn predict)."""
     existing_file(data, "DATA")
     if max_has_answer_drop is not None and not max_has_answer_drop >= 0:
         fail(f"--max-has-answer-drop is F1 points, 0 or more: {max_has_answer_drop}")
     if output.exists() and not output.is_dir():
         fail(f"OUTPUT {output} is a file; pass a directory.")
+    weights = None
+    if overlap_weights is not None:
+        weights = parse_weights(overlap_weights)
+        if weights is None:
+            fail(
+                f"--overlap-weights takes comma-separated numbers, 0 or more: "
+                f"{overlap_weights!r}"
+            )
     with user_errors():
         report = choose_no_answer_threshold(
             model,
@@ -120,6 +147,7 @@ def qa_threshold_cli(
             batch_size=batch_size,
             gpu_id=gpu_id,
             max_has_answer_drop=max_has_answer_drop,
+            overlap_weights=weights,
         )
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -140,6 +168,7 @@ def choose_no_answer_threshold(
     batch_size: int = 64,
     gpu_id: int = -1,
     max_has_answer_drop: Optional[float] = None,
+    overlap_weights: Optional[Sequence[float]] = None,
 ) -> Dict[str, Any]:
     """Choose the threshold on ``data`` and save the pipeline with it.
 
@@ -152,6 +181,9 @@ def choose_no_answer_threshold(
     max_has_answer_drop (Optional[float]): If set, the best F1 among the
         thresholds that keep HasAns F1 within this many points (0-100) of
         always answering's (None: the official best-F1 threshold).
+    overlap_weights (Optional[Sequence[float]]): If set, also choose the
+        component's ``overlap_weight`` among them (``choose_overlap_weight``)
+        and report it under ``many_contexts``.
     RETURNS (Dict[str, Any]): ``threshold``, ``max_has_answer_drop``,
         ``questions``, ``has_answer``, ``no_answer`` (counts), ``model``
         (the official SQuAD 2.0 figures at the threshold, 0-100) and
@@ -199,11 +231,78 @@ def choose_no_answer_threshold(
         "model": _figures(score_at(dataset, answers, threshold)),
         "baselines": {key: _figures(value) for key, value in baselines.items()},
     }
+    pipe.cfg["no_answer_threshold"] = threshold
+    if overlap_weights:
+        # After the threshold: it decides which contexts answer at all.
+        many = choose_overlap_weight(
+            nlp, dataset, overlap_weights, batch_size=batch_size, component=name
+        )
+        pipe.cfg["overlap_weight"] = many["chosen"]
+        report["many_contexts"] = many
     if output is not None:
-        pipe.cfg["no_answer_threshold"] = threshold
         nlp.to_disk(output)
         report["saved"] = str(output)
     return report
+
+
+def parse_weights(text: str) -> Optional[List[float]]:
+    """Comma-separated weights, 0 or more; None when ``text`` holds none or
+    a value that is not such a number."""
+    try:
+        weights = [float(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        return None
+    if not weights or any(not w >= 0 for w in weights):
+        return None
+    return weights
+
+
+def choose_overlap_weight(
+    nlp: Any,
+    dataset: Dict[str, Any],
+    weights: Sequence[float],
+    *,
+    n_questions: int = 500,
+    batch_size: int = 64,
+    component: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The ``overlap_weight`` that ranks the right paragraph first most often
+    (the first such in ``weights``' order) when each of ``n_questions``
+    seeded answerable questions is asked of its paragraph and up to 9 other
+    paragraphs of its article (``evaluate2.many_contexts_check``).
+
+    RETURNS (Dict[str, Any]): ``chosen``, ``questions``, ``contexts`` (mean
+        per question), and the right paragraph's share on top (0-100) per
+        weight (``weights``, keyed as the weights print), for the reader's
+        score alone (``reader``), word overlap alone (``word_overlap``) and
+        ``chance``.
+    """
+    from ..squad.evaluate2 import many_contexts_check
+
+    many = many_contexts_check(
+        nlp,
+        dataset,
+        n_questions=n_questions,
+        n_contexts=10,
+        batch_size=batch_size,
+        component=component,
+        overlap_weights=list(weights),
+    )
+    by_weight = {
+        w: 100 * many["combined"]["weights"][f"{w:g}"]["top1_paragraph"]
+        for w in weights
+    }
+    chosen = max(weights, key=lambda w: by_weight[w])  # the first of the best
+    reader = many[many["combined"]["score"]]["top1_paragraph"]
+    return {
+        "chosen": chosen,
+        "questions": many["questions"],
+        "contexts": many["contexts_per_question"],
+        "weights": {f"{w:g}": value for w, value in by_weight.items()},
+        "reader": 100 * reader,
+        "word_overlap": 100 * many["word_overlap"]["top1_paragraph"],
+        "chance": 100 * many["chance"],
+    }
 
 
 def _no_answer_component(
@@ -248,6 +347,18 @@ def report_lines(report: Dict[str, Any]) -> List[str]:
     for name, scores in rows.items():
         cells = " ".join(f"{scores[k]:9.1f}" for k in COLUMNS)
         lines.append(f"{name:>18} {cells}")
+    many = report.get("many_contexts")
+    if many:
+        chosen = f"{many['chosen']:g}"
+        tried = ", ".join(f"{w}: {v:.1f}%" for w, v in many["weights"].items())
+        lines.append(
+            f"Overlap weight {chosen}: asked of their paragraph and others of "
+            f"its article ({many['contexts']:.1f} on average), "
+            f"{many['questions']} answerable questions get the top answer from "
+            f"their own paragraph {many['weights'][chosen]:.1f}% of the time "
+            f"(by weight {tried}; word overlap alone {many['word_overlap']:.1f}%, "
+            f"chance {many['chance']:.1f}%)."
+        )
     if "saved" in report:
         lines.append(f"Saved the pipeline with the threshold to {report['saved']}.")
     return lines

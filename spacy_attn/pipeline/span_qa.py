@@ -59,6 +59,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_QA_MODEL)["model"]
         "top_k": 5,
         "max_answer_length": 30,
         "no_answer_threshold": None,
+        "overlap_weight": 0.0,
         "scorer": {"@scorers": "spacy-attn.squad_scorer.v1"},
     },
     default_score_weights={"qa_f1": 1.0, "qa_exact_match": 0.0},
@@ -73,6 +74,7 @@ def make_span_qa(
     top_k: int,
     max_answer_length: int,
     no_answer_threshold: Optional[float],
+    overlap_weight: float,
     scorer: Optional[Callable],
 ) -> "SpanQA":
     """Create an ``attn_span_qa``: extractive QA over question-context pair
@@ -89,6 +91,10 @@ def make_span_qa(
         answer" (``spacy-attn.DynamicCoattention.v2``): answer "no answer"
         when its probability exceeds this; None: when it beats the best
         span. Ignored by v1 models.
+    overlap_weight (float): ``spacy_attn.qa.answer_question`` ranks answers
+        from many contexts by their score plus this times the context's
+        word overlap with the question (``qa.question_overlap``); 0: by the
+        score alone. Not used for one context.
     scorer (Optional[Callable]): Scoring function (SQuAD EM / F1;
         ``spacy-attn.squad2_scorer.v1`` for SQuAD 2.0-style data).
     """
@@ -101,6 +107,7 @@ def make_span_qa(
         top_k=top_k,
         max_answer_length=max_answer_length,
         no_answer_threshold=no_answer_threshold,
+        overlap_weight=overlap_weight,
         scorer=scorer,
     )
 
@@ -142,6 +149,7 @@ class SpanQA(PairInputMixin, AttnPipe):
         top_k: int = 5,
         max_answer_length: int = 30,
         no_answer_threshold: Optional[float] = None,
+        overlap_weight: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component.
@@ -156,6 +164,9 @@ class SpanQA(PairInputMixin, AttnPipe):
         no_answer_threshold (Optional[float]): "No answer" probability above
             which a v2 model answers "no answer" (None: when it beats the
             best span).
+        overlap_weight (float): The weight of the question's word overlap
+            with each context when ``qa.answer_question`` ranks answers
+            from many contexts (0: the score alone).
         scorer (Optional[Callable]): Scoring function.
         """
         if top_k < 1 or max_answer_length < 1:
@@ -169,6 +180,7 @@ class SpanQA(PairInputMixin, AttnPipe):
             "top_k": top_k,
             "max_answer_length": max_answer_length,
             "no_answer_threshold": no_answer_threshold,
+            "overlap_weight": overlap_weight,
         }
         super().__init__(vocab, model, name, cfg, scorer=scorer)
         # Examples seen in training without an answer span that maps to the
@@ -198,6 +210,14 @@ class SpanQA(PairInputMixin, AttnPipe):
         Saved with the pipeline (``cfg``); set it with
         ``pipe.cfg["no_answer_threshold"] = value``."""
         return self.cfg.get("no_answer_threshold")
+
+    @property
+    def overlap_weight(self) -> float:
+        """RETURNS (float): The weight of the question's word overlap with a
+        context when ``qa.answer_question`` ranks answers from many
+        contexts (0.0 for pipelines saved before the setting). Saved with
+        the pipeline (``cfg``)."""
+        return float(self.cfg.get("overlap_weight", 0.0))
 
     @property
     def scores_no_answer(self) -> bool:

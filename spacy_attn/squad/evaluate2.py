@@ -6,13 +6,12 @@ import math
 import random
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.language import Language
 
-from ..qa import pair_candidates
+from ..qa import pair_candidates, question_overlap
 from .evaluate import iter_questions
 from .metric import exact_match_score, f1_score, metric_max_over_ground_truths
-from .metric2 import get_tokens, gold_texts, question_scores, squad2_evaluate
+from .metric2 import gold_texts, question_scores, squad2_evaluate
 
 Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
 
@@ -203,7 +202,7 @@ def many_contexts_check(
 
     Contexts tied at the top share the top-1 place (``1 / k`` each). The
     trivial baselines beside the scores: chance and word overlap
-    (``overlap_scores``: the context with the most of the question's words).
+    (``spacy_attn.qa.question_overlap``: the context with the most of the question's words).
     For each of ``overlap_weights`` (w), also the reader's default score
     (the margin, or the probability for a model without "no answer") plus
     w times the context's word overlap.
@@ -238,16 +237,6 @@ def many_contexts_check(
     return _rank_summary(groups, found, overlap_weights)
 
 
-def overlap_scores(question: str, contexts: Sequence[str]) -> List[int]:
-    """The word-overlap baseline of the many-contexts check: for each context,
-    how many of the question's distinct words (SQuAD-normalized: lowercase,
-    no punctuation or articles; spaCy's English stop words left out) it
-    contains. SQuAD questions are written while reading their paragraph and
-    reuse its words, so this is the trivial ranker to beat."""
-    words = set(get_tokens(question)) - STOP_WORDS
-    return [len(words & set(get_tokens(context))) for context in contexts]
-
-
 def _rank_summary(
     groups: Sequence, found: List[Dict[str, Any]], overlap_weights: Sequence[float]
 ) -> Dict[str, Any]:
@@ -265,7 +254,7 @@ def _rank_summary(
         n_ctx += len(ctxs)
         chance += 1 / len(ctxs)
         gold = [a["text"] for a in qa["answers"]]
-        counts = overlap_scores(qa["question"], ctxs)
+        counts = [question_overlap(qa["question"], c) for c in ctxs]
         # The question's own paragraph is ctxs[0].
         overlap += _top1_share(counts).get(0, 0.0)
         values = {}
@@ -352,7 +341,6 @@ __all__ = [
     "subset_by_ids",
     "choose_threshold",
     "many_contexts_check",
-    "overlap_scores",
     "score_at",
     "subset",
     "trivial_baselines",
