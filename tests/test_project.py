@@ -356,15 +356,26 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     steps += ["--vars.squad2_max_steps", "2", "--vars.squad2_batch_size", "3"]
     steps += ["--vars.squad2_eval_frequency", "7"]
 
-    def run(command):
+    def run(command, *more):
         result = subprocess.run(
-            [sys.executable, "-m", "spacy", "project", "run", command, ".", *steps],
+            [
+                sys.executable,
+                "-m",
+                "spacy",
+                "project",
+                "run",
+                command,
+                ".",
+                *steps,
+                *more,
+            ],
             cwd=project,
             capture_output=True,
             text=True,
             env={**os.environ, **env},
         )
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return result.stdout
 
     def module(nlp):
         model = nlp.get_pipe("attn_span_qa").model.get_ref("coattention")
@@ -395,3 +406,16 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     # (a GPU run sets them to the paper's), not the config's 32 / 250.
     assert second.config["training"]["batcher"]["size"] == 3
     assert second.config["training"]["eval_frequency"] == 7
+    # The threshold step also chooses the many-paragraph ranking's weight
+    # among the var's values and saves it (a model this small is not held to
+    # beating always-no-answer here).
+    out = run(
+        "threshold-squad2",
+        "--vars.squad2_min_margin",
+        "-100",
+        "--vars.squad2_overlap_weights",
+        "0,3",
+    )
+    assert "Overlap weight" in out
+    saved = spacy.load(project / "training/squad2/model-threshold")
+    assert saved.get_pipe("attn_span_qa").overlap_weight in (0.0, 3.0)
