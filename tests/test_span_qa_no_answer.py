@@ -396,11 +396,14 @@ def v2_pipeline_path(tmp_path_factory):
     """An initialized, untrained v2 pipeline on disk that never says "no
     answer" by itself (threshold 1), so every answer comes from
     ``--score-threshold`` alone."""
+    # Seeded before add_pipe, which draws the torch weights: the tests that
+    # use it (answers from several contexts) must not depend on the tests
+    # that ran before (run alone, the unseeded model answered from one).
+    fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("attn_span_qa", config=v2_config(threshold=1.0))
     answerable, unanswerable = mixed_questions()
     examples = qa_examples(nlp, answerable[:2] + unanswerable[:2])
-    fix_random_seed(0)
     nlp.initialize(lambda: examples)
     path = tmp_path_factory.mktemp("qa_v2") / "model"
     nlp.to_disk(path)
@@ -482,7 +485,7 @@ def test_predict_qa_rows_with_many_contexts(v2_pipeline_path, tmp_path):
     from typer.testing import CliRunner
 
     from spacy_attn.cli import attn_cli
-    from spacy_attn.qa import answer_question
+    from spacy_attn.qa import answer_question, question_overlap
 
     nlp = spacy.load(v2_pipeline_path)
     answerable, unanswerable = mixed_questions()
@@ -525,6 +528,24 @@ def test_predict_qa_rows_with_many_contexts(v2_pipeline_path, tmp_path):
     assert result.exit_code == 0, result.output
     (entry,) = _read(out)[0]["answers"]
     assert entry["no_answer"] is True and entry["context"] is None
+    # The pipeline's overlap_weight ranks the row's answers (as
+    # answer_question does without a weight of its own).
+    nlp.get_pipe("attn_span_qa").cfg["overlap_weight"] = 1e6
+    nlp.to_disk(tmp_path / "weighted")
+    args[1] = str(tmp_path / "weighted")
+    result = CliRunner().invoke(
+        attn_cli, [*args, "--overwrite", "--rejects", str(rejects)]
+    )
+    assert result.exit_code == 0, result.output
+    heavy = _read(out)[0]["answers"]
+    expected = answer_question(nlp, rows[0]["question"], contexts, top_k=5)
+    assert [(a["context"], a["start"]) for a in heavy] == [
+        (a["context"], a["start_char"]) for a in expected["answers"]
+    ]
+    overlaps = [
+        question_overlap(rows[0]["question"], contexts[a["context"]]) for a in heavy
+    ]
+    assert overlaps == sorted(overlaps, reverse=True)
 
 
 def answer_questions_for(nlp, question, context):
