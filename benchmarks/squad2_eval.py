@@ -20,8 +20,10 @@ over many contexts.
    own paragraph plus 9 other paragraphs of the same article; top-1
    accuracy of picking an answer from the right paragraph per ranking score,
    beside chance (~10%) and word overlap (the paragraph holding most of the
-   question's words). Exits 1 when the default score (the margin) does not
-   beat word overlap.
+   question's words). With ``--overlap-weights``, also the margin plus w x
+   word overlap for each w, w chosen on ``heldout.json``'s questions. Exits 1
+   when the ranking a user gets (the margin, plus the chosen w x overlap)
+   does not beat word overlap.
 
 ``--save-model DIR`` writes the pipeline with the chosen threshold in the
 component's cfg (``no_answer_threshold``). Results: ``benchmarks/results/
@@ -240,11 +242,17 @@ def render_many(many: Dict[str, Any]) -> str:
 
 
 def many_contexts_failure(many: Dict[str, Any]) -> Optional[str]:
-    """A message when the default ranking score (what ``answer_question``
-    ranks by: the margin for a model that scores "no answer") does not put
-    the right paragraph on top more often than word overlap does."""
+    """A message when the ranking a user gets does not put the right
+    paragraph on top more often than word overlap does: the default score
+    (``answer_question``'s: the margin for a model that scores "no answer"),
+    plus the chosen overlap weight times word overlap when ``--overlap-weights``
+    chose one (what ``spacy attn qa-threshold --overlap-weights`` saves)."""
     kind = "margin" if "margin" in many else "probability"
     ours = 100 * many[kind]["top1_paragraph"]
+    combined = many.get("combined") or {}
+    if "chosen" in combined:
+        kind = f"{combined['score']} + {combined['chosen']} × word overlap"
+        ours = 100 * combined["weights"][combined["chosen"]]["top1_paragraph"]
     overlap = 100 * many["word_overlap"]["top1_paragraph"]
     if ours > overlap:
         return None

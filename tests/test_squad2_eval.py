@@ -189,6 +189,14 @@ def test_many_contexts_reports_word_overlap_and_fails_below_it(splits, monkeypat
     assert script.many_contexts_failure(better) is None
     no_margin = {k: v for k, v in many.items() if k not in ("logit", "margin")}
     assert "by probability" in script.many_contexts_failure(no_margin)
+    # With a chosen overlap weight, the check is on the combined ranking.
+    top = {"top1_paragraph": overlap + 0.01}
+    chosen = {"score": "margin", "chosen": "2", "weights": {"2": top}}
+    assert script.many_contexts_failure({**many, "combined": chosen}) is None
+    low = {**chosen, "weights": {"2": {"top1_paragraph": overlap}}}
+    assert "margin + 2 × word overlap" in script.many_contexts_failure(
+        {**many, "combined": low}
+    )
     many["seconds"] = 1.0
     md = script.render_many(many)
     assert "word overlap" in md and "| chance |" in md
