@@ -152,6 +152,7 @@ def score(
         if n
         else 0.0,
         "top1_paragraph": hits / n if n else 0.0,
+        "top1_paragraph_when_answered": hits / (n - refused) if n > refused else 0.0,
         "top1_exact": em / n if n else 0.0,
         "top1_f1": f1 / n if n else 0.0,
         "no_answer_when_answerable": refused / n if n else 0.0,
@@ -181,6 +182,7 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         [
             "the model's top answer",
             f(100 * s["top1_paragraph"], 1),
+            f(100 * s["top1_paragraph_when_answered"], 1),
             f(100 * s["top1_exact"], 1),
             f(100 * s["top1_f1"], 1),
             f(100 * s["no_answer_when_answerable"], 1),
@@ -193,21 +195,23 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             "",
             "",
             "",
+            "",
         ],
-        ["chance", f(100 * s["chance"], 1), "", "", "", ""],
+        ["chance", f(100 * s["chance"], 1), "", "", "", "", ""],
     ]
     out.append(
         tables.md_table(
             [
                 "",
                 "right paragraph %",
+                "of those answered %",
                 "EM",
                 "F1",
                 '"no answer" with the answer among them %',
                 '"no answer" without it %',
             ],
             rows,
-            "lrrrrr",
+            "lrrrrrr",
         )
     )
     if res.get("notes"):

@@ -63,6 +63,7 @@ def test_score_counts_the_right_paragraph_and_no_answers():
     ]
     s = script.score(rows, answered, unanswered, keys)
     assert s["top1_paragraph"] == 0.5 and s["top1_exact"] == 0.5
+    assert s["top1_paragraph_when_answered"] == 1.0
     assert s["no_answer_when_answerable"] == 0.5 and s["no_answer_when_not"] == 0.5
     assert s["chance"] == 0.5
     # "tom", "live" -> the second context; "sings" -> the first (stop words out).
