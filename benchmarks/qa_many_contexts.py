@@ -99,7 +99,7 @@ def predict(
         str(src),
         str(out),
     ]
-    command += ["--no-progress", *extra]
+    command += ["--no-progress", "--overwrite", *extra]
     machine.log(" ".join(["python", *command[1:]]))
     subprocess.run(command, check=True)
     by_id = {}
