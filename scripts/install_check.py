@@ -46,6 +46,13 @@ if "attn_span_qa" in nlp.pipe_names:
                 spacy_attn.answer_questions(nlp, [(unanswerable, context)], top_k=3)
             ),
         )
+    if hasattr(qa, "overlap_weight"):
+        # The many-paragraph ranking's weight travels too: one question over
+        # two paragraphs, the right one second.
+        from spacy_attn.qa import answer_question
+        other = "The Chicago Cubs won the 2016 World Series, their first since 1908."
+        many = answer_question(nlp, question, [other, context], top_k=1)
+        result.update(overlap_weight=qa.overlap_weight, many_contexts=many)
 else:
     doc = nlp(spacy_attn.make_pair(nlp, "A man is playing a guitar on stage.",
                                    "A person is making music."))
@@ -106,6 +113,15 @@ def main(argv=None) -> None:
             f"  no-answer threshold {result['no_answer_threshold']:.4f}; "
             f"{result['unanswerable_question']!r} ->",
             shown(result["unanswerable_answers"]),
+        )
+    if "many_contexts" in result:
+        many = result["many_contexts"]
+        top = many["answers"][0] if many["answers"] else None
+        print(
+            f"  overlap weight {result['overlap_weight']:g}; over two paragraphs ->",
+            "no answer"
+            if top is None
+            else (top["text"], f"paragraph {top['context']}"),
         )
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -365,6 +365,34 @@ def answer_question(
         # A model that scores "no answer" gives every context its score.
         scored = any(c["no_answer_score"] is not None for c in per_context)
         score = "margin" if scored else "probability"
+    answers = _scored_answers(question, contexts, per_context, score, score_threshold)
+    answers.sort(
+        key=lambda a: (
+            -(a["score"] + overlap_weight * a["overlap"]),
+            a["context"],
+            a["start_char"],
+        )
+    )
+    nulls = [
+        c["no_answer_score"] for c in per_context if c["no_answer_score"] is not None
+    ]
+    return {
+        "answers": answers[:top_k],
+        "no_answer": not answers,
+        "no_answer_score": min(nulls) if nulls else None,
+    }
+
+
+def _scored_answers(
+    question: str,
+    contexts: Sequence[str],
+    per_context: List[Dict[str, Any]],
+    score: str,
+    score_threshold: Optional[float],
+) -> List[Dict[str, Any]]:
+    # The answers of the contexts that answer, at or above the threshold,
+    # each with its ``score`` and its context's word overlap and "no answer"
+    # score (answer_question ranks them).
     answers = []
     for i, ctx in enumerate(per_context):
         if ctx["no_answer"]:
@@ -386,21 +414,7 @@ def answer_question(
                     "no_answer_score": ctx["no_answer_score"],
                 }
             )
-    answers.sort(
-        key=lambda a: (
-            -(a["score"] + overlap_weight * a["overlap"]),
-            a["context"],
-            a["start_char"],
-        )
-    )
-    nulls = [
-        c["no_answer_score"] for c in per_context if c["no_answer_score"] is not None
-    ]
-    return {
-        "answers": answers[:top_k],
-        "no_answer": not answers,
-        "no_answer_score": min(nulls) if nulls else None,
-    }
+    return answers
 
 
 __all__ = [

@@ -193,7 +193,6 @@ def choose_no_answer_threshold(
         questions (a threshold chosen on it would mean nothing).
     RAISES (ComponentLookupError): If there is no span-QA component, or it cannot say "no answer".
     """
-    from ..errors import CorpusFormatError
     from ..loading import load_pipeline
     from ..squad import load_squad_json
     from ..squad.evaluate2 import (
@@ -209,14 +208,7 @@ def choose_no_answer_threshold(
     dataset = load_squad_json(data)
     if limit:
         dataset = subset(dataset, limit)
-    has_answer, no_answer = _answerable_counts(dataset)
-    if not has_answer or not no_answer:
-        raise CorpusFormatError(
-            f"{data}: {has_answer} answerable and {no_answer} unanswerable "
-            "questions; choosing a threshold needs both (unanswerable: "
-            '"is_impossible": true or no answers), in the mix the pipeline '
-            "will meet."
-        )
+    has_answer, no_answer = _answerable_counts(dataset, data)
     answers = best_answers(nlp, dataset, batch_size=batch_size, component=name)
     threshold = choose_threshold(
         dataset, answers, max_has_answer_drop=max_has_answer_drop
@@ -231,14 +223,13 @@ def choose_no_answer_threshold(
         "model": _figures(score_at(dataset, answers, threshold)),
         "baselines": {key: _figures(value) for key, value in baselines.items()},
     }
+    # Before the overlap weight: the threshold decides which contexts answer.
     pipe.cfg["no_answer_threshold"] = threshold
     if overlap_weights:
-        # After the threshold: it decides which contexts answer at all.
-        many = choose_overlap_weight(
+        report["many_contexts"] = choose_overlap_weight(
             nlp, dataset, overlap_weights, batch_size=batch_size, component=name
         )
-        pipe.cfg["overlap_weight"] = many["chosen"]
-        report["many_contexts"] = many
+        pipe.cfg["overlap_weight"] = report["many_contexts"]["chosen"]
     if output is not None:
         nlp.to_disk(output)
         report["saved"] = str(output)
@@ -387,15 +378,26 @@ def _figures(scores: Dict[str, Any]) -> Dict[str, float]:
     return {key: float(scores[key]) for key in COLUMNS}
 
 
-def _answerable_counts(dataset: Dict[str, Any]) -> "tuple[int, int]":
+def _answerable_counts(dataset: Dict[str, Any], data: Path) -> "tuple[int, int]":
     # The official metric's own split (HasAns / NoAns totals), so the counts
-    # are those the scores are over; no model is run for it.
+    # are those the scores are over; no model is run for it. Both kinds are
+    # needed: a threshold chosen on one would mean nothing.
+    from ..errors import CorpusFormatError
     from ..squad.evaluate import iter_questions
     from ..squad.metric2 import squad2_evaluate
 
     empty = {qid: "" for qid, _, _ in iter_questions(dataset)}
     totals = squad2_evaluate(dataset, empty)
-    return int(totals.get("HasAns_total", 0)), int(totals.get("NoAns_total", 0))
+    has_answer = int(totals.get("HasAns_total", 0))
+    no_answer = int(totals.get("NoAns_total", 0))
+    if not has_answer or not no_answer:
+        raise CorpusFormatError(
+            f"{data}: {has_answer} answerable and {no_answer} unanswerable "
+            "questions; choosing a threshold needs both (unanswerable: "
+            '"is_impossible": true or no answers), in the mix the pipeline '
+            "will meet."
+        )
+    return has_answer, no_answer
 
 
 __all__ = [
