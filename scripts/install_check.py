@@ -91,10 +91,12 @@ def main(argv=None) -> None:
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     python = str(env_dir / "bin" / "python")
     pip = [python, "-m", "pip", "install", "-q"]
-    subprocess.check_call(pip + [args.torch])
-    subprocess.check_call(pip + [attn_wheel, pipeline_wheel])
-    # Run from a neutral folder so no checkout of spacy_attn can be imported.
+    # Without PYTHONPATH, for pip too: a checkout on it made pip take
+    # spacy-attn as installed and leave the wheel out.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    subprocess.check_call(pip + [args.torch], env=env)
+    subprocess.check_call(pip + [attn_wheel, pipeline_wheel], env=env)
+    # Run from a neutral folder so no checkout of spacy_attn can be imported.
     out = subprocess.run(
         [python, "-c", CHECK, args.package],
         cwd=tempfile.gettempdir(),
