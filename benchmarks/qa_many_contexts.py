@@ -118,6 +118,7 @@ def score(
     """Top-1 paragraph / EM / F1 on the answerable rows, "no answer" rates on
     both kinds, chance and word overlap (ties share the top place)."""
     from spacy_attn.qa import question_overlap
+    from spacy_attn.squad.evaluate2 import top1_share
     from spacy_attn.squad.metric import (
         exact_match_score,
         f1_score,
@@ -130,8 +131,7 @@ def score(
     for row, out, key in zip(rows, answered, keys):
         chance += 1 / len(row["contexts"])
         counts = [question_overlap(row["question"], c) for c in row["contexts"]]
-        top = [i for i, c in enumerate(counts) if c == max(counts)]
-        overlap += (key["own"] in top) / len(top)
+        overlap += top1_share(counts).get(key["own"], 0.0)
         best = out["answers"][0] if out.get("answers") else None
         if best is None or best.get("no_answer"):
             refused += 1

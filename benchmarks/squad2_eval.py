@@ -79,7 +79,8 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
         "training": training_info(args),
     }
     t0 = time.time()
-    heldout = subset(load_squad_json(splits / "heldout.json"), args.heldout_limit)
+    full_heldout = load_squad_json(splits / "heldout.json")
+    heldout = subset(full_heldout, args.heldout_limit)
     held_answers = best_answers(nlp, heldout, batch_size=args.batch_size)
     drop = args.max_has_answer_drop
     threshold = choose_threshold(heldout, held_answers, max_has_answer_drop=drop)
@@ -125,7 +126,7 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
             # The weight is chosen on the held-out articles, like the threshold.
             held_many = many_contexts_check(
                 nlp,
-                load_squad_json(splits / "heldout.json"),
+                full_heldout,
                 n_questions=args.many_questions,
                 n_contexts=10,
                 batch_size=args.batch_size,
@@ -388,9 +389,11 @@ def main(argv: Optional[List[str]] = None) -> None:
             f"{args.min_margin} points."
         )
     if res.get("many_contexts"):
-        failures.append(many_contexts_failure(res["many_contexts"]) or "")
-    if any(failures):
-        sys.exit("\n".join(m for m in failures if m))
+        message = many_contexts_failure(res["many_contexts"])
+        if message:
+            failures.append(message)
+    if failures:
+        sys.exit("\n".join(failures))
 
 
 if __name__ == "__main__":

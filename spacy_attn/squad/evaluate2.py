@@ -256,7 +256,7 @@ def _rank_summary(
         gold = [a["text"] for a in qa["answers"]]
         counts = [question_overlap(qa["question"], c) for c in ctxs]
         # The question's own paragraph is ctxs[0].
-        overlap += _top1_share(counts).get(0, 0.0)
+        overlap += top1_share(counts).get(0, 0.0)
         values = {}
         for kind in kinds:
             values[kind] = [
@@ -267,12 +267,12 @@ def _rank_summary(
             ]
             if any(v is not None for v in values[kind]):
                 available[kind] = True
-                _tally(tallies[kind], _top1_share(values[kind]), cands, gold)
+                _tally(tallies[kind], top1_share(values[kind]), cands, gold)
         base = values["margin"] if available["margin"] else values["probability"]
         for w in overlap_weights:
             if any(v is not None for v in base):
                 mixed = [None if v is None else v + w * c for v, c in zip(base, counts)]
-                _tally(combined[w], _top1_share(mixed), cands, gold)
+                _tally(combined[w], top1_share(mixed), cands, gold)
     n = len(groups)
     res: Dict[str, Any] = {
         "questions": n,
@@ -315,7 +315,7 @@ def _tally(
         tally["top1_f1"] += weight * metric_max_over_ground_truths(f1_score, text, gold)
 
 
-def _top1_share(values: Sequence[Optional[float]]) -> Dict[int, float]:
+def top1_share(values: Sequence[Optional[float]]) -> Dict[int, float]:
     """Each context's share of the top-1 place: ``1 / k`` for each of the
     ``k`` contexts tied at the highest score (None: no candidate). Why: the
     own paragraph comes first, so breaking ties by position would credit a
@@ -343,5 +343,6 @@ __all__ = [
     "many_contexts_check",
     "score_at",
     "subset",
+    "top1_share",
     "trivial_baselines",
 ]
