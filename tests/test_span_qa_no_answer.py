@@ -807,17 +807,68 @@ def test_answer_question_adds_word_overlap_to_the_ranking(trained_v2):
     assert nlp.config["components"]["attn_span_qa"]["overlap_weight"] == 0.0
 
 
-def test_qa_threshold_chooses_the_overlap_weight(trained_v2, tmp_path):
-    """``--overlap-weights``: the weight that puts the right paragraph on top
-    most often on the held-out questions, saved in the pipeline; bad lists
-    are one-line errors."""
+def _constructed_candidates(right):
+    """A stand-in for ``pair_candidates`` whose scores the test constructs: a
+    margin of 5 for a question's own paragraph when the question is in
+    ``right`` (else 0 for it and 1 for every other paragraph); the gold
+    answer in an answerable question's own paragraph, and a "no answer"
+    score of 0.9 for unanswerable questions, 0.1 for the others (so the
+    threshold beats always-no-answer). It records the pairs of its last call."""
+    answerable = mixed_questions()[0]
+    own = {q.question: q.context for q in answerable}
+    gold = {q.question: q.answers[0] for q in answerable}
+    seen = []
+
+    def fake(nlp, pairs, *, top_k=5, batch_size=64, component=None):
+        seen[:] = list(pairs)
+        out = []
+        for question, context in pairs:
+            if question in right:
+                margin = 5.0 if context == own.get(question) else 0.0
+            else:
+                margin = 0.0 if context == own.get(question) else 1.0
+            text, start = gold[question] if context == own.get(question) else ("x", 0)
+            answer = {
+                "text": text,
+                "start_char": start,
+                "end_char": start + len(text),
+                "probability": 0.5,
+                "logit": margin,
+                "margin": margin,
+            }
+            null = 0.1 if question in own else 0.9
+            out.append(
+                {"answers": [answer], "no_answer_score": null, "no_answer": False}
+            )
+        return out
+
+    return fake, seen
+
+
+def _own_share(values):
+    """The own paragraph's (the first's) share of the top place: ties share."""
+    tied = [i for i, v in enumerate(values) if v == max(values)]
+    return 1 / len(tied) if 0 in tied else 0.0
+
+
+def test_qa_threshold_chooses_the_overlap_weight(trained_v2, tmp_path, monkeypatch):
+    """``--overlap-weights``: each weight ranks the paragraphs by the reader's
+    margin + weight x word overlap, the weight that puts the right paragraph
+    on top most often is chosen and saved in the pipeline; bad lists are
+    one-line errors. The reader's scores are constructed (not the trained
+    fixture's, whose quality depends on the machine's floating point)."""
     from typer.testing import CliRunner
 
     from spacy_attn.cli import attn_cli
+    from spacy_attn.qa import question_overlap
+    from spacy_attn.squad import evaluate2
 
     nlp, _, _ = trained_v2
     nlp.to_disk(tmp_path / "model")
     answerable, unanswerable = mixed_questions()
+    right = {q.question for q in answerable[:2]}
+    fake, seen = _constructed_candidates(right)
+    monkeypatch.setattr(evaluate2, "pair_candidates", fake)
     data = _squad2_json(tmp_path / "heldout.json", answerable + unanswerable)
     out = tmp_path / "model-threshold"
     args = ["qa-threshold", str(tmp_path / "model"), str(data), str(out)]
@@ -827,9 +878,24 @@ def test_qa_threshold_chooses_the_overlap_weight(trained_v2, tmp_path):
     assert result.exit_code == 0, result.output
     many = json.loads(result.stdout)["many_contexts"]
     assert set(many["weights"]) == {"0", "1e+06"} and many["questions"] == 8
-    best = max(many["weights"].values())
-    assert many["weights"][f"{many['chosen']:g}"] == best
-    assert 0 < many["chance"] < many["reader"] <= 100
+    # The expected shares, from the pairs the check asked about: 8 questions,
+    # 10 paragraphs each, the question's own paragraph first.
+    assert len(seen) == 80 and many["chance"] == pytest.approx(10.0)
+    margins = [a["answers"][0]["margin"] for a in fake(None, seen)]
+    counts = [question_overlap(q, c) for q, c in seen]
+    groups = [slice(i, i + 10) for i in range(0, 80, 10)]
+
+    def expected(values):
+        return 100 * sum(_own_share(values[g]) for g in groups) / 8
+
+    mixed = [m + 1e6 * c for m, c in zip(margins, counts)]
+    assert many["reader"] == pytest.approx(expected(margins))
+    assert many["weights"]["0"] == pytest.approx(expected(margins))
+    assert many["weights"]["1e+06"] == pytest.approx(expected(mixed))
+    assert many["word_overlap"] == pytest.approx(expected(counts))
+    # The two weights must differ for the choice to mean anything.
+    assert expected(mixed) > expected(margins) > 0
+    assert many["chosen"] == 1e6
     saved = spacy.load(out).get_pipe("attn_span_qa")
     assert saved.overlap_weight == many["chosen"]
     result = CliRunner().invoke(attn_cli, [*args, "--overlap-weights", "0,1e6"])
