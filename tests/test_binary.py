@@ -214,6 +214,11 @@ def _evaluate(nlp, monkeypatch, tmp_path, p_yes, *extra):
         return out
 
     monkeypatch.setattr(clf, "predict", predict)
+    # Imported first: a module that binds load_pipeline at import time
+    # (spacy_attn.batch.engines) would otherwise keep the fake for good, and
+    # later tests that predict with a real pipeline would get this one.
+    import spacy_attn.batch  # noqa: F401
+
     monkeypatch.setattr("spacy_attn.loading.load_pipeline", lambda *a, **kw: nlp)
     data = _selection_csv(tmp_path / "dev.csv")
     args = ["evaluate", "model", str(data), "--text-cols", "question,sentence"]

@@ -489,7 +489,10 @@ def test_predict_qa_rows_with_many_contexts(v2_pipeline_path, tmp_path):
 
     nlp = spacy.load(v2_pipeline_path)
     answerable, unanswerable = mixed_questions()
-    contexts = [q.context for q in answerable[:4]]
+    # Two tokens each, so at most 3 spans a context: the 5 answers of the
+    # many-contexts row must come from more than one context, whatever the
+    # model's scores.
+    contexts = ["Paris.", "Broncos.", "Denver.", "Seattle."]
     rows = [
         {"id": "many", "question": answerable[1].question, "contexts": contexts},
         {"id": "one", "question": answerable[0].question, "contexts": contexts[:1]},
@@ -760,28 +763,39 @@ def test_answer_question_adds_word_overlap_to_the_ranking(trained_v2):
     pipe = nlp.get_pipe("attn_span_qa")
     answerable, _ = mixed_questions()
     contexts = [a.context for a in answerable]
-    question = answerable[3].question
+    # A question whose reader alone does not rank the answers by overlap
+    # (which one depends on the trained weights, so on the machine), so
+    # that the weight has something to change.
+    for question in (q.question for q in answerable):
+        alone = answer_question(nlp, question, contexts, top_k=8, overlap_weight=0.0)
+        heavy = answer_question(nlp, question, contexts, top_k=8, overlap_weight=1e6)
+        ranked = [a["overlap"] for a in heavy["answers"]]
+        if [a["overlap"] for a in alone["answers"]] != ranked:
+            break
+    else:
+        pytest.fail("the reader ranks every question's answers by overlap alone")
     counts = [question_overlap(question, c) for c in contexts]
-    alone = answer_question(nlp, question, contexts, top_k=8, overlap_weight=0.0)
     assert alone == answer_question(nlp, question, contexts, top_k=8)
     for a in alone["answers"]:
         assert a["overlap"] == counts[a["context"]]
     scores = [a["score"] for a in alone["answers"]]
     assert scores == sorted(scores, reverse=True)
-    heavy = answer_question(nlp, question, contexts, top_k=8, overlap_weight=1e6)
-    ranked = [a["overlap"] for a in heavy["answers"]]
-    # (The reader alone does not rank by overlap here: 3, 0, 2, 3, ...)
-    assert [a["overlap"] for a in alone["answers"]] != ranked
     assert ranked == sorted(ranked, reverse=True)
-    answering = {
-        a["context"]
-        for a in answer_question(nlp, question, contexts, top_k=64)["answers"]
-    }
+    # Within one overlap count, the reader's score decides.
+    keys = [(a["overlap"], a["score"]) for a in heavy["answers"]]
+    assert keys == sorted(keys, reverse=True)
+    # Each context asked alone: the reader's own answers and scores.
+    each = [answer_question(nlp, question, [c], top_k=8) for c in contexts]
+    answering = {i for i, found in enumerate(each) if not found["no_answer"]}
     assert ranked[0] == max(counts[i] for i in answering)
-    assert {a["score"] for a in heavy["answers"]} <= set(
-        a["score"]
-        for a in answer_question(nlp, question, contexts, top_k=64)["answers"]
-    )
+    # Every answer is one of its context's own, with the reader's score (up
+    # to the float noise of a batch against one context).
+    for a in heavy["answers"]:
+        own = {
+            (b["start_char"], b["end_char"]): b["score"]
+            for b in each[a["context"]]["answers"]
+        }
+        assert a["score"] == pytest.approx(own[a["start_char"], a["end_char"]], 1e-4)
     # The threshold filters on the reader's score, whatever the weight.
     cut = sorted(scores)[len(scores) // 2]
     kept = answer_question(
