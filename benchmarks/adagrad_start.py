@@ -2,7 +2,7 @@
 """The first Adagrad steps of ``configs/snli_siamese.cfg`` (Lin et al.'s SNLI
 setting: a 4,000-unit ReLU layer over the hops' interaction, Adagrad lr
 0.01) with two initial accumulator values: 0 (torch's default, the config's
-value before issue 32) and 0.1 (TensorFlow's default, the Harvard NLP DA
+value before the NULL-token change) and 0.1 (TensorFlow's default, the Harvard NLP DA
 replication's and ``configs/glove.cfg``'s).
 
 With an accumulator of 0, Adagrad's first step is lr * g / |g| = +-lr for

@@ -100,8 +100,11 @@ def pair_classifier_score(
         ``pair_macro_f``, ``pair_f_per_type`` ({label: {"p", "r", "f"}}),
         ``pair_pos_p``, ``pair_pos_r``, ``pair_pos_f`` (None without a
         positive label), ``pair_map``, ``pair_mrr``, ``pair_p_at_1`` (None
-        without groups) and ``pair_score``, the checkpoint-selection score:
-        positive-class F with a positive label, accuracy otherwise.
+        without groups), ``pair_map_groups`` and
+        ``pair_map_groups_without_positive`` (the groups ranked, and those left
+        out), ``pair_score``, the checkpoint-selection score: positive-class F
+        with a positive label, accuracy otherwise; and ``cats_score``,
+        ``cats_score_desc``, ``cats_f_per_type`` (``with_spacy_keys``).
     """
     examples = list(examples)
     labels = list(labels)
@@ -124,7 +127,25 @@ def pair_classifier_score(
     scores["pair_map"] = ranking["map"]
     scores["pair_mrr"] = ranking["mrr"]
     scores["pair_p_at_1"] = ranking["p_at_1"]
+    # How many groups MAP averages over, and how many it left out.
+    scores["pair_map_groups"] = ranking["n_groups"] if ranked else None
+    scores["pair_map_groups_without_positive"] = (
+        ranking["n_groups_without_positive"] if ranked else None
+    )
     scores["pair_score"] = scores["pair_pos_f"] if positive else scores["pair_acc"]
+    return with_spacy_keys(scores, "positive F" if positive else "accuracy")
+
+
+def with_spacy_keys(scores: Dict[str, Any], desc: str) -> Dict[str, Any]:
+    """The pair scores also under the keys ``spacy evaluate`` prints
+    (``cats_score`` with ``cats_score_desc``, and ``cats_f_per_type``), so
+    that spaCy's own command shows them; ``spacy train`` reads only the
+    ``pair_*`` keys its score weights name. A pipeline that also has spaCy's
+    ``textcat`` reports that component's ``cats_*`` under the same keys:
+    read the ``pair_*`` ones there."""
+    scores["cats_score"] = scores["pair_score"]
+    scores["cats_score_desc"] = f"pair {desc}"
+    scores["cats_f_per_type"] = scores["pair_f_per_type"]
     return scores
 
 
@@ -150,7 +171,7 @@ def pair_ranking_score(
             "spacy-attn.pair_classifier_scorer.v1."
         )
     scores["pair_score"] = scores["pair_map"]
-    return scores
+    return with_spacy_keys(scores, "MAP")
 
 
 def _label_counts(
@@ -240,7 +261,8 @@ def ranking_scores(
     items (Iterable[Tuple[Hashable, float, bool]]): (group id, score, is
         positive) per item.
     RETURNS (Dict[str, Optional[float]]): ``map``, ``mrr``, ``p_at_1`` (None
-        if no group has a positive item) and ``n_groups``, the groups scored.
+        if no group has a positive item), ``n_groups``, the groups scored, and
+        ``n_groups_without_positive``, the groups skipped.
     """
     groups: Dict[Hashable, List[Tuple[float, bool]]] = defaultdict(list)
     for group, score, positive in items:
@@ -268,6 +290,7 @@ def ranking_scores(
         "mrr": rr / n if n else None,
         "p_at_1": p1 / n if n else None,
         "n_groups": n,
+        "n_groups_without_positive": len(groups) - n,
     }
 
 

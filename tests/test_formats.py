@@ -7,7 +7,7 @@ import pytest
 
 from spacy_attn.batch import RowReader
 from spacy_attn.readers import detect_format
-from spacy_attn.readers.formats import iter_pair_rows
+from spacy_attn.readers.pair_rows import iter_pair_rows
 
 JSON_ROW = '{"premise": "A dog.", "hypothesis": "An animal."}\n'
 TSV_ROWS = "premise\thypothesis\nA dog.\tAn animal.\n"

@@ -117,7 +117,13 @@ def test_qa_answers_equal_answer_questions(pipelines, tmp_path):
     ]
     records.append({"id": "empty", "question": "Anything?", "context": ""})
     src = write_jsonl(tmp_path / "in.jsonl.gz", records)
-    predict_file(nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False)
+    predict_file(
+        nlp,
+        src,
+        tmp_path / "out.jsonl",
+        batch_size=BATCH,
+        progress=False,
+    )
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [r["id"] for r in records]
     pairs = [(r["question"], r["context"]) for r in records]
@@ -168,7 +174,16 @@ def test_formats_give_the_same_output(pipelines, tmp_path, name):
         write_csv(
             src, ["id", "premise", "hypothesis"], rows, "\t" if "tsv" in name else ","
         )
-    predict_file(nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False)
+    # Written with csv quoting (tsv too) and a line break in a cell: read so.
+    quoting = "auto" if "jsonl" in name else "multiline"
+    predict_file(
+        nlp,
+        src,
+        tmp_path / "out.jsonl",
+        batch_size=BATCH,
+        progress=False,
+        quoting=quoting,
+    )
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [r["id"] for r in records]
     assert [row["cats"] for row in out] == pipe_cats(
@@ -184,7 +199,9 @@ def test_csv_line_numbers_count_physical_lines(pipelines, tmp_path):
         ["Last.", "Row."],
     ]
     src = write_csv(tmp_path / "in.csv", ["sentence1", "sentence2"], rows)
-    stats = predict_file(nlp, src, tmp_path / "out.jsonl", progress=False)
+    stats = predict_file(
+        nlp, src, tmp_path / "out.jsonl", progress=False, quoting="multiline"
+    )
     assert stats.columns.texts == ("sentence1", "sentence2")
     # Header on line 1; the second row spans lines 3-4.
     assert [row["id"] for row in read_jsonl(tmp_path / "out.jsonl")] == [2, 3, 5]

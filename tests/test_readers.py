@@ -146,7 +146,8 @@ def test_null_label_is_a_missing_label(tmp_path):
 
 # -- csv and the column settings ----------------------------------------------
 
-# A company-style file: any column names, a quoted comma, a quoted line break.
+# A company-style file: any column names, a quoted comma, a quoted line break
+# (read with quoting="multiline": by default a quote must close on its line).
 SELECTION_CSV = (
     "question_id,question,sentence,label\n"
     'q1,Who wrote it?,"Shakespeare wrote it, they say.",yes\n'
@@ -158,7 +159,7 @@ SELECTION_COLUMNS = PairColumns(["question", "sentence"], "label", "question_id"
 
 def test_csv_with_any_column_names(tmp_path, nlp):
     path = write(tmp_path / "sel.csv", SELECTION_CSV)
-    rows, stats = read_pair_rows(path, columns=SELECTION_COLUMNS)
+    rows, stats = read_pair_rows(path, columns=SELECTION_COLUMNS, quoting="multiline")
     got = [(r.first, r.second, r.label, r.group, r.id, r.line) for r in rows]
     assert got == [
         ("Who wrote it?", "Shakespeare wrote it, they say.", "yes", "q1", None, 2),
@@ -170,14 +171,17 @@ def test_csv_with_any_column_names(tmp_path, nlp):
     gz = tmp_path / "sel.csv.gz"
     gz.write_bytes(gzip.compress(SELECTION_CSV.encode()))
     columns = PairColumns(["question", "sentence"], id_col="question_id")
-    assert [r.id for r in read_pair_rows(gz, columns=columns)[0]] == ["q1", "q1", "q2"]
+    read = read_pair_rows(gz, columns=columns, quoting="multiline")[0]
+    assert [r.id for r in read] == ["q1", "q1", "q2"]
 
 
 def test_group_and_row_ids_travel_with_the_docs_through_a_docbin(tmp_path, nlp):
     from spacy_attn.cli.convert import convert_pairs
 
     path = write(tmp_path / "sel.csv", SELECTION_CSV)
-    examples = list(PairCorpus(path, columns=SELECTION_COLUMNS)(nlp))
+    examples = list(
+        PairCorpus(path, columns=SELECTION_COLUMNS, quoting="multiline")(nlp)
+    )
     assert [e.reference.user_data[GROUP_ID_KEY] for e in examples] == ["q1", "q1", "q2"]
     assert [e.predicted.user_data[GROUP_ID_KEY] for e in examples] == ["q1"] * 2 + [
         "q2"
@@ -188,7 +192,7 @@ def test_group_and_row_ids_travel_with_the_docs_through_a_docbin(tmp_path, nlp):
     }
     out = tmp_path / "sel.spacy"
     columns = PairColumns(["question", "sentence"], None, "question_id", "sentence")
-    convert_pairs(nlp, path, out, columns=columns)
+    convert_pairs(nlp, path, out, columns=columns, quoting="multiline")
     docs = [e.reference for e in PairCorpus(out)(nlp)]
     assert [d.user_data[GROUP_ID_KEY] for d in docs] == ["q1", "q1", "q2"]
     assert docs[1].user_data[ROW_ID_KEY] == "It rains."
@@ -296,7 +300,7 @@ def test_column_and_file_mistakes_name_file_line_and_option(
 def test_format_and_column_count_mistakes(tmp_path, nlp):
     path = write(tmp_path / "sel.csv", SELECTION_CSV)
     with pytest.raises(
-        CorpusFormatError, match=r"sel.csv: cannot read pairs .*'xml'.*--format"
+        CorpusFormatError, match=r"sel.csv: cannot read rows .*'xml'.*--format"
     ):
         read_pair_rows(path, format="xml")
     with pytest.raises(CorpusFormatError, match=r"--text-cols .*2 text columns"):
@@ -305,7 +309,7 @@ def test_format_and_column_count_mistakes(tmp_path, nlp):
 
 def test_check_labels_names_the_row_and_the_model_labels(tmp_path, nlp):
     path = write(tmp_path / "sel.csv", SELECTION_CSV)
-    corpus = PairCorpus(path, columns=SELECTION_COLUMNS)
+    corpus = PairCorpus(path, columns=SELECTION_COLUMNS, quoting="multiline")
     corpus.check_labels(nlp, {"yes", "no"})
     with pytest.raises(
         CorpusFormatError,
@@ -451,7 +455,8 @@ def test_damaged_text_files_name_the_file(tmp_path, nlp):
     cases = [
         (cut, r"gzipped UTF-8 text; the file is damaged .*EOFError"),
         (not_gz, r"gzipped UTF-8 text.*BadGzipFile"),
-        (latin, r"UTF-8 text.*UnicodeDecodeError"),
+        # The line and the byte, not a byte offset into the file.
+        (latin, r"latin.tsv:2: invalid UTF-8 \(byte 0xe9 at column 4\).*UTF-8"),
     ]
     for path, match in cases:
         with pytest.raises(CorpusFormatError, match=match) as err:

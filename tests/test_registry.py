@@ -35,6 +35,7 @@ REGISTERED = {
     ],
     "spacy_readers": [
         "spacy-attn.PairCorpus.v1",
+        "spacy-attn.PairCorpus.v2",
         "spacy-attn.SquadCorpus.v1",
         "spacy-attn.SquadCorpus.v2",
         "spacy-attn.TextCatCorpus.v1",

@@ -162,6 +162,7 @@ class DaskEngine(Engine):
                 "job": self.job,
             },
             score_threshold=self.score_threshold,
+            trained_columns=info[0].get("trained_columns", {}),
         )
 
     def run(

@@ -8,6 +8,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..loading import load_pipeline
+from ..readers.columns import trained_columns
 from .predictor import Predictor
 from .rows import Task
 
@@ -162,6 +163,7 @@ def warm_up(name: str) -> Dict[str, Any]:
         "kind": predictor.kind,
         "model_hash": predictor.model_hash(),
         "max_length": predictor.nlp.max_length,
+        "trained_columns": trained_columns(predictor.nlp.config),
         "pid": os.getpid(),
         "threads": torch.get_num_threads(),
         "seconds": time.perf_counter() - start,

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..errors import CorpusFormatError
+from ..readers.columns import check_against_trained
 from .engines import Engine, EngineInfo, InProcessEngine, Model
 from .errors import PredictError
 from .output import (
@@ -187,6 +189,8 @@ class FileRun:
         overwrite: bool,
         input_format: str,
         max_chars: Optional[int],
+        delimiter: Optional[str] = None,
+        quoting: str = "auto",
     ) -> None:
         """Check the options and the output files and open the input.
 
@@ -203,8 +207,16 @@ class FileRun:
             rejects,
         )
         self.batch_size, self.resume, self.max_chars = batch_size, resume, max_chars
-        self.reader = RowReader(input_path, input_format=input_format)
-        self.available = self.reader.columns()
+        try:
+            self.reader = RowReader(
+                input_path,
+                input_format=input_format,
+                delimiter=delimiter,
+                quoting=quoting,
+            )
+            self.available = self.reader.columns()
+        except CorpusFormatError as err:
+            raise PredictError(str(err)) from None
         self.stats = PredictStats()
         self.record: Dict[str, Any] = {}
         self.batches: Iterator[Tuple[Batch, List[Task]]] = iter(())
@@ -233,8 +245,19 @@ class FileRun:
         stats.component, stats.task = info.component, info.kind
         stats.workers, stats.details = info.workers, dict(info.details)
         columns = None
+        trained = info.trained_columns if info.kind == "pair" else {}
+        try:
+            stats.note = check_against_trained(text_cols, trained)
+        except CorpusFormatError as err:
+            raise PredictError(str(err)) from None
+        if text_cols is None and trained:
+            # The model knows its columns: the file it was trained on needs
+            # no --text-cols, and a file that lacks them fails by their names.
+            text_cols = trained.get("text_cols")
+        if group_col is None and trained.get("group_col") in (self.available or ()):
+            group_col = trained["group_col"]
         if self.available is not None:
-            columns = resolve_columns(
+            columns = self._resolve_columns(
                 info.kind,
                 self.available,
                 text_cols=text_cols,
@@ -268,6 +291,19 @@ class FileRun:
             rows, columns, self.batch_size, keep_going=keep_going, n_done=n_done
         )
 
+    def _resolve_columns(
+        self, kind: str, available: Sequence[str], **options: Any
+    ) -> Columns:
+        # The columns, or the error with what to pass when the header was
+        # read as one column (a semicolon-separated or tab-separated ".csv").
+        try:
+            return resolve_columns(kind, available, **options)
+        except PredictError as err:
+            hint = self.reader.delimiter_hint()
+            if hint is None:
+                raise
+            raise PredictError(f"{str(err).rstrip('.')}; {hint}.") from None
+
     def write(self, engine: Engine, *, progress: bool) -> None:
         """Predict the batches on the engine and write each one, then the run
         record that covers it (after the flush: the record never covers rows
@@ -297,6 +333,7 @@ class FileRun:
         """Stop the engine (dropping its work in flight if ``failed``) and
         close the files and the progress bar."""
         self.stats.seconds = time.perf_counter() - self._start
+        self.stats.counts = self.reader.counts
         self.stats.details.update(engine.run_details())
         engine.close(failed=failed)
         if self._sinks is not None:
@@ -321,6 +358,8 @@ def run_record(
         "group_col": columns.group if columns else None,
         "label_col": columns.label if columns else None,
         "input_format": reader.format,
+        "delimiter": reader.table.delimiter,
+        "quoting": reader.table.quoting,
         "rejects": rejects is not None,
         "max_chars": list(limits),
         "score_threshold": info.score_threshold,
@@ -346,40 +385,38 @@ def predict_file(
     component: Optional[str] = None,
     max_chars: Optional[int] = None,
     progress: bool = True,
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
 ) -> PredictStats:
     """Predict every row of ``input_path`` and write one JSON line per row to
     ``output_path`` (formats and guarantees: docs/batch.md).
 
     model (Union[str, Path, Language]): A pipeline path or package name, or a
-        loaded pipeline (local worker processes then need the fork start
-        method; the Dask engine sends it to its workers as config and bytes).
+        loaded pipeline (local workers need fork; Dask gets config and bytes).
     input_path (Union[str, Path]): jsonl / csv / tsv, optionally ``.gz``.
-    output_path (Union[str, Path]): The jsonl output (not gzipped: it is
-        appended to and truncated on resume).
-    engine (Optional[Engine]): Where batches are predicted, with its own
-        options: ``InProcessEngine`` (None: one with torch's defaults on the
-        CPU), ``LocalPoolEngine`` or ``dask_engine.DaskEngine``. Not started.
+    output_path (Union[str, Path]): The jsonl output (plain: resume appends).
+    engine (Optional[Engine]): Where batches are predicted (not started):
+        ``InProcessEngine`` (None: one on the CPU), ``LocalPoolEngine`` or
+        ``dask_engine.DaskEngine``.
     batch_size (int): Rows per batch (one job of a worker, one flush).
     text_cols (Optional[Sequence[str]]): The text columns, in the task's
-        order; None: detected from the first row.
-    id_col (Optional[str]): The id column; None: ``id`` if present, else
-        the line number.
-    group_col, label_col (Optional[str]): A group (query) id and a gold
-        label column, copied to each output line as "group" and "gold".
+        order; None: those the pipeline was trained with, else detected.
+    id_col (Optional[str]): The id column; None: ``id``, else the line.
+    group_col, label_col (Optional[str]): Copied to the output as "group", "gold".
     rejects_path (Optional[Union[str, Path]]): Write bad rows here
         (``{"line", "raw", "reason"}``) instead of stopping at the first.
-    resume (bool): Continue an interrupted run (of any engine, with the same
-        INPUT and options): keep the rows of OUTPUT and REJECTS, skip as many.
+    resume (bool): Continue an interrupted run (same INPUT and options, any
+        engine): keep the rows of OUTPUT and REJECTS, skip as many.
     overwrite (bool): Replace an existing OUTPUT / REJECTS.
-    input_format (str): "auto", "jsonl", "csv" or "tsv".
+    input_format, delimiter, quoting: How INPUT is read ("auto", "jsonl",
+        "csv" or "tsv"; see ``spacy_attn.readers.table_format``).
     component (Optional[str]): The spacy-attn component, if several.
-    max_chars (Optional[int]): The longest text (characters) a row may
-        hold; a longer one makes its row a bad row (rejected, or the run
-        stops). None: the component's limits (``predictor.MAX_CHARS``).
+    max_chars (Optional[int]): The longest text (characters) of a row that is
+        not a bad row; None: the component's limits (``predictor.MAX_CHARS``).
     progress (bool): Show a progress bar with rate and ETA on stderr.
     RETURNS (PredictStats): Counts and times.
-    RAISES (PredictError): On a bad row without ``rejects_path`` (after the
-        rows before it are written), or on options that do not fit.
+    RAISES (PredictError): On a bad row without ``rejects_path`` (the rows
+        before it written), or on options that do not fit.
     """
     run = FileRun(
         Path(input_path),
@@ -390,6 +427,8 @@ def predict_file(
         overwrite=overwrite,
         input_format=input_format,
         max_chars=max_chars,
+        delimiter=delimiter,
+        quoting=quoting,
     )
     runner = engine if engine is not None else InProcessEngine()
     failed = True

@@ -11,6 +11,7 @@ import torch
 from spacy.language import Language
 
 from ..loading import load_pipeline
+from ..readers.columns import trained_columns
 from .errors import PredictError
 from .pool import WorkerPool
 from .predictor import Predictor
@@ -33,6 +34,8 @@ class EngineInfo:
     details (Dict[str, Any]): Engine-specific facts (a scheduler's address).
     score_threshold (Optional[float]): Span QA: the answer score below which
         answers are dropped (``Predictor``); None: none is.
+    trained_columns (Dict[str, Any]): The column settings the pipeline was
+        trained with (``readers.columns.trained_columns``).
     """
 
     component: str
@@ -42,6 +45,7 @@ class EngineInfo:
     workers: int = 1
     details: Dict[str, Any] = field(default_factory=dict)
     score_threshold: Optional[float] = None
+    trained_columns: Dict[str, Any] = field(default_factory=dict)
 
 
 def describe(predictor: Predictor, *, workers: int = 1) -> EngineInfo:
@@ -58,6 +62,7 @@ def describe(predictor: Predictor, *, workers: int = 1) -> EngineInfo:
         max_length=predictor.nlp.max_length,
         workers=workers,
         score_threshold=predictor.score_threshold,
+        trained_columns=trained_columns(predictor.nlp.config),
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Dict, Iterable, List, Optional, Tuple
 
+from ..readers.table import ReadCounts
 from .errors import PredictError
 from .rows import Columns, InputRow, RowReader, prefix_sha256
 
@@ -116,6 +117,9 @@ class PredictStats:
     component (str): The component that made the predictions.
     task (str): "pair", "doc" or "qa".
     columns (Optional[Columns]): The columns read.
+    counts (Optional[ReadCounts]): Where each line of the input went.
+    note (Optional[str]): Said to the user beside the counts (e.g. columns
+        other than the ones the model was trained with).
     engine (str): "local" or "dask".
     workers (int): Processes that predicted (1: this one).
     details (Dict[str, Any]): What the engine reports besides, e.g. the Dask
@@ -123,6 +127,8 @@ class PredictStats:
     """
 
     rows: int = 0
+    counts: Optional[ReadCounts] = None
+    note: Optional[str] = None
     written: int = 0
     rejected: int = 0
     skipped: int = 0
@@ -274,6 +280,8 @@ RUN_ITEMS: Dict[str, str] = {
     "group_col": "the group column (--group-col)",
     "label_col": "the label column (--label-col)",
     "input_format": "the input format (--format)",
+    "delimiter": "the delimiter (--delimiter)",
+    "quoting": "how quotes are read (--quoting)",
     "rejects": "--rejects (given or not)",
     "input_prefix": "the input (its rows that run had finished)",
     "max_chars": "the text limits (--max-chars)",
@@ -354,7 +362,7 @@ def check_run_record(
         ]
         prefix = saved.get("input_prefix") or {}
         if not changed and prefix.get("rows"):
-            again = RowReader(reader.path, input_format=reader.format)
+            again = reader.reopen()
             if prefix_sha256(again, prefix["rows"]) != prefix.get("sha256"):
                 changed.append("input_prefix")
         if changed:

@@ -13,7 +13,7 @@ COMPONENTS = {
     "qa": "attn_span_qa",
 }
 READERS = {
-    "pair": "spacy-attn.PairCorpus.v1",
+    "pair": "spacy-attn.PairCorpus.v2",
     "doc": "spacy-attn.TextCatCorpus.v1",
     "qa": "spacy-attn.SquadCorpus.v1",
 }

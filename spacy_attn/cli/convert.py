@@ -13,6 +13,8 @@ from .app import attn_cli
 from .errors import existing_file, fail, user_errors
 from .options import (
     Arg,
+    DelimiterOpt,
+    FormatOpt,
     GroupColOpt,
     IdColOpt,
     LabelColOpt,
@@ -20,6 +22,7 @@ from .options import (
     Opt,
     PairKeyOpt,
     PositiveLabelOpt,
+    QuotingOpt,
     TextColsOpt,
     pair_columns,
     parse_label_map,
@@ -60,9 +63,9 @@ def convert_cli(
             show_default=False,
         ),
     ] = None,
-    input_format: Annotated[
-        str, Opt("--format", help="Input format: auto, jsonl, csv or tsv")
-    ] = "auto",
+    input_format: FormatOpt = "auto",
+    delimiter: DelimiterOpt = None,
+    quoting: QuotingOpt = "auto",
     text_cols: TextColsOpt = None,
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
@@ -98,12 +101,15 @@ def convert_cli(
             input_path,
             output_path,
             input_format=input_format,
+            delimiter=delimiter,
+            quoting=quoting,
             pair_key=pair_key,
             label_map=mapping,
             positive_label=positive_label,
             limit=limit,
             columns=columns,
         )
+    typer.echo(f"Read {input_path}: {stats.describe()}")
     typer.echo(
         f"Wrote {stats.rows} pairs to {output_path} (skipped {stats.skipped_unlabelled} "
         f"unlabelled); labels: {stats.labels}"
@@ -116,6 +122,8 @@ def convert_pairs(
     output_path: Path,
     *,
     input_format: str = "auto",
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
     pair_key: str = DEFAULT_PAIR_KEY,
     label_map: Optional[Dict[str, str]] = None,
     positive_label: Optional[str] = None,
@@ -137,9 +145,12 @@ def convert_pairs(
     rows, stats = read_pair_rows(
         input_path,
         format=input_format,
+        delimiter=delimiter,
+        quoting=quoting,
         label_map=label_map,
         limit=limit,
         columns=columns,
+        positive_label=positive_label,
     )
     docbin = DocBin(store_user_data=True)
     for row in rows:

@@ -3,7 +3,7 @@ trivial baselines that it must beat."""
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import typer
 from typing_extensions import Annotated
@@ -13,6 +13,8 @@ from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
 from .errors import existing_file, fail, user_errors
 from .options import (
+    DelimiterOpt,
+    FormatOpt,
     GpuIdOpt,
     GroupColOpt,
     IdColOpt,
@@ -24,6 +26,7 @@ from .options import (
     PairDataArg,
     PairKeyOpt,
     PositiveLabelOpt,
+    QuotingOpt,
     TextColsOpt,
     pair_columns,
     parse_label_map,
@@ -57,6 +60,9 @@ def evaluate_cli(
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
     id_col: IdColOpt = None,
+    input_format: FormatOpt = "auto",
+    delimiter: DelimiterOpt = None,
+    quoting: QuotingOpt = "auto",
     as_json: JsonOpt = False,
     check: Annotated[
         bool,
@@ -91,12 +97,16 @@ def evaluate_cli(
             batch_size=batch_size,
             gpu_id=gpu_id,
             columns=columns,
+            input_format=input_format,
+            delimiter=delimiter,
+            quoting=quoting,
         )
     text = json.dumps(scores, indent=2)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text + "\n", encoding="utf8")
     baselines = scores.get("baselines", {})
+    print_notes(scores)
     if as_json:
         typer.echo(text)
     else:
@@ -118,6 +128,9 @@ def evaluate_pairs(
     batch_size: int = 256,
     gpu_id: int = -1,
     columns: Optional["PairColumns"] = None,
+    input_format: str = "auto",
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
 ) -> Dict[str, Any]:
     """The scores of a pipeline on a pair corpus (``nlp.evaluate`` on the
     examples of spacy-attn.PairCorpus.v1, which keep each doc's pair).
@@ -126,6 +139,8 @@ def evaluate_pairs(
     data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
     columns (Optional[PairColumns]): The columns of a row file (default:
         detected).
+    input_format, delimiter, quoting: How a row file is read
+        (``spacy_attn.readers.table_format``).
     positive_label (Optional[str]): The positive label of a binary task
         (default: the one the pair classifier learned in training, if any).
     RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them,
@@ -139,8 +154,12 @@ def evaluate_pairs(
     from ..readers import PairCorpus
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
+    columns, note = columns_for(nlp, columns)
     corpus = PairCorpus(
         data,
+        format=input_format,
+        delimiter=delimiter,
+        quoting=quoting,
         pair_key=pair_key,
         label_map=label_map,
         positive_label=positive_label,
@@ -152,6 +171,10 @@ def evaluate_pairs(
     if known:
         corpus.check_labels(nlp, set(known))
     examples = list(corpus(nlp))
+    positive = positive_label or next(
+        (clf.positive_label for clf in classifiers if clf.positive_label), None
+    )
+    check_positives(data, examples, positive)
     scorer_cfg = {"positive_label": positive_label} if positive_label else None
     scores = nlp.evaluate(examples, batch_size=batch_size, scorer_cfg=scorer_cfg)
     if len(classifiers) == 1 and not classifiers[0].multi_label:
@@ -162,7 +185,71 @@ def evaluate_pairs(
             positive_label=positive_label or clf.positive_label,
             pair_key=clf.pair_key,
         )
+    if note:
+        scores["note"] = note
+    if corpus.stats is not None:
+        scores["read"] = f"{data}: {corpus.stats.describe()}"
     return scores
+
+
+def print_notes(scores: Dict[str, Any]) -> None:
+    """On stderr: the lines read, a note on the columns, and how many groups
+    MAP averages over (stdout may be the scores' JSON)."""
+    if scores.get("read"):
+        typer.echo(f"Read {scores['read']}", err=True)
+    if scores.get("note"):
+        typer.echo(f"Note: {scores['note']}", err=True)
+    if scores.get("pair_map_groups") is not None:
+        typer.echo(
+            f"MAP, MRR and P@1 over {scores['pair_map_groups']:,} groups "
+            f"({scores['pair_map_groups_without_positive']:,} without a positive "
+            f"pair left out).",
+            err=True,
+        )
+
+
+def check_positives(data: Path, examples: List[Any], positive: Optional[str]) -> None:
+    """Fail when a binary task's evaluation file has no positive row.
+
+    RAISES (CorpusFormatError): Naming the file, the label and the fix.
+    """
+    from ..errors import CorpusFormatError
+
+    if positive is None or any(
+        eg.reference.cats.get(positive) == 1.0 for eg in examples
+    ):
+        return
+    raise CorpusFormatError(
+        f"{data}: no row has the positive label {positive!r}, so the positive "
+        f"class's P / R / F and the ranking scores (MAP, MRR, P@1) mean "
+        f"nothing; evaluate on a file with positives (or name the label column "
+        f"with --label-col, the labels with --label-map)."
+    )
+
+
+def columns_for(
+    nlp: Any, columns: Optional["PairColumns"]
+) -> "tuple[PairColumns, Optional[str]]":
+    """The columns to read: those given, the rest from the columns the
+    pipeline was trained with (``readers.columns.trained_columns``).
+
+    RETURNS (Tuple[PairColumns, Optional[str]]): The columns, and a note when
+        the text columns given differ from the trained ones.
+    RAISES (CorpusFormatError): When the text columns given swap the trained ones.
+    """
+    from ..readers import PairColumns
+    from ..readers.columns import check_against_trained, trained_columns
+
+    given = columns if columns is not None else PairColumns()
+    trained = trained_columns(nlp.config)
+    note = check_against_trained(given.text_cols, trained)
+    merged = PairColumns(
+        given.text_cols if given.text_cols is not None else trained.get("text_cols"),
+        given.label_col if given.label_col is not None else trained.get("label_col"),
+        given.group_col if given.group_col is not None else trained.get("group_col"),
+        given.id_col,
+    )
+    return merged, note
 
 
 __all__ = ["evaluate_cli", "evaluate_pairs"]

@@ -24,17 +24,19 @@ from .config_templates import (
 from .errors import fail
 from .options import (
     Arg,
+    DelimiterOpt,
     GroupColOpt,
     IdColOpt,
     LabelColOpt,
     Opt,
+    QuotingOpt,
     TextColsOpt,
     pair_columns,
 )
 
 DATA = {
     "pair": (
-        "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v1)"
+        "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v2)"
     ),
     "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
     "qa": "SQuAD v1.1 json (TRAIN streamed by spacy-attn.SquadCorpus.v2)",
@@ -86,9 +88,13 @@ def init_config_cli(
         ),
     ] = False,
     positive_label: Annotated[
-        str,
-        Opt("--positive-label", help="Binary pair task: the positive label"),
-    ] = DEFAULT_POSITIVE_LABEL,
+        Optional[str],
+        Opt(
+            "--positive-label",
+            help=f"Binary pair task: the positive label (default: {DEFAULT_POSITIVE_LABEL})",
+            show_default=False,
+        ),
+    ] = None,
     gpu: Annotated[
         bool,
         Opt("--gpu/--cpu", help="Sizes and mixed precision for a GPU, or a CPU"),
@@ -97,6 +103,8 @@ def init_config_cli(
     label_col: LabelColOpt = None,
     group_col: GroupColOpt = None,
     id_col: IdColOpt = None,
+    delimiter: DelimiterOpt = None,
+    quoting: QuotingOpt = "auto",
     no_answer: NoAnswerOpt = False,
 ) -> None:
     """Write a training config for a task (pair classification, doc
@@ -108,15 +116,10 @@ def init_config_cli(
     on MAP. QA task with --no-answer: a model that can answer "no answer"
     (spacy-attn.DynamicCoattention.v3), selected on the official SQuAD 2.0
     F1; after training, `spacy attn qa-threshold` sets its threshold."""
-    if task not in TASKS:
-        fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
-    if backbone not in BACKBONES:
-        fail(f"--backbone {backbone!r}: choose one of {', '.join(BACKBONES)}.")
-    if binary and task == "qa":
-        fail("--binary: the qa task has no labels; use --task pair or doc.")
-    if no_answer and task != "qa":
-        fail(f"--no-answer: a qa task option (--task qa), not --task {task}.")
+    check_options(task, backbone, binary, positive_label, no_answer)
+    positive_label = positive_label or DEFAULT_POSITIVE_LABEL
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
+    columns = reader_table(task, columns, delimiter, quoting)
     config = quickstart_config(
         task,
         backbone,
@@ -136,6 +139,54 @@ def init_config_cli(
         no_answer=no_answer,
     )
     write_config(output, config, header)
+
+
+def check_options(
+    task: str,
+    backbone: str,
+    binary: bool,
+    positive_label: Optional[str],
+    no_answer: bool,
+) -> None:
+    """Fail on an option value that is not one, or options that contradict
+    each other (one line each)."""
+    if task not in TASKS:
+        fail(f"--task {task!r}: choose one of {', '.join(TASKS)}.")
+    if backbone not in BACKBONES:
+        fail(f"--backbone {backbone!r}: choose one of {', '.join(BACKBONES)}.")
+    if binary and task == "qa":
+        fail("--binary: the qa task has no labels; use --task pair or doc.")
+    if no_answer and task != "qa":
+        fail(f"--no-answer: a qa task option (--task qa), not --task {task}.")
+    if positive_label is not None and not binary:
+        fail(
+            "--positive-label names the positive label of a binary task: add "
+            "--binary, or leave it out for a multi-class task (--multiclass)."
+        )
+
+
+def reader_table(
+    task: str,
+    columns: Optional[Dict[str, Any]],
+    delimiter: Optional[str],
+    quoting: str,
+) -> Optional[Dict[str, Any]]:
+    """The reader settings with ``delimiter`` and ``quoting`` added (when
+    given): how ``spacy train`` reads the files."""
+    from ..readers import QUOTINGS
+
+    if delimiter is None and quoting == "auto":
+        return columns
+    if task != "pair":
+        fail("--delimiter and --quoting: --task pair only.")
+    if quoting not in QUOTINGS:
+        fail(f"--quoting: {quoting!r} is not one of {', '.join(QUOTINGS)}.")
+    settings = dict(columns or {})
+    if delimiter is not None:
+        settings["delimiter"] = "\t" if delimiter in ("\\t", "tab") else delimiter
+    if quoting != "auto":
+        settings["quoting"] = quoting
+    return settings
 
 
 def write_config(output: str, config: Config, header: List[str]) -> None:

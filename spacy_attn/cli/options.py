@@ -98,6 +98,36 @@ IdColOpt = Annotated[
         show_default=False,
     ),
 ]
+FormatOpt = Annotated[
+    str,
+    Opt(
+        "--format",
+        help=(
+            "Input format: auto (from the file name, else the first line), "
+            "jsonl, csv or tsv"
+        ),
+    ),
+]
+# How a row file is read (spacy_attn.readers.rows), alike in every command
+# that reads one and named as the settings of spacy-attn.PairCorpus.v2.
+DelimiterOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--delimiter",
+        help="csv / tsv field delimiter, e.g. ';' or '\\t' (default: ',' for csv, tab for tsv)",
+        show_default=False,
+    ),
+]
+QuotingOpt = Annotated[
+    str,
+    Opt(
+        "--quoting",
+        help=(
+            "Quotes in csv / tsv: auto (csv quotes within a line for csv, none for "
+            "tsv), none, line, or multiline (quoted cells may hold line breaks)"
+        ),
+    ),
+]
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 JsonOpt = Annotated[
     bool, Opt("--json", help="Print the scores as JSON instead of a table")
@@ -134,16 +164,23 @@ def pair_columns(
     id_col: Optional[str] = None,
 ) -> "PairColumns":
     """The columns of a pair file from the column options."""
+    from ..errors import CorpusFormatError
     from ..readers import PairColumns
 
     columns = parse_text_cols(text_cols)
     if columns is not None and len(columns) != 2:
         fail(f"--text-cols: a pair needs 2 text columns, got {columns}.")
-    return PairColumns(columns, label_col, group_col, id_col)
+    try:
+        return PairColumns(columns, label_col, group_col, id_col)
+    except CorpusFormatError as err:
+        fail(str(err))
 
 
 __all__ = [
     "Arg",
+    "DelimiterOpt",
+    "FormatOpt",
+    "QuotingOpt",
     "GpuIdOpt",
     "JsonOpt",
     "GroupColOpt",

@@ -11,10 +11,13 @@ from .app import attn_cli
 from .errors import fail, user_errors
 from .options import (
     Arg,
+    DelimiterOpt,
+    FormatOpt,
     GroupColOpt,
     IdColOpt,
     LabelColOpt,
     Opt,
+    QuotingOpt,
     TextColsOpt,
     parse_text_cols,
 )
@@ -121,16 +124,6 @@ ResumeOpt = Annotated[
 OverwriteOpt = Annotated[
     bool, Opt("--overwrite", help="Replace an existing OUTPUT / --rejects")
 ]
-FormatOpt = Annotated[
-    str,
-    Opt(
-        "--format",
-        help=(
-            "Input format: auto (from the file name, else the first line), "
-            "jsonl, csv or tsv"
-        ),
-    ),
-]
 ComponentOpt = Annotated[
     Optional[str],
     Opt(
@@ -232,6 +225,8 @@ def predict_cli(
     resume: ResumeOpt = False,
     overwrite: OverwriteOpt = False,
     input_format: FormatOpt = "auto",
+    delimiter: DelimiterOpt = None,
+    quoting: QuotingOpt = "auto",
     component: ComponentOpt = None,
     max_chars: MaxCharsOpt = None,
     score_threshold: ScoreThresholdOpt = None,
@@ -246,8 +241,7 @@ def predict_cli(
     """Predict every row of INPUT with the pipeline's spacy-attn component
     (pairs -> cats; docs -> embedding and cats; QA -> answers) and write one
     JSON line per row, in input order, to OUTPUT. Streaming, resumable, on
-    local worker processes or a Dask cluster.
-    """
+    local worker processes or a Dask cluster."""
     from ..batch import predict_file
 
     check_options(
@@ -257,7 +251,6 @@ def predict_cli(
         gpu_id=gpu_id,
         dask_only=bool(scheduler or resources),
     )
-    needs = parse_resources(resources)
     with user_errors():
         runner = make_engine(
             engine,
@@ -270,7 +263,7 @@ def predict_cli(
                 "n_workers": n_workers,
                 "batches_per_task": batches_per_task,
                 "max_in_flight": max_in_flight,
-                "resources": needs,
+                "resources": parse_resources(resources),
                 "startup_timeout": startup_timeout,
             },
         )
@@ -288,6 +281,8 @@ def predict_cli(
             resume=resume,
             overwrite=overwrite,
             input_format=input_format,
+            delimiter=delimiter,
+            quoting=quoting,
             component=component,
             max_chars=max_chars,
             progress=not no_progress,
@@ -376,7 +371,9 @@ def summary(stats: "PredictStats", output_path: Path, rejects: Optional[Path]) -
     elif stats.workers > 1:
         where = f" on {stats.workers} worker processes"
     columns_read = stats.columns
-    return (
+    read = f"Read {stats.counts.describe()}. " if stats.counts else ""
+    read = f"Note: {stats.note}\n{read}" if stats.note else read
+    return read + (
         f"{stats.component} ({stats.task}): {stats.written} rows written to {output_path}"
         + (f", {stats.rejected} rejected to {rejects}" if rejects else "")
         + (f", {stats.skipped} already done (--resume)" if stats.skipped else "")

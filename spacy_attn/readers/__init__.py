@@ -4,29 +4,34 @@ prediction (``spacy_attn.readers.formats``)."""
 
 from ..errors import CorpusFormatError
 from .columns import PairColumns, PairRow
-from .formats import (
-    ReadStats,
-    detect_format,
-    is_docbin_name,
-    read_docbin,
-    read_pair_rows,
-)
+from .formats import detect_format, is_docbin_name, read_docbin
 from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader, pair_doc
+from .pair_rows import ReadStats, check_binary_labels, iter_pair_rows, read_pair_rows
+from .rows import InputRow, RowReader
+from .table import QUOTINGS, ReadCounts, TableFormat, table_format
 from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
 
 __all__ = [
+    "QUOTINGS",
     "CorpusFormatError",
+    "InputRow",
     "PairColumns",
     "PairCorpus",
     "PairRow",
+    "ReadCounts",
     "ReadStats",
+    "RowReader",
+    "TableFormat",
     "TextCatCorpus",
     "cats_for",
+    "check_binary_labels",
     "create_pair_corpus_reader",
     "create_textcat_corpus_reader",
     "detect_format",
     "is_docbin_name",
+    "iter_pair_rows",
     "pair_doc",
     "read_docbin",
     "read_pair_rows",
+    "table_format",
 ]

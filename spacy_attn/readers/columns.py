@@ -90,6 +90,12 @@ class PairColumns:
                     f"{option_hint('text_cols')}: a pair needs 2 text columns, "
                     f"got {list(self.text_cols)}."
                 )
+        if self.label_col is not None and self.label_col in (self.text_cols or ()):
+            raise CorpusFormatError(
+                f"{option_hint('label_col')}: {self.label_col!r} is also a text "
+                f"column ({option_hint('text_cols')}: {list(self.text_cols or ())}); "
+                f"name the column that holds the labels."
+            )
 
     def named(self, *, need_label: bool = True) -> List[Tuple[str, str]]:
         """The columns given by name, each with its setting."""
@@ -223,7 +229,60 @@ class PairColumns:
         return str(value)
 
 
+COLUMN_SETTINGS = ("text_cols", "label_col", "group_col", "id_col")
+
+
+def trained_columns(config: Any) -> Dict[str, Any]:
+    """The column settings a pipeline was trained with: those of its
+    ``[corpora.train]`` pair reader (``spacy-attn.PairCorpus.*``), set ones
+    only ({} for a pipeline trained otherwise, e.g. on a DocBin).
+
+    config (Any): The pipeline's config (``nlp.config``).
+    RETURNS (Dict[str, Any]): e.g. ``{"text_cols": ["question", "sentence"],
+        "group_col": "question_id"}``.
+    """
+    try:
+        reader = dict(config["corpora"]["train"])
+    except (KeyError, TypeError):
+        return {}
+    if not str(reader.get("@readers", "")).startswith("spacy-attn.PairCorpus"):
+        return {}
+    found = {key: reader.get(key) for key in COLUMN_SETTINGS}
+    if found["text_cols"] is not None:
+        found["text_cols"] = list(found["text_cols"])
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def check_against_trained(
+    text_cols: Optional[Sequence[str]], trained: Dict[str, Any]
+) -> Optional[str]:
+    """Compare the text columns a command was given with those the pipeline
+    was trained with.
+
+    RETURNS (Optional[str]): A note when the names differ (a file may name
+        its columns otherwise), None when they agree or either is unknown.
+    RAISES (CorpusFormatError): When they are the trained columns in another
+        order: the model would read each text as the other, silently.
+    """
+    known = trained.get("text_cols")
+    if not text_cols or not known or list(text_cols) == list(known):
+        return None
+    if sorted(text_cols) == sorted(known):
+        raise CorpusFormatError(
+            f"--text-cols {','.join(text_cols)} swaps the columns the model was "
+            f"trained with ({','.join(known)}): a pair model reads its texts in "
+            f"order. Pass --text-cols {','.join(known)}, or leave it out."
+        )
+    return (
+        f"--text-cols {','.join(text_cols)}: the model was trained on columns "
+        f"{','.join(known)} (in that order); make sure these hold the same texts."
+    )
+
+
 __all__ = [
+    "COLUMN_SETTINGS",
+    "check_against_trained",
+    "trained_columns",
     "DEFAULT_ID_COLUMN",
     "FIRST_KEYS",
     "LABEL_KEYS",

@@ -1,36 +1,25 @@
 """Input formats shared by the corpus readers and batch prediction: detecting
-the format, opening (gzip), text lines, jsonl records, DocBins and pair rows."""
+the format, opening (gzip), text lines, jsonl records and DocBins (the rows
+of a csv / tsv / jsonl file: ``spacy_attn.readers.rows``)."""
 
-import csv
 import gzip
 import io
 import json
 import logging
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, BinaryIO, Iterator, Tuple, Union
 
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from ..errors import CorpusFormatError
-from .columns import PairColumns, PairRow
 
 logger = logging.getLogger("spacy_attn")
 
 # The row formats ``detect_format`` names besides "spacy" (a DocBin).
 TEXT_FORMATS = ("jsonl", "csv", "tsv")
-
-UNLABELLED = ("-", "")
-
-
-@dataclass
-class ReadStats:
-    rows: int = 0
-    skipped_unlabelled: int = 0
-    labels: Dict[str, int] = field(default_factory=dict)
 
 
 def _unzipped_name(path: Path) -> str:
@@ -185,147 +174,3 @@ def _damaged_docbin(path: Path, err: Exception) -> CorpusFormatError:
         f"Recreate it from the source data (e.g. `python -m spacy_attn convert`). "
         f"Cause: {type(err).__name__}: {cause}"
     )
-
-
-def iter_records(
-    path: Path, fmt: str, *, header_check: Optional[Callable[[List[str]], None]] = None
-) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """Yield ``(line_number, record)`` from a jsonl file (one JSON object per
-    line), a csv file with a header row (quoted as Excel and pandas write
-    it) or a tsv file with a header row (fields unquoted, the GLUE
-    convention). Blank lines are skipped; a row's line is where it starts.
-
-    path (Path): The file, optionally gzipped.
-    fmt (str): "jsonl", "csv" or "tsv".
-    header_check (Optional[Callable[[List[str]], None]]): Called with the
-        csv / tsv header before the first row (e.g. to check the columns).
-    RAISES (CorpusFormatError): For a malformed row, naming file and line.
-    """
-    if fmt == "jsonl":
-        for line_no, record in jsonl_records(path):
-            if not isinstance(record, dict):
-                raise CorpusFormatError(f"{path}:{line_no}: expected a JSON object.")
-            yield line_no, record
-        return
-    if fmt == "csv":
-        reader = csv.reader(text_lines(path))
-    else:
-        reader = csv.reader(
-            text_lines(path), delimiter="\t", quotechar=None, quoting=csv.QUOTE_NONE
-        )
-    name = "comma" if fmt == "csv" else "tab"
-    try:
-        header = next(reader, None)
-        if header is None:
-            return
-        if header_check is not None:
-            header_check(header)
-        end = reader.line_num
-        for row in reader:
-            line_no, end = end + 1, reader.line_num
-            if not row or row == [""]:
-                continue
-            if len(row) != len(header):
-                raise CorpusFormatError(
-                    f"{path}:{line_no}: expected {len(header)} {name}-separated "
-                    f"fields (header {header}), got {len(row)}."
-                )
-            yield line_no, dict(zip(header, row))
-    except csv.Error as err:
-        raise CorpusFormatError(
-            f"{path}:{reader.line_num}: not valid {fmt} ({err})."
-        ) from None
-
-
-PAIR_FORMATS = ("jsonl", "csv", "tsv")
-
-
-def pair_format(path: Path, format: str) -> str:
-    """The row format of a pair file: ``format``, or detected for "auto".
-
-    RAISES (CorpusFormatError): For a format that is not a row format.
-    """
-    fmt = detect_format(path) if format == "auto" else format
-    if fmt not in PAIR_FORMATS:
-        detected = f" (detected from the name {path.name})" if format == "auto" else ""
-        raise CorpusFormatError(
-            f"{path}: cannot read pairs from format {fmt!r}{detected}; use --format "
-            f"(format in a reader config) auto, {', '.join(PAIR_FORMATS)} or, where "
-            f"a DocBin is read, spacy."
-        )
-    return fmt
-
-
-def iter_pair_rows(
-    path: Union[str, Path],
-    *,
-    format: str = "auto",
-    need_label: bool = True,
-    columns: Optional[PairColumns] = None,
-) -> Iterator[Tuple[int, PairRow]]:
-    """Yield ``(line_number, PairRow)`` from a jsonl, csv or tsv pair file.
-
-    columns (Optional[PairColumns]): The columns (default: detected).
-    RAISES (CorpusFormatError): For a malformed row or a missing column,
-        naming file and line.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"Pair corpus not found: {path}")
-    cols = columns if columns is not None else PairColumns()
-    fmt = pair_format(path, format)
-
-    def check(header: List[str]) -> None:
-        cols.check_header(header, path, need_label=need_label)
-
-    for line_no, record in iter_records(path, fmt, header_check=check):
-        yield line_no, cols.row(record, path, line_no, need_label=need_label)
-
-
-def read_pair_rows(
-    path: Union[str, Path],
-    *,
-    format: str = "auto",
-    label_map: Optional[Dict[str, str]] = None,
-    limit: int = 0,
-    columns: Optional[PairColumns] = None,
-) -> Tuple[List[PairRow], ReadStats]:
-    """Read the labelled rows of a pair file, mapping labels with
-    ``label_map`` and skipping unlabelled ("-") rows.
-
-    columns (Optional[PairColumns]): The columns (default: detected).
-    RETURNS (Tuple[List[PairRow], ReadStats]): Rows and counts.
-    RAISES (CorpusFormatError): For a malformed row, a missing column or a
-        file without rows.
-    """
-    stats = ReadStats()
-    rows: List[PairRow] = []
-    for _, row in iter_pair_rows(path, format=format, columns=columns):
-        if row.label in UNLABELLED:
-            stats.skipped_unlabelled += 1
-            continue
-        assert row.label is not None  # need_label (the default) above
-        if label_map:
-            row.label = label_map.get(row.label, row.label)
-        rows.append(row)
-        stats.rows += 1
-        stats.labels[row.label] = stats.labels.get(row.label, 0) + 1
-        if limit and len(rows) >= limit:
-            break
-    if not rows:
-        what = (
-            f"only unlabelled rows ({stats.skipped_unlabelled}, label '-' or empty)"
-            if stats.skipped_unlabelled
-            else "no rows"
-        )
-        raise CorpusFormatError(
-            f"{path}: {what}; a pair corpus needs labelled rows (--label-col / "
-            f"label_col names the label column)."
-        )
-    if stats.skipped_unlabelled:
-        logger.warning(
-            "%s: skipped %d unlabelled row(s) (label '-' or empty)",
-            path,
-            stats.skipped_unlabelled,
-        )
-    return rows, stats

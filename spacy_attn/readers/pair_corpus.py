@@ -2,8 +2,19 @@
 or DocBin files into pair ``Example``s."""
 
 import random
+import sys
 from pathlib import Path
-from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Union
+from typing import (
+    Any,
+    Callable,
+    Collection,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Union,
+)
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -20,7 +31,8 @@ from ..pairs import (
     upgrade_pair,
 )
 from .columns import PairColumns, PairRow
-from .formats import ReadStats, detect_format, read_docbin, read_pair_rows
+from .formats import detect_format, read_docbin
+from .pair_rows import ReadStats, read_pair_rows
 
 
 def cats_for(label: str, positive_label: Optional[str]) -> Dict[str, float]:
@@ -98,11 +110,89 @@ def create_pair_corpus_reader(
     id_col (Optional[str]): The row id column, stored in
         ``user_data[ROW_ID_KEY]`` (default: "id" where present).
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
+
+    v2 adds the ``delimiter`` and ``quoting`` settings; v1 reads with their
+    defaults (a file that v1 used to read with rows lost, such as a csv
+    quote that never closes, is now refused with its line).
     """
+    one_line_corpus_errors()
     return PairCorpus(
         path,
         format=format,
+        # v1 read csv cells across lines (and still does, now refusing a
+        # quote that never closes); v2's default keeps a quote to its line.
+        quoting="multiline" if _csv_path(path, format) else "auto",
+        report=True,
         pair_key=renamed_pair_key(pair_key, span_key, "spacy-attn.PairCorpus.v1"),
+        label_map=label_map,
+        positive_label=positive_label,
+        limit=limit,
+        shuffle=shuffle,
+        seed=seed,
+        columns=PairColumns(text_cols, label_col, group_col, id_col),
+    )
+
+
+@registry.readers("spacy-attn.PairCorpus.v2")
+def create_pair_corpus_reader_v2(
+    path: Optional[Union[str, Path]],
+    *,
+    format: str = "auto",
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
+    pair_key: str = DEFAULT_PAIR_KEY,
+    label_map: Optional[Dict[str, str]] = None,
+    positive_label: Optional[str] = None,
+    limit: int = 0,
+    shuffle: bool = False,
+    seed: int = 0,
+    text_cols: Optional[List[str]] = None,
+    label_col: Optional[str] = None,
+    group_col: Optional[str] = None,
+    id_col: Optional[str] = None,
+) -> Callable[[Language], Iterable[Example]]:
+    """Read a text-pair corpus for training and evaluation.
+
+    path (Union[str, Path]): A jsonl, csv, tsv or DocBin (.spacy) file,
+        optionally gzipped. None gives an empty corpus (e.g. for an unused
+        dev set).
+    format (str): "auto", "jsonl", "csv", "tsv" or "spacy".
+    delimiter (Optional[str]): The field delimiter of a csv / tsv file, e.g.
+        ";" (default: "," for csv, tab for tsv).
+    quoting (str): How quotes are read in csv / tsv: "auto" (csv quotes
+        within a line for csv; none for tsv, as NLP releases write it),
+        "none", "line" or "multiline" (quoted cells may hold line breaks).
+    pair_key (str): The name of the pair (see ``spacy_attn.pairs``).
+    label_map (Optional[Dict[str, str]]): Rename raw labels, e.g.
+        {"0": "not_duplicate", "1": "duplicate"}.
+    positive_label (Optional[str]): Binary task: the positive label, which
+        rows of the other label store as 0.0 (see ``cats_for``). The file's
+        labels must be it and one other.
+    limit (int): Read at most this many labelled rows (0 = all).
+    shuffle (bool): Shuffle the rows once, with ``seed``, before ``limit`` is
+        applied through the order (useful for subsampling).
+    text_cols (Optional[List[str]]): The two text columns of a jsonl / csv /
+        tsv file, e.g. ["question", "sentence"] (default: detected).
+    label_col (Optional[str]): The label column (default: detected).
+    group_col (Optional[str]): The group (query) id column, stored in each
+        doc's ``user_data[GROUP_ID_KEY]`` for ranking metrics (default: none).
+    id_col (Optional[str]): The row id column, stored in
+        ``user_data[ROW_ID_KEY]`` (default: "id" where present).
+    RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
+
+    Every line of the file is a row, a blank line or an error naming its
+    line; the counts are printed once when the rows are first read. A data
+    mistake that reaches the top of a script (``spacy train``) prints one
+    line, not a traceback (``one_line_corpus_errors``).
+    """
+    one_line_corpus_errors()
+    return PairCorpus(
+        path,
+        format=format,
+        delimiter=delimiter,
+        quoting=quoting,
+        report=True,
+        pair_key=pair_key,
         label_map=label_map,
         positive_label=positive_label,
         limit=limit,
@@ -122,6 +212,8 @@ class PairCorpus:
         path: Optional[Union[str, Path]],
         *,
         format: str = "auto",
+        delimiter: Optional[str] = None,
+        quoting: str = "auto",
         pair_key: str = DEFAULT_PAIR_KEY,
         label_map: Optional[Dict[str, str]] = None,
         positive_label: Optional[str] = None,
@@ -129,14 +221,20 @@ class PairCorpus:
         shuffle: bool = False,
         seed: int = 0,
         columns: Optional[PairColumns] = None,
+        report: bool = False,
     ) -> None:
-        """Initialize the reader; see ``create_pair_corpus_reader``.
+        """Initialize the reader; see ``create_pair_corpus_reader_v2``.
 
         columns (Optional[PairColumns]): The columns of a row file (default:
             detected).
+        report (bool): Print the line counts (``stats``) on stderr when the
+            rows are first read (the registered readers do, for ``spacy
+            train``; commands print their own).
         """
         self.path = ensure_path(path) if path is not None else None
         self.format = format
+        self.delimiter = delimiter
+        self.quoting = quoting
         self.pair_key = pair_key
         self.label_map = dict(label_map) if label_map else None
         self.positive_label = positive_label
@@ -144,6 +242,7 @@ class PairCorpus:
         self.shuffle = shuffle
         self.seed = seed
         self.columns = columns
+        self.report = report
         self._rows: Optional[List[PairRow]] = None
         self.stats: Optional[ReadStats] = None
 
@@ -154,14 +253,21 @@ class PairCorpus:
             rows, self.stats = read_pair_rows(
                 self.path,
                 format=self.format,
+                delimiter=self.delimiter,
+                quoting=self.quoting,
                 label_map=self.label_map,
                 columns=self.columns,
+                positive_label=self.positive_label,
             )
             if self.shuffle:
                 random.Random(self.seed).shuffle(rows)
             if self.limit:
                 rows = rows[: self.limit]
             self._rows = rows
+            if self.report:
+                # Once per corpus (spaCy calls the reader every epoch), on
+                # stderr (stdout may be a command's JSON).
+                print(f"ℹ {self.path}: {self.stats.describe()}", file=sys.stderr)
         return self._rows
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
@@ -235,3 +341,32 @@ class PairCorpus:
             predicted = reference.copy()
             predicted.cats = {}
             yield Example(predicted, reference)
+
+
+def _csv_path(path: Optional[Union[str, Path]], format: str) -> bool:
+    if path is None or format not in ("auto", "csv"):
+        return format == "csv"
+    return Path(path).exists() and detect_format(path) == "csv"
+
+
+def one_line_corpus_errors() -> None:
+    """Make a ``CorpusFormatError`` that no code catches print one line
+    (``✘ file:line: message``) instead of a traceback, as spaCy's own
+    commands report a user's mistakes; the exit code stays 1.
+
+    Installed by the registered readers, so that ``spacy train`` on a bad
+    file ends in one line. Only an exception that reaches the top of the
+    program is affected: library callers catch it as before.
+    """
+    previous = sys.excepthook
+    if getattr(previous, "spacy_attn_corpus_errors", False):
+        return
+
+    def hook(kind: type, value: BaseException, tb: Any) -> None:
+        if isinstance(value, CorpusFormatError):
+            sys.stderr.write(f"✘ {' '.join(str(value).split())}\n")
+            return
+        previous(kind, value, tb)
+
+    hook.spacy_attn_corpus_errors = True  # type: ignore[attr-defined]
+    sys.excepthook = hook

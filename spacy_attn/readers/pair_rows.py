@@ -1,0 +1,214 @@
+"""Pair rows from a jsonl / csv / tsv file: the one row reader
+(``readers.rows``) through the one column model (``readers.columns``), with
+every line counted and the labels of a binary task checked."""
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple, Union
+
+from ..errors import CorpusFormatError
+from .columns import PairColumns, PairRow
+from .rows import RowReader
+from .table import ReadCounts, TableFormat, table_format
+
+logger = logging.getLogger("spacy_attn")
+
+# Labels that mark an unlabelled row (SNLI's "-" for no consensus; empty).
+UNLABELLED = ("-", "")
+
+
+@dataclass
+class ReadStats:
+    """What reading a pair file found.
+
+    rows (int): Labelled rows kept.
+    skipped_unlabelled (int): Rows with the label "-" or empty, skipped.
+    labels (Dict[str, int]): Label -> rows (after ``label_map``).
+    counts (ReadCounts): Where each physical line went.
+    table (Optional[TableFormat]): How the file was read.
+    """
+
+    rows: int = 0
+    skipped_unlabelled: int = 0
+    labels: Dict[str, int] = field(default_factory=dict)
+    counts: ReadCounts = field(default_factory=ReadCounts)
+    table: Optional[TableFormat] = None
+
+    def describe(self) -> str:
+        """One line for a user: e.g. "tsv (...): 4,413 lines: 1 header,
+        4,412 rows, 0 blank, 0 bad; 4,412 pairs, labels {'0': 4200, '1': 212}"."""
+        table = f"{self.table.describe()}: " if self.table else ""
+        unlabelled = (
+            f", {self.skipped_unlabelled:,} unlabelled skipped"
+            if self.skipped_unlabelled
+            else ""
+        )
+        return (
+            f"{table}{self.counts.describe()}; {self.rows:,} pairs{unlabelled}; "
+            f"labels {format_labels(self.labels)}"
+        )
+
+
+def format_labels(labels: Dict[str, int]) -> str:
+    """``{'no': 3,900, 'yes': 512}``: labels with their row counts."""
+    return "{" + ", ".join(f"{k!r}: {v:,}" for k, v in sorted(labels.items())) + "}"
+
+
+def iter_pair_rows(
+    path: Union[str, Path],
+    *,
+    format: str = "auto",
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
+    need_label: bool = True,
+    columns: Optional[PairColumns] = None,
+    counts: Optional[ReadCounts] = None,
+) -> Iterator[Tuple[int, PairRow]]:
+    """Yield ``(line_number, PairRow)`` from a jsonl, csv or tsv pair file;
+    the first bad row stops the read with its line.
+
+    format, delimiter, quoting: How to read it (``readers.rows.table_format``).
+    columns (Optional[PairColumns]): The columns (default: detected).
+    counts (Optional[ReadCounts]): Filled with where each line went.
+    RAISES (CorpusFormatError): For a bad row or a missing column, naming
+        file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"Pair corpus not found: {path}")
+    cols = columns if columns is not None else PairColumns()
+    reader = RowReader(path, input_format=format, delimiter=delimiter, quoting=quoting)
+    checked = False
+    for row in reader.rows():
+        if counts is not None:
+            counts.__dict__.update(reader.counts.__dict__)
+        if not checked and reader.header is not None:
+            _check_header(cols, reader, path, need_label)
+        checked = True
+        if row.error is not None:
+            raise CorpusFormatError(f"{path}:{row.line}: {row.error}.")
+        assert row.record is not None
+        yield row.line, cols.row(row.record, path, row.line, need_label=need_label)
+    if counts is not None:
+        counts.__dict__.update(reader.counts.__dict__)
+    if not checked and reader.header is not None:
+        _check_header(cols, reader, path, need_label)
+
+
+def _check_header(
+    cols: PairColumns, reader: RowReader, path: Path, need_label: bool
+) -> None:
+    assert reader.header is not None
+    try:
+        cols.check_header(reader.header, path, need_label=need_label)
+    except CorpusFormatError as err:
+        hint = reader.delimiter_hint()
+        if hint is None:
+            raise
+        raise CorpusFormatError(f"{str(err).rstrip('.')}; {hint}.") from None
+
+
+def read_pair_rows(
+    path: Union[str, Path],
+    *,
+    format: str = "auto",
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
+    label_map: Optional[Dict[str, str]] = None,
+    limit: int = 0,
+    columns: Optional[PairColumns] = None,
+    positive_label: Optional[str] = None,
+) -> Tuple[List[PairRow], ReadStats]:
+    """Read the labelled rows of a pair file, mapping labels with
+    ``label_map`` and skipping unlabelled ("-" or empty) rows.
+
+    columns (Optional[PairColumns]): The columns (default: detected).
+    positive_label (Optional[str]): A binary task's positive label: the
+        labels read must be it and one other (``check_binary_labels``).
+    RETURNS (Tuple[List[PairRow], ReadStats]): Rows and counts.
+    RAISES (CorpusFormatError): For a bad row, a missing column, a file
+        without labelled rows, or labels that do not fit ``positive_label``.
+    """
+    path = Path(path)
+    stats = ReadStats()
+    rows: List[PairRow] = []
+    pairs = iter_pair_rows(
+        path,
+        format=format,
+        delimiter=delimiter,
+        quoting=quoting,
+        columns=columns,
+        counts=stats.counts,
+    )
+    for _, row in pairs:
+        if row.label in UNLABELLED:
+            stats.skipped_unlabelled += 1
+            continue
+        assert row.label is not None  # need_label (the default) above
+        if label_map:
+            row.label = label_map.get(row.label, row.label)
+        rows.append(row)
+        stats.rows += 1
+        stats.labels[row.label] = stats.labels.get(row.label, 0) + 1
+        if limit and len(rows) >= limit:
+            break
+    stats.table = table_format(
+        path, format=format, delimiter=delimiter, quoting=quoting
+    )
+    if not rows:
+        what = (
+            f"only unlabelled rows ({stats.skipped_unlabelled}, label '-' or empty)"
+            if stats.skipped_unlabelled
+            else "no rows"
+        )
+        raise CorpusFormatError(
+            f"{path}: {what} ({stats.counts.describe()}); a pair corpus needs "
+            f"labelled rows (--label-col / label_col names the label column)."
+        )
+    if stats.skipped_unlabelled:
+        logger.warning(
+            "%s: skipped %d unlabelled row(s) (label '-' or empty)",
+            path,
+            stats.skipped_unlabelled,
+        )
+    if positive_label is not None:
+        check_binary_labels(path, stats.labels, positive_label)
+    return rows, stats
+
+
+def check_binary_labels(
+    path: Union[str, Path], labels: Dict[str, int], positive_label: str
+) -> None:
+    """Fail unless a binary task's file holds exactly the positive label and
+    one other: a positive label the file does not use trains a model that
+    scores 0 for it on every row, and a third label is not binary.
+
+    labels (Dict[str, int]): The file's labels with their row counts.
+    RAISES (CorpusFormatError): Naming the file, its labels and the fix.
+    """
+    found = format_labels(labels)
+    if positive_label not in labels:
+        raise CorpusFormatError(
+            f"{path}: no row has the positive label {positive_label!r} "
+            f"(--positive-label; positive_label in the config); the file's labels "
+            f"are {found}. Name the label the file uses for the positive class, or "
+            f"rename labels with --label-map (label_map)."
+        )
+    if len(labels) != 2:
+        raise CorpusFormatError(
+            f"{path}: a binary task needs the positive label {positive_label!r} and "
+            f"one other, but the file has {len(labels)} labels: {found}. Check "
+            f"--label-col (label_col), map labels with --label-map (label_map), "
+            f"or train a multi-class model (init-config without --binary)."
+        )
+
+
+__all__ = [
+    "ReadStats",
+    "UNLABELLED",
+    "check_binary_labels",
+    "format_labels",
+    "iter_pair_rows",
+    "read_pair_rows",
+]
