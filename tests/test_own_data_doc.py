@@ -250,15 +250,19 @@ def ran(tmp_path_factory) -> Dict[str, Tuple[Path, List[Tuple[Block, Dict]]]]:
 def test_the_page_has_three_tasks_with_the_fixture_headers():
     sections = doc_sections(DOC.read_text(encoding="utf8"))
     runnable = [s for s in sections if s.runnable]
-    assert len(runnable) == 3
+    # Three tasks, and a start from a trained model.
+    assert len(runnable) == 4
+    assert runnable[-1].title == "Start from a trained model"
     headers = {tuple(h) for h, _ in fixture_files().values()}
     for section in runnable:
         shown = [b for b in section.blocks if b.lang == "csv"]
         assert shown, f"{section.title}: no csv block showing the file"
         assert tuple(shown[0].text.splitlines()[0].split(",")) in headers
-    commands = " ".join(b.text for s in runnable for b in s.runnable)
+    commands = " ".join(b.text for s in runnable[:3] for b in s.runnable)
     for step in ("attn init-config", "spacy train", "attn evaluate"):
         assert commands.count(step) == 3, step
+    start = " ".join(b.text for b in runnable[-1].runnable)
+    assert start.count("attn init-config") == 2 and "--init-from" in start
     for step in ("attn predict", "spacy package", "pip install", "spacy.load"):
         assert step in commands, step
     # The vectors file the fixtures provide is the one the page converts.

@@ -152,9 +152,12 @@ def evaluate_pairs(
     from ..loading import load_pipeline
     from ..pipeline.pair_classifier import PairClassifier
     from ..readers import PairCorpus
+    from ..readers.columns import trained_columns
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
     columns, note = columns_for(nlp, columns)
+    if label_map is None:  # as the pipeline's training files were read
+        label_map = trained_columns(nlp.config).get("label_map")
     corpus = PairCorpus(
         data,
         format=input_format,

@@ -28,10 +28,12 @@ from .options import (
     GroupColOpt,
     IdColOpt,
     LabelColOpt,
+    LabelMapOpt,
     Opt,
     QuotingOpt,
     TextColsOpt,
     pair_columns,
+    parse_label_map,
 )
 
 DATA = {
@@ -106,6 +108,18 @@ def init_config_cli(
     delimiter: DelimiterOpt = None,
     quoting: QuotingOpt = "auto",
     no_answer: NoAnswerOpt = False,
+    init_from: Annotated[
+        Optional[str],
+        Opt(
+            "--init-from",
+            help=(
+                "Start from this trained pipeline (directory or package): its "
+                "components, weights, labels and vectors (default: random weights)"
+            ),
+            show_default=False,
+        ),
+    ] = None,
+    label_map: LabelMapOpt = None,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:
@@ -115,7 +129,8 @@ def init_config_cli(
     tsv / jsonl as it is; a binary task with --group-col selects checkpoints
     on MAP. QA task with --no-answer: a model that can answer "no answer"
     (spacy-attn.DynamicCoattention.v3), selected on the official SQuAD 2.0
-    F1; after training, `spacy attn qa-threshold` sets its threshold."""
+    F1; after training, `spacy attn qa-threshold` sets its threshold. With
+    --init-from, training starts from a trained pipeline (spaCy's source)."""
     check_options(task, backbone, binary, positive_label, no_answer)
     positive_label = positive_label or DEFAULT_POSITIVE_LABEL
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
@@ -138,6 +153,20 @@ def init_config_cli(
         columns=columns,
         no_answer=no_answer,
     )
+    if init_from is not None:
+        from .init_from import start_from
+
+        config, header = start_from(
+            config,
+            header,
+            init_from,
+            task=task,
+            binary=binary,
+            positive_label=positive_label,
+            label_map=parse_label_map(label_map),
+        )
+    elif label_map:
+        fail("--label-map: an option of --init-from (the start's labels).")
     write_config(output, config, header)
 
 

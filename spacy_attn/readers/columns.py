@@ -230,6 +230,9 @@ class PairColumns:
 
 
 COLUMN_SETTINGS = ("text_cols", "label_col", "group_col", "id_col")
+# What else a pipeline's reader knew of its files: how their labels map onto
+# the model's (a model fine-tuned from a start with other labels).
+TRAINED_SETTINGS = (*COLUMN_SETTINGS, "label_map")
 
 
 def trained_columns(config: Any) -> Dict[str, Any]:
@@ -239,7 +242,7 @@ def trained_columns(config: Any) -> Dict[str, Any]:
 
     config (Any): The pipeline's config (``nlp.config``).
     RETURNS (Dict[str, Any]): e.g. ``{"text_cols": ["question", "sentence"],
-        "group_col": "question_id"}``.
+        "group_col": "question_id"}``, and ``label_map`` where one was set.
     """
     try:
         reader = dict(config["corpora"]["train"])
@@ -247,9 +250,11 @@ def trained_columns(config: Any) -> Dict[str, Any]:
         return {}
     if not str(reader.get("@readers", "")).startswith("spacy-attn.PairCorpus"):
         return {}
-    found = {key: reader.get(key) for key in COLUMN_SETTINGS}
+    found = {key: reader.get(key) for key in TRAINED_SETTINGS}
     if found["text_cols"] is not None:
         found["text_cols"] = list(found["text_cols"])
+    if found["label_map"] is not None:
+        found["label_map"] = dict(found["label_map"])
     return {key: value for key, value in found.items() if value is not None}
 
 

@@ -1,0 +1,129 @@
+"""``init-config --init-from PIPELINE``: a quickstart config that starts from
+a trained pipeline instead of random weights, with spaCy's own mechanism
+(``source``): its components, their weights, labels and settings, and its
+vectors. One mechanism for every task (a pair classifier, a span-QA model)."""
+
+import re
+import shlex
+from typing import Any, Dict, List, Optional, Tuple
+
+from thinc.api import Config
+
+from .config_templates import COMPONENTS
+from .errors import fail
+
+
+def start_from(
+    config: Config,
+    header: List[str],
+    init_from: str,
+    *,
+    task: str,
+    binary: bool,
+    positive_label: str,
+    label_map: Optional[Dict[str, str]],
+) -> Tuple[Config, List[str]]:
+    """The quickstart ``config`` and ``header`` changed to start from
+    ``init_from``: its pipeline sourced component by component, its vectors
+    loaded at ``[initialize]``.
+
+    init_from (str): A pipeline directory or installed package name.
+    task (str): "pair", "doc" or "qa"; the start must have the task's
+        component.
+    binary, positive_label: The user's task: its positive label must be one
+        of the start's labels (after ``label_map``).
+    label_map (Optional[Dict[str, str]]): The user's labels -> the start's
+        (written into the readers).
+    RETURNS (Tuple[Config, List[str]]): The config and its header.
+    """
+    from spacy.util import load_model_from_config
+
+    from ..loading import PipelineLoadError, load_pipeline
+
+    try:
+        start = load_pipeline(init_from)
+    except (PipelineLoadError, OSError, ValueError) as err:
+        fail(f"--init-from: {' '.join(str(err).split())}")
+    name = COMPONENTS[task]
+    found = [n for n in start.pipe_names if start.get_pipe_meta(n).factory == name]
+    if len(found) != 1:
+        fail(
+            f"--init-from {init_from}: a {task} task needs one {name} component; "
+            f"its pipeline is {start.pipe_names}."
+        )
+    labels = list(getattr(start.get_pipe(found[0]), "labels", ()) or ())
+    if task != "qa":
+        _check_labels(init_from, labels, binary, positive_label, label_map)
+    out = Config(config)
+    out["nlp"]["pipeline"] = list(start.pipe_names)
+    # Sourced as they are: spaCy copies each component's config and weights
+    # and does not initialize it again (it resumes training).
+    out["components"] = {n: {"source": init_from} for n in start.pipe_names}
+    if start.vocab.vectors.shape[0]:
+        out["paths"]["vectors"] = init_from
+    if label_map and task == "pair":
+        for split in ("train", "dev"):
+            out["corpora"][split]["label_map"] = dict(label_map)
+    load_model_from_config(out, auto_fill=True, validate=True)
+    return out, _header(header, init_from, start.pipe_names, labels, label_map)
+
+
+def _check_labels(
+    init_from: str,
+    labels: List[str],
+    binary: bool,
+    positive_label: str,
+    label_map: Optional[Dict[str, str]],
+) -> None:
+    wanted = set(label_map.values()) if label_map else set()
+    if binary:
+        wanted.add(positive_label)
+    unknown = sorted(wanted - set(labels))
+    if unknown:
+        example = json_map(labels)
+        fail(
+            f"--init-from {init_from}: the start's labels are {labels}, not "
+            f"{unknown}; map your file's labels onto them with --label-map (e.g. "
+            f"--label-map {shlex.quote(example)}) and name the positive one of "
+            f"them with --positive-label."
+        )
+
+
+def json_map(labels: List[str]) -> str:
+    """An example ``--label-map`` onto ``labels`` (for messages)."""
+    import json
+
+    mine = ["0", "1"] if len(labels) == 2 else [f"label{i}" for i in range(len(labels))]
+    return json.dumps(dict(zip(mine, sorted(labels))))
+
+
+def _header(
+    header: List[str],
+    init_from: str,
+    names: List[str],
+    labels: List[str],
+    label_map: Optional[Dict[str, Any]],
+) -> List[str]:
+    """The header with the start named and the train command without the
+    vectors steps (the vectors come from the start)."""
+    lines = header[: header.index("Next:")]
+    lines[0] = re.sub(r", \w+ backbone,", ", the start's backbone,", lines[0])
+    lines[1] = lines[1].replace(
+        "` (spacy-attn", f" --init-from {shlex.quote(init_from)}` (spacy-attn", 1
+    )
+    mapped = f"; your labels mapped onto them by {label_map}" if label_map else ""
+    lines.append(
+        f"Starts from {init_from}: its components {names} with their weights, "
+        f"settings and labels {labels} (spaCy's `source`), and its vectors"
+        f"{mapped}."
+    )
+    lines += [
+        "Next:",
+        "Train (TRAIN, DEV: your files):",
+        "  python -m spacy train CONFIG --output training --paths.train TRAIN "
+        "--paths.dev DEV",
+    ]
+    return lines
+
+
+__all__ = ["start_from"]

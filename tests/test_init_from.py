@@ -1,0 +1,101 @@
+"""``init-config --init-from``: a config that starts from a trained pipeline
+(spaCy's ``source``): its weights, labels and vectors, the user's columns
+and label map in the readers, one-line errors when the labels or the
+component do not fit."""
+
+import numpy
+import pytest
+import spacy
+from spacy.training import Example
+from spacy.util import load_config, load_model_from_config
+from thinc.api import fix_random_seed
+from typer.testing import CliRunner
+
+from spacy_attn import make_pair
+from spacy_attn.cli import attn_cli
+from spacy_attn.readers import cats_for
+
+COLS = ["--text-cols", "question,sentence", "--group-col", "question_id"]
+ROWS = [
+    ("Who wrote it?", "Ann wrote it.", "yes"),
+    ("Who wrote it?", "It rained.", "no"),
+    ("Where is it?", "It is in Paris.", "yes"),
+    ("Where is it?", "Birds fly.", "no"),
+]
+
+
+def run(*args):
+    return CliRunner().invoke(attn_cli, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def start(tmp_path_factory):
+    """A small binary pair pipeline (labels yes / no), initialized and saved."""
+    tmp = tmp_path_factory.mktemp("start")
+    cfg = tmp / "start.cfg"
+    assert (
+        run("init-config", cfg, "--binary", "--positive-label", "yes", *COLS).exit_code
+        == 0
+    )
+    fix_random_seed(0)
+    nlp = load_model_from_config(load_config(cfg), auto_fill=True)
+    examples = []
+    for question, sentence, label in ROWS:
+        doc = make_pair(nlp, question, sentence)
+        ref = doc.copy()
+        ref.cats = cats_for(label, "yes")
+        examples.append(Example(doc, ref))
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(tmp / "model")
+    return tmp / "model"
+
+
+def test_the_config_sources_the_start(start, tmp_path):
+    cfg = tmp_path / "ft.cfg"
+    mapping = '{"1": "yes", "0": "no"}'
+    result = run(
+        "init-config", cfg, "--binary", "--positive-label", "yes", *COLS,
+        "--label-col", "answer", "--init-from", start, "--label-map", mapping,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = cfg.read_text()
+    assert f"Starts from {start}" in text and "--init-from" in text
+    config = load_config(cfg)
+    assert config["components"]["attn_pair_classifier"] == {"source": str(start)}
+    for split in ("train", "dev"):
+        reader = config["corpora"][split]
+        assert reader["label_map"] == {"1": "yes", "0": "no"}
+        assert reader["text_cols"] == ["question", "sentence"]
+    # Built from the config, the component is the start's: same weights and
+    # labels (spaCy does not initialize a sourced component again).
+    nlp = load_model_from_config(config, auto_fill=True)
+    original = spacy.load(start)
+    ours = nlp.get_pipe("attn_pair_classifier")
+    theirs = original.get_pipe("attn_pair_classifier")
+    assert ours.labels == theirs.labels and ours.positive_label == "yes"
+    assert ours.model.to_bytes() == theirs.model.to_bytes()
+    docs = [make_pair(nlp, q, s) for q, s, _ in ROWS]
+    numpy.testing.assert_array_equal(ours.predict(docs), theirs.predict(docs))
+
+
+def test_labels_and_components_that_do_not_fit(start, tmp_path):
+    cfg = tmp_path / "x.cfg"
+    base = ["init-config", cfg, "--binary", *COLS, "--init-from", start]
+    result = run(*base, "--positive-label", "1")
+    assert (
+        result.exit_code == 1
+        and "the start's labels are ['yes', 'no'], not ['1']" in result.output
+    )
+    assert "--label-map" in result.output and "Traceback" not in result.output
+    result = run(*base, "--positive-label", "yes", "--label-map", '{"1": "maybe"}')
+    assert result.exit_code == 1 and "not ['maybe']" in result.output
+    result = run("init-config", cfg, "--task", "qa", "--init-from", start)
+    assert result.exit_code == 1 and "needs one attn_span_qa component" in result.output
+    result = run(*base[:-2], "--positive-label", "yes", "--label-map", '{"1": "yes"}')
+    assert (
+        result.exit_code == 1
+        and "--label-map: an option of --init-from" in result.output
+    )
+    result = run(*base[:-1], tmp_path / "nowhere")
+    assert result.exit_code == 1 and "--init-from" in result.output
+    assert "Traceback" not in result.output
