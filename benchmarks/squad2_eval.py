@@ -46,7 +46,7 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
     import spacy
 
     from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.evaluate2 import (
+    from spacy_attn.squad.no_answer_eval import (
         best_answers,
         choose_threshold,
         many_contexts_check,

@@ -53,8 +53,8 @@ def margin(answer: Dict[str, Any]) -> float:
 def probe(
     nlp: Any, data: Dict[str, Any], pairs: List[str], gold: Dict[str, List[str]]
 ) -> Dict[str, Any]:
-    from spacy_attn.squad.evaluate2 import best_answers, score_at, subset_by_ids
     from spacy_attn.squad.metric import f1_score, metric_max_over_ground_truths
+    from spacy_attn.squad.no_answer_eval import best_answers, score_at, subset_by_ids
 
     t0 = time.time()
     both = subset_by_ids(data, pairs + [i + "-neg" for i in pairs])
@@ -143,7 +143,7 @@ def within_paragraphs(
 ) -> Dict[str, Any]:
     """Mean AUC of p_null (unanswerable above answerable) within each of
     ``n`` seeded paragraphs holding both kinds of question."""
-    from spacy_attn.squad.evaluate2 import best_answers
+    from spacy_attn.squad.no_answer_eval import best_answers
 
     paragraphs = [
         para

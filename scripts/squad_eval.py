@@ -139,7 +139,7 @@ def squad2_test(nlp, splits: Path, manifest: Dict[str, Any], args) -> None:
 
     from spacy_attn.pipeline.qa_no_answer import says_no_answer
     from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.evaluate2 import (
+    from spacy_attn.squad.no_answer_eval import (
         best_answers,
         score_at,
         subset,

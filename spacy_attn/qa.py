@@ -13,7 +13,7 @@ from .pairs import PairError, get_pair_bounds, make_pair
 from .pipeline.lookup import find_component
 from .pipeline.qa_no_answer import says_no_answer
 from .pipeline.span_qa import SpanQA
-from .squad.metric2 import get_tokens
+from .squad.no_answer_metric import get_tokens
 
 
 def _pairs_to_docs(

@@ -13,7 +13,7 @@
   ``spacy_attn.squad.metric``).
 * ``spacy-attn.squad2_scorer.v1``: :func:`squad2_score`, the official SQuAD
   2.0 metric (overall, HasAns, NoAns, best threshold) for span QA that may
-  answer "no answer" (``spacy_attn.squad.metric2``).
+  answer "no answer" (``spacy_attn.squad.no_answer_metric``).
 
 A component's ``score`` passes its whole ``cfg`` (labels, threshold, ...) as
 keyword arguments, so every scorer takes ``**kwargs`` and ignores the rest.
@@ -35,7 +35,7 @@ from .squad.metric import (
     metric_max_over_ground_truths,
     predicted_answer_text,
 )
-from .squad.metric2 import squad2_scores
+from .squad.no_answer_metric import squad2_scores
 
 
 @registry.scorers("spacy-attn.pair_classifier_scorer.v1")

@@ -875,14 +875,14 @@ def test_qa_threshold_chooses_the_overlap_weight(trained_v2, tmp_path, monkeypat
 
     from spacy_attn.cli import attn_cli
     from spacy_attn.qa import question_overlap
-    from spacy_attn.squad import evaluate2
+    from spacy_attn.squad import no_answer_eval
 
     nlp, _, _ = trained_v2
     nlp.to_disk(tmp_path / "model")
     answerable, unanswerable = mixed_questions()
     right = {q.question for q in answerable[:2]}
     fake, seen = _constructed_candidates(right)
-    monkeypatch.setattr(evaluate2, "pair_candidates", fake)
+    monkeypatch.setattr(no_answer_eval, "pair_candidates", fake)
     data = _squad2_json(tmp_path / "heldout.json", answerable + unanswerable)
     out = tmp_path / "model-threshold"
     args = ["qa-threshold", str(tmp_path / "model"), str(data), str(out)]

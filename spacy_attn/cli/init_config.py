@@ -27,6 +27,7 @@ from .options import (
     DelimiterOpt,
     GroupColOpt,
     IdColOpt,
+    InitFromOpt,
     LabelColOpt,
     LabelMapOpt,
     Opt,
@@ -108,17 +109,7 @@ def init_config_cli(
     delimiter: DelimiterOpt = None,
     quoting: QuotingOpt = "auto",
     no_answer: NoAnswerOpt = False,
-    init_from: Annotated[
-        Optional[str],
-        Opt(
-            "--init-from",
-            help=(
-                "Start from this trained pipeline (directory or package): its "
-                "components, weights, labels and vectors (default: random weights)"
-            ),
-            show_default=False,
-        ),
-    ] = None,
+    init_from: InitFromOpt = None,
     label_map: LabelMapOpt = None,
 ) -> None:
     """Write a training config for a task (pair classification, doc
@@ -135,35 +126,15 @@ def init_config_cli(
     positive_label = positive_label or DEFAULT_POSITIVE_LABEL
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
     columns = reader_table(task, columns, delimiter, quoting)
-    config = quickstart_config(
-        task,
-        backbone,
-        binary=binary,
-        gpu=gpu,
-        positive_label=positive_label,
-        columns=columns,
-        no_answer=no_answer,
-    )
-    header = config_header(
-        task,
-        backbone,
-        binary=binary,
-        gpu=gpu,
-        positive_label=positive_label,
-        columns=columns,
-        no_answer=no_answer,
-    )
+    settings: Dict[str, Any] = {"binary": binary, "gpu": gpu, "columns": columns}
+    settings.update(positive_label=positive_label, no_answer=no_answer)
+    config = quickstart_config(task, backbone, **settings)
+    header = config_header(task, backbone, **settings)
     if init_from is not None:
         from .init_from import start_from
 
         config, header = start_from(
-            config,
-            header,
-            init_from,
-            task=task,
-            binary=binary,
-            positive_label=positive_label,
-            label_map=parse_label_map(label_map),
+            config, header, init_from, task=task, label_map=parse_label_map(label_map)
         )
     elif label_map:
         fail("--label-map: an option of --init-from (the start's labels).")

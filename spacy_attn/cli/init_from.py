@@ -19,8 +19,6 @@ def start_from(
     init_from: str,
     *,
     task: str,
-    binary: bool,
-    positive_label: str,
     label_map: Optional[Dict[str, str]],
 ) -> Tuple[Config, List[str]]:
     """The quickstart ``config`` and ``header`` changed to start from
@@ -29,9 +27,8 @@ def start_from(
 
     init_from (str): A pipeline directory or installed package name.
     task (str): "pair", "doc" or "qa"; the start must have the task's
-        component.
-    binary, positive_label: The user's task: its positive label must be one
-        of the start's labels (after ``label_map``).
+        component. A binary pair task's positive label (``[vars]
+        positive_label``) must be one of the start's labels.
     label_map (Optional[Dict[str, str]]): The user's labels -> the start's
         (written into the readers).
     RETURNS (Tuple[Config, List[str]]): The config and its header.
@@ -53,7 +50,8 @@ def start_from(
         )
     labels = list(getattr(start.get_pipe(found[0]), "labels", ()) or ())
     if task != "qa":
-        _check_labels(init_from, labels, binary, positive_label, label_map)
+        positive = config.get("vars", {}).get("positive_label")
+        _check_labels(init_from, labels, positive, label_map)
     out = Config(config)
     out["nlp"]["pipeline"] = list(start.pipe_names)
     # Sourced as they are: spaCy copies each component's config and weights
@@ -71,12 +69,11 @@ def start_from(
 def _check_labels(
     init_from: str,
     labels: List[str],
-    binary: bool,
-    positive_label: str,
+    positive_label: Optional[str],
     label_map: Optional[Dict[str, str]],
 ) -> None:
     wanted = set(label_map.values()) if label_map else set()
-    if binary:
+    if positive_label is not None:
         wanted.add(positive_label)
     unknown = sorted(wanted - set(labels))
     if unknown:

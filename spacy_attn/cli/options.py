@@ -128,6 +128,17 @@ QuotingOpt = Annotated[
         ),
     ),
 ]
+InitFromOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--init-from",
+        help=(
+            "Start from this trained pipeline (directory or package): its "
+            "components, weights, labels and vectors (default: random weights)"
+        ),
+        show_default=False,
+    ),
+]
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 JsonOpt = Annotated[
     bool, Opt("--json", help="Print the scores as JSON instead of a table")
@@ -184,6 +195,7 @@ __all__ = [
     "GpuIdOpt",
     "JsonOpt",
     "GroupColOpt",
+    "InitFromOpt",
     "IdColOpt",
     "LabelColOpt",
     "LabelMapOpt",

@@ -195,7 +195,7 @@ def choose_no_answer_threshold(
     """
     from ..loading import load_pipeline
     from ..squad import load_squad_json
-    from ..squad.evaluate2 import (
+    from ..squad.no_answer_eval import (
         best_answers,
         choose_threshold,
         score_at,
@@ -260,7 +260,7 @@ def choose_overlap_weight(
     """The ``overlap_weight`` that ranks the right paragraph first most often
     (the first such in ``weights``' order) when each of ``n_questions``
     seeded answerable questions is asked of its paragraph and up to 9 other
-    paragraphs of its article (``evaluate2.many_contexts_check``).
+    paragraphs of its article (``no_answer_eval.many_contexts_check``).
 
     RETURNS (Dict[str, Any]): ``chosen``, ``questions``, ``contexts`` (mean
         per question), and the right paragraph's share on top (0-100) per
@@ -268,7 +268,7 @@ def choose_overlap_weight(
         score alone (``reader``), word overlap alone (``word_overlap``) and
         ``chance``.
     """
-    from ..squad.evaluate2 import many_contexts_check
+    from ..squad.no_answer_eval import many_contexts_check
 
     many = many_contexts_check(
         nlp,
@@ -384,7 +384,7 @@ def _answerable_counts(dataset: Dict[str, Any], data: Path) -> "tuple[int, int]"
     # needed: a threshold chosen on one would mean nothing.
     from ..errors import CorpusFormatError
     from ..squad.evaluate import iter_questions
-    from ..squad.metric2 import squad2_evaluate
+    from ..squad.no_answer_metric import squad2_evaluate
 
     empty = {qid: "" for qid, _, _ in iter_questions(dataset)}
     totals = squad2_evaluate(dataset, empty)
