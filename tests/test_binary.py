@@ -258,9 +258,13 @@ def test_evaluate_fails_when_the_baselines_win(binary_nlp, monkeypatch, tmp_path
     bad = {s: (0.1 if s in ANSWERS else 0.2) for _, _, s, _ in SELECTION}
     result = _evaluate(nlp, monkeypatch, tmp_path, bad)
     assert result.exit_code == 1
-    # The rows read (every line counted), then the failure: one line each.
-    read, *lines = result.stderr.strip().splitlines()
+    # The rows read (every line counted), the groups MAP averages over, then
+    # the failure: one line each.
+    read, groups, *lines = result.stderr.strip().splitlines()
     assert read.startswith("Read ") and "8 rows" in read and "0 bad" in read, read
+    assert (
+        groups == "MAP, MRR and P@1 over 3 groups (0 without a positive pair left out)."
+    )
     assert len(lines) == 1 and "does not beat the trivial baselines" in lines[0]
     assert "MAP" in lines[0] and "word overlap" in lines[0], lines
     assert _evaluate(nlp, monkeypatch, tmp_path, bad, "--no-check").exit_code == 0
