@@ -298,11 +298,10 @@ class FileRun:
         # read as one column (a semicolon-separated or tab-separated ".csv").
         try:
             return resolve_columns(kind, available, **options)
-        except PredictError as err:
+        except CorpusFormatError as err:
             hint = self.reader.delimiter_hint()
-            if hint is None:
-                raise
-            raise PredictError(f"{str(err).rstrip('.')}; {hint}.") from None
+            message = str(err) if hint is None else f"{str(err).rstrip('.')}; {hint}."
+            raise PredictError(message) from None
 
     def write(self, engine: Engine, *, progress: bool) -> None:
         """Predict the batches on the engine and write each one, then the run
