@@ -118,12 +118,12 @@ def score(
     """Top-1 paragraph / EM / F1 on the answerable rows, "no answer" rates on
     both kinds, chance and word overlap (ties share the top place)."""
     from spacy_attn.qa import question_overlap
+    from spacy_attn.qa_eval.no_answer_eval import top1_share
     from spacy_attn.squad.metric import (
         exact_match_score,
         f1_score,
         metric_max_over_ground_truths,
     )
-    from spacy_attn.squad.no_answer_eval import top1_share
 
     n = len(rows)
     hits = em = f1 = refused = 0.0

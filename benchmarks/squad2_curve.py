@@ -119,8 +119,8 @@ def run_sizes(nlp) -> Dict[str, Optional[int]]:
 def score(nlp, squad11, squad2, batch_size: int) -> Dict[str, Any]:
     """Forced-answer v1.1 F1 and the SQuAD 2.0 "no answer" figures of the
     weights now in ``nlp``."""
+    from spacy_attn.qa_eval.no_answer_eval import best_answers, trivial_baselines
     from spacy_attn.squad.metric import squad_evaluate
-    from spacy_attn.squad.no_answer_eval import best_answers, trivial_baselines
     from spacy_attn.squad.no_answer_metric import squad2_evaluate
 
     forced = best_answers(nlp, squad11, batch_size=batch_size)
@@ -284,10 +284,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     import spacy
     import torch
 
+    from spacy_attn.qa_eval.evaluate import baseline_predictions
+    from spacy_attn.qa_eval.no_answer_eval import subset
     from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.evaluate import baseline_predictions
     from spacy_attn.squad.metric import squad_evaluate
-    from spacy_attn.squad.no_answer_eval import subset
 
     torch.set_num_threads(args.threads)
     # Before any pipeline is loaded: the checkpoints then load onto the GPU.

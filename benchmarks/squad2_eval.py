@@ -45,8 +45,7 @@ from bench import machine, tables
 def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
     import spacy
 
-    from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.no_answer_eval import (
+    from spacy_attn.qa_eval.no_answer_eval import (
         best_answers,
         choose_threshold,
         many_contexts_check,
@@ -55,6 +54,7 @@ def evaluate(args: argparse.Namespace) -> Dict[str, Any]:
         subset_by_ids,
         trivial_baselines,
     )
+    from spacy_attn.squad import load_squad_json
 
     nlp = spacy.load(args.model)
     pipe = nlp.get_pipe(args.component)

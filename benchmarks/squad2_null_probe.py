@@ -53,8 +53,8 @@ def margin(answer: Dict[str, Any]) -> float:
 def probe(
     nlp: Any, data: Dict[str, Any], pairs: List[str], gold: Dict[str, List[str]]
 ) -> Dict[str, Any]:
+    from spacy_attn.qa_eval.no_answer_eval import best_answers, score_at, subset_by_ids
     from spacy_attn.squad.metric import f1_score, metric_max_over_ground_truths
-    from spacy_attn.squad.no_answer_eval import best_answers, score_at, subset_by_ids
 
     t0 = time.time()
     both = subset_by_ids(data, pairs + [i + "-neg" for i in pairs])
@@ -113,7 +113,7 @@ def sentinel_estimates(
     """Share of the questions ``ids`` whose final start / end argmax over
     every position of every window is a window's sentinel."""
     from spacy_attn import make_pair
-    from spacy_attn.squad.evaluate import iter_questions
+    from spacy_attn.qa_eval.evaluate import iter_questions
 
     pipe = nlp.get_pipe(component)
     keep = set(ids)
@@ -143,7 +143,7 @@ def within_paragraphs(
 ) -> Dict[str, Any]:
     """Mean AUC of p_null (unanswerable above answerable) within each of
     ``n`` seeded paragraphs holding both kinds of question."""
-    from spacy_attn.squad.no_answer_eval import best_answers
+    from spacy_attn.qa_eval.no_answer_eval import best_answers
 
     paragraphs = [
         para
@@ -184,8 +184,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     import spacy
     import torch
 
+    from spacy_attn.qa_eval.evaluate import iter_questions
     from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.evaluate import iter_questions
 
     torch.set_num_threads(1)
     data = load_squad_json(Path(args.splits) / "heldout.json")

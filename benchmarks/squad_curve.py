@@ -78,7 +78,7 @@ def score_checkpoints(
     the step of the whole curve)."""
     import spacy
 
-    from spacy_attn.squad.evaluate import evaluate_squad
+    from spacy_attn.qa_eval.evaluate import evaluate_squad
 
     todo = []
     for seg in segments:
@@ -124,7 +124,7 @@ def score_listener(
     the checkpoints' scores."""
     import spacy
 
-    from spacy_attn.squad.evaluate import evaluate_squad, iter_questions
+    from spacy_attn.qa_eval.evaluate import evaluate_squad, iter_questions
 
     log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
     # The listener's weights live in the transformer component, which the
@@ -169,7 +169,7 @@ def paper_size_curve(
     the first ``--paper-limit`` questions of the curve's official dev subset,
     beside the trivial baseline on the same questions (a check that the paper
     setting learns, not a result: on CPU it sees a few thousand questions)."""
-    from spacy_attn.squad.evaluate import iter_questions
+    from spacy_attn.qa_eval.evaluate import iter_questions
 
     segments = run_segments(runs[0], runs[1:])
     if args.paper_limit:

@@ -423,7 +423,7 @@ def squad2_scores(
 ) -> Dict[str, Any]:
     """The official SQuAD 2.0 figures of the scored questions, "no answer"
     where the null score beats the best span (``null_diffs`` > 0)."""
-    from spacy_attn.squad.no_answer_eval import subset_by_ids
+    from spacy_attn.qa_eval.no_answer_eval import subset_by_ids
     from spacy_attn.squad.no_answer_metric import squad2_evaluate
 
     data = subset_by_ids(test_data, [r["id"] for r in dev_rows])

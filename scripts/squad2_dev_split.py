@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from squad2_splits import question_counts
 
-from spacy_attn.squad.no_answer_eval import subset_by_ids
+from spacy_attn.qa_eval.no_answer_eval import subset_by_ids
 
 Article = Dict[str, Any]
 

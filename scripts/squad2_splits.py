@@ -46,9 +46,9 @@ from typing import Any, Dict, List, Optional
 
 from data_mirror import DataError, Mirror, checked_file, sha256
 
+from spacy_attn.qa_eval.no_answer_eval import subset_by_ids
 from spacy_attn.squad import load_squad_json
 from spacy_attn.squad.negatives import add_unanswerable
-from spacy_attn.squad.no_answer_eval import subset_by_ids
 
 TRAIN_MIRROR = "squad/train-v1.1.rebuilt.json.gz"
 TRAIN_ASSET = "squad/train-v1.1.json"

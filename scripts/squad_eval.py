@@ -67,8 +67,8 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     import spacy
 
+    from spacy_attn.qa_eval.evaluate import BASELINE_WORDS, evaluate_squad
     from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.evaluate import BASELINE_WORDS, evaluate_squad
 
     if args.gpu_id >= 0:
         spacy.require_gpu(args.gpu_id)
@@ -138,13 +138,13 @@ def squad2_test(nlp, splits: Path, manifest: Dict[str, Any], args) -> None:
     import time
 
     from spacy_attn.pipeline.qa_no_answer import says_no_answer
-    from spacy_attn.squad import load_squad_json
-    from spacy_attn.squad.no_answer_eval import (
+    from spacy_attn.qa_eval.no_answer_eval import (
         best_answers,
         score_at,
         subset,
         trivial_baselines,
     )
+    from spacy_attn.squad import load_squad_json
 
     pipe = next((p for _, p in nlp.pipeline if hasattr(p, "no_answer_threshold")), None)
     threshold = getattr(pipe, "no_answer_threshold", None)

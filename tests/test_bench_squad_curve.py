@@ -58,7 +58,7 @@ def test_run_segments_offsets_continued_runs(curve, tmp_path):
 def test_score_listener_keeps_a_score_measured_before(curve, tmp_path, monkeypatch):
     import spacy
 
-    import spacy_attn.squad.evaluate as ev
+    import spacy_attn.qa_eval.evaluate as ev
 
     run = write_run(tmp_path / "trf", [(0, 100.0, 0.1), (20, 900.0, 0.2)])
     (run / "model-last").mkdir()

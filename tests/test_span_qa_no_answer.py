@@ -875,7 +875,7 @@ def test_qa_threshold_chooses_the_overlap_weight(trained_v2, tmp_path, monkeypat
 
     from spacy_attn.cli import attn_cli
     from spacy_attn.qa import question_overlap
-    from spacy_attn.squad import no_answer_eval
+    from spacy_attn.qa_eval import no_answer_eval
 
     nlp, _, _ = trained_v2
     nlp.to_disk(tmp_path / "model")

@@ -538,7 +538,7 @@ def test_squad_splits_paper_protocol(tmp_path, nlp):
 def test_evaluate_squad_and_baseline(monkeypatch):
     """The official metric over answers from a pipeline, beside the trivial
     baseline; ``limit`` scores only the first questions."""
-    from spacy_attn.squad.evaluate import baseline_predictions, evaluate_squad
+    from spacy_attn.qa_eval.evaluate import baseline_predictions, evaluate_squad
 
     ctx = "In 2016 the Denver Broncos won the Super Bowl."
     data = {
@@ -561,7 +561,7 @@ def test_evaluate_squad_and_baseline(monkeypatch):
     class Fixed:
         """Stands in for a pipeline: answer_questions is patched below."""
 
-    import spacy_attn.squad.evaluate as ev
+    import spacy_attn.qa_eval.evaluate as ev
 
     monkeypatch.setattr(ev, "answer_questions", answering("Denver Broncos", ctx))
     res = evaluate_squad(Fixed(), data)
@@ -579,7 +579,7 @@ def test_squad_eval_script_prints_scores_and_fails_below_the_margin(
     """scripts/squad_eval.py (the workflow's evaluate-squad step) writes the
     scores and the train source, and exits 1, naming the budget, when the model
     is not --min-margin F1 points above the trivial baseline."""
-    import spacy_attn.squad.evaluate as ev
+    import spacy_attn.qa_eval.evaluate as ev
 
     ctx = "In 2016 the Denver Broncos won the Super Bowl."
     squad_file(

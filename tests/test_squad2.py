@@ -237,7 +237,7 @@ def test_choose_threshold_keeping_answers_matches_brute_force(seed, drop):
     """The constrained threshold is the best F1 among the thresholds whose
     HasAns F1 is within ``drop`` points of always answering's (every
     candidate scored by the official metric); None is the official best."""
-    from spacy_attn.squad.no_answer_eval import choose_threshold, score_at
+    from spacy_attn.qa_eval.no_answer_eval import choose_threshold, score_at
 
     data, answers = _threshold_case(seed)
     forced = score_at(data, answers, float("inf"))["HasAns_f1"]
@@ -262,7 +262,7 @@ def test_choose_threshold_keeping_answers_gives_up_no_answers():
     """A case where the official best threshold refuses answerable questions:
     with a 0-point drop every answerable question keeps its span, and the
     F1 is lower (the price of keeping them)."""
-    from spacy_attn.squad.no_answer_eval import choose_threshold, score_at
+    from spacy_attn.qa_eval.no_answer_eval import choose_threshold, score_at
 
     qas = [
         {"id": "a1", "question": "?", "answers": [{"text": "Paris"}]},

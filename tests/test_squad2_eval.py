@@ -1,4 +1,4 @@
-"""benchmarks/squad2_eval.py and spacy_attn.squad.no_answer_eval on a tiny untrained
+"""benchmarks/squad2_eval.py and spacy_attn.qa_eval.no_answer_eval on a tiny untrained
 v2 pipeline: every code path (threshold, baselines, many contexts, saving)."""
 
 import json
@@ -6,8 +6,8 @@ import json
 import pytest
 import spacy
 
+from spacy_attn.qa_eval.no_answer_eval import many_contexts_check, subset
 from spacy_attn.squad.negatives import add_unanswerable
-from spacy_attn.squad.no_answer_eval import many_contexts_check, subset
 from spacy_attn.squad.no_answer_metric import squad2_evaluate
 
 from .test_span_qa_no_answer import v2_config
@@ -88,7 +88,7 @@ def test_squad2_eval_script(model, splits, tmp_path):
 
 def test_many_contexts_right_paragraph_when_answers_are_known(splits, monkeypatch):
     """The ranking picks the context whose best span scores highest."""
-    import spacy_attn.squad.no_answer_eval as ev
+    import spacy_attn.qa_eval.no_answer_eval as ev
     from spacy_attn.qa import no_answer_margin
 
     data = json.loads((splits / "test.json").read_text())
@@ -120,7 +120,7 @@ def test_many_contexts_ties_share_the_top_place(splits, monkeypatch):
     """A model that scores every context alike picks the right paragraph at
     chance, though the own paragraph is always listed first (ties broken by
     position credited it every time before)."""
-    import spacy_attn.squad.no_answer_eval as ev
+    import spacy_attn.qa_eval.no_answer_eval as ev
 
     data = json.loads((splits / "test.json").read_text())
 
@@ -151,7 +151,7 @@ def test_word_overlap_baseline():
 def test_many_contexts_reports_word_overlap_and_fails_below_it(splits, monkeypatch):
     """Word overlap ranks the paragraphs beside the model; the benchmark
     fails loudly when the model's default score does not beat it."""
-    import spacy_attn.squad.no_answer_eval as ev
+    import spacy_attn.qa_eval.no_answer_eval as ev
 
     script = load_script("benchmarks/squad2_eval.py")
     data = json.loads((splits / "test.json").read_text())
@@ -594,7 +594,7 @@ def test_squad2_heldout_split(splits, tmp_path):
 def test_many_contexts_combined_with_word_overlap(splits, monkeypatch):
     """The reader's score plus w x word overlap: w = 0 ranks as the reader,
     a large w as word overlap; a context without answers is never picked."""
-    import spacy_attn.squad.no_answer_eval as ev
+    import spacy_attn.qa_eval.no_answer_eval as ev
 
     data = json.loads((splits / "test.json").read_text())
     own = {

@@ -194,14 +194,14 @@ def choose_no_answer_threshold(
     RAISES (ComponentLookupError): If there is no span-QA component, or it cannot say "no answer".
     """
     from ..loading import load_pipeline
-    from ..squad import load_squad_json
-    from ..squad.no_answer_eval import (
+    from ..qa_eval.no_answer_eval import (
         best_answers,
         choose_threshold,
         score_at,
         subset,
         trivial_baselines,
     )
+    from ..squad import load_squad_json
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
     name, pipe = _no_answer_component(nlp, component, model)
@@ -268,7 +268,7 @@ def choose_overlap_weight(
         score alone (``reader``), word overlap alone (``word_overlap``) and
         ``chance``.
     """
-    from ..squad.no_answer_eval import many_contexts_check
+    from ..qa_eval.no_answer_eval import many_contexts_check
 
     many = many_contexts_check(
         nlp,
@@ -383,7 +383,7 @@ def _answerable_counts(dataset: Dict[str, Any], data: Path) -> "tuple[int, int]"
     # are those the scores are over; no model is run for it. Both kinds are
     # needed: a threshold chosen on one would mean nothing.
     from ..errors import CorpusFormatError
-    from ..squad.evaluate import iter_questions
+    from ..qa_eval.evaluate import iter_questions
     from ..squad.no_answer_metric import squad2_evaluate
 
     empty = {qid: "" for qid, _, _ in iter_questions(dataset)}

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union, cast
 from spacy.language import Language
 
 from ..qa import answer_questions
-from .metric import squad_evaluate
+from ..squad.metric import squad_evaluate
 
 BASELINE_WORDS = 3
 """Words of the context the trivial baseline answers with (about the median

@@ -9,9 +9,9 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from spacy.language import Language
 
 from ..qa import pair_candidates, question_overlap
+from ..squad.metric import exact_match_score, f1_score, metric_max_over_ground_truths
+from ..squad.no_answer_metric import gold_texts, question_scores, squad2_evaluate
 from .evaluate import iter_questions
-from .metric import exact_match_score, f1_score, metric_max_over_ground_truths
-from .no_answer_metric import gold_texts, question_scores, squad2_evaluate
 
 Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
 

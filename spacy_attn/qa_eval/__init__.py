@@ -1,0 +1,8 @@
+"""Evaluating span QA pipelines on SQuAD-format data: they drive a pipeline
+(``spacy_attn.qa``) and score it with the official metrics of
+``spacy_attn.squad``, so they sit above both.
+
+* ``evaluate``: SQuAD v1.1 predictions and scores of a pipeline;
+* ``no_answer_eval``: SQuAD 2.0 at a "no answer" threshold, choosing it on
+  held-out data, the trivial baselines and the many-contexts check.
+"""
