@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 from bench import machine, spacy_runs, tables
 
@@ -76,9 +76,13 @@ def attn(*args: Any, threads: int) -> subprocess.CompletedProcess:
     )
 
 
-def evaluate(model: Path, test: Path, threads: int) -> Dict[str, Any]:
+def evaluate(
+    model: Path, test: Path, threads: int, options: Sequence[str] = tuple(COLS)
+) -> Dict[str, Any]:
     """``spacy attn evaluate --json`` of ``model`` on ``test``."""
-    done = attn("evaluate", model, test, *COLS, "--json", "--no-check", threads=threads)
+    done = attn(
+        "evaluate", model, test, *options, "--json", "--no-check", threads=threads
+    )
     if done.returncode:
         raise SystemExit(f"evaluate {model} failed:\n{done.stderr}")
     return json.loads(done.stdout)

@@ -1,0 +1,191 @@
+"""Transfer from the pretrained NLI start (the ``nli`` workflow): zero-shot
+on SNLI test and SICK test, and fine-tuned (``init-config --init-from``) on
+RTE and MRPC against the same model from scratch, beside the majority class
+and word overlap.
+
+    python benchmarks/transfer_nli.py --start START [--max-steps 1500]
+        [--threads 1] [--name transfer_nli] [--quick]
+    python benchmarks/transfer_nli.py --report-only [--name transfer_nli]
+
+None of these sets is in the start's training data (``scripts/nli_start.py``).
+RTE (GLUE; test: its dev set, 277 pairs) and MRPC (test: the official test
+set, 1,725 pairs) each keep a seeded 10% of their train file for dev (model
+selection). From scratch: the quickstart config (``init-config --backbone
+glove --binary``) on the file's own labels, with the start's vectors. From
+the start: its three labels, the file's mapped onto them (``--label-map``:
+RTE ``not_entailment`` and MRPC ``0`` -> ``neutral``; RTE ``entailment``
+and MRPC ``1`` -> ``entailment``), positive label ``entailment``. Both run
+the same steps on one thread, selected on dev; every row is ``spacy attn
+evaluate`` on the test file.
+"""
+
+import argparse
+import gzip
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import transfer
+from bench import machine, spacy_runs, tables
+
+# task -> (train file, test file, positive label, the start's label per label)
+TASKS = {
+    "RTE": (
+        "rte/train.jsonl.gz",
+        "rte/dev.jsonl.gz",
+        "entailment",
+        {"entailment": "entailment", "not_entailment": "neutral"},
+    ),
+    "MRPC": (
+        "mrpc/train.jsonl.gz",
+        "mrpc/test.jsonl.gz",
+        "1",
+        {"1": "entailment", "0": "neutral"},
+    ),
+}
+ZERO_SHOT = {"SNLI test": "snli/test.jsonl.gz", "SICK test": "sick/test.jsonl.gz"}
+
+
+def split(task: str, out: Path) -> Dict[str, Path]:
+    """The task's train file as train / dev (seeded 10%), and its test file."""
+    train_rel, test_rel, _, _ = TASKS[task]
+    rows = [json.loads(ln) for ln in gzip.open(machine.data_dir() / train_rel, "rt")]
+    random.Random(f"0:{task}").shuffle(rows)
+    n_dev = len(rows) // 10
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"test": machine.data_dir() / test_rel}
+    for name, part in (("dev", rows[:n_dev]), ("train", rows[n_dev:])):
+        files[name] = out / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps(r) + "\n" for r in part))
+    return files
+
+
+def fine_tune(
+    task: str,
+    files: Dict[str, Path],
+    out: Path,
+    start: Path,
+    *,
+    scratch: bool,
+    args: argparse.Namespace,
+) -> Dict[str, Any]:
+    _, _, positive, mapping = TASKS[task]
+    cfg = out / "config.cfg"
+    if scratch:
+        options = ["--backbone", "glove", "--binary", "--positive-label", positive]
+    else:
+        options = ["--binary", "--positive-label", "entailment", "--init-from", start,
+                   "--label-map", json.dumps(mapping)]  # fmt: skip
+    done = transfer.attn("init-config", cfg, *options, threads=args.threads)
+    if done.returncode:
+        raise SystemExit(f"init-config failed:\n{done.stderr}")
+    overrides = {
+        "paths.train": files["train"],
+        "paths.dev": files["dev"],
+        "training.max_steps": args.max_steps,
+        "training.eval_frequency": args.eval_frequency,
+    }
+    if scratch:
+        overrides["paths.vectors"] = start
+    run = spacy_runs.spacy_train(
+        cfg, out / "model", overrides=overrides, threads=args.threads
+    )
+    if run["returncode"]:
+        raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")
+    label = ["--positive-label", positive if scratch else "entailment"]
+    scores = transfer.evaluate(
+        out / "model" / "model-best", files["test"], args.threads, label
+    )
+    return {"command": run["command"], "seconds": run["seconds"], "scores": scores}
+
+
+def row(task: str, system: str, scores: Dict[str, Any], seconds: Any) -> Dict[str, Any]:
+    keys = ("pair_acc", "pair_macro_f", "pair_pos_f")
+    return {
+        "task": task,
+        "system": system,
+        **{k: scores.get(k) for k in keys},
+        "seconds": seconds,
+    }
+
+
+def measure(args: argparse.Namespace) -> Dict[str, Any]:
+    runs = machine.RUNS / args.name
+    start = Path(args.start).resolve()
+    rows: List[Dict[str, Any]] = []
+    commands: List[str] = []
+    for name, rel in ZERO_SHOT.items():
+        scores = transfer.evaluate(start, machine.data_dir() / rel, args.threads, ())
+        rows.append(row(name, "start, zero-shot", scores, None))
+        rows.append(
+            row(name, "majority class", scores["baselines"]["majority class"], None)
+        )
+    for task in TASKS:
+        files = split(task, runs / task)
+        for system, scratch in (("from scratch", True), ("from the start", False)):
+            machine.log(f"{task}: {system}")
+            out = runs / f"{task}_{'scratch' if scratch else 'start'}"
+            done = fine_tune(task, files, out, start, scratch=scratch, args=args)
+            rows.append(row(task, system, done["scores"], done["seconds"]))
+            commands.append(done["command"])
+            for key in ("majority class", "word overlap"):
+                if scratch and key in done["scores"].get("baselines", {}):
+                    rows.append(row(task, key, done["scores"]["baselines"][key], None))
+    return {"rows": rows, "train_commands": commands, "start": machine.relative(start)}
+
+
+def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
+    head = ["test set", "system", "accuracy", "macro-F", "pos-F", "train min"]
+    body = [
+        [
+            r["task"],
+            r["system"],
+            *(tables.fmt(r[k], 3) for k in ("pair_acc", "pair_macro_f", "pair_pos_f")),
+            tables.minutes(r["seconds"]),
+        ]
+        for r in results["rows"]
+    ]
+    text = tables.header("Transfer from the NLI start", meta)
+    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += f"Start: `{results['start']}`.\n\n" + tables.md_table(head, body) + "\n"
+    text += "\nTraining commands:\n\n" + "".join(
+        f"- `{c}`\n" for c in results["train_commands"]
+    )
+    return text
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--start", help="The pretrained NLI pipeline")
+    p.add_argument("--max-steps", type=int, default=1500)
+    p.add_argument("--eval-frequency", type=int, default=100)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--name", default="transfer_nli")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--report-only", action="store_true")
+    args = p.parse_args()
+    if args.report_only:
+        tables.rerender(args.name, render, quick=args.quick)
+        return
+    if not args.start:
+        p.error("--start is required")
+    meta = machine.metadata()
+    began = time.perf_counter()
+    results = measure(args)
+    results["wall_seconds"] = time.perf_counter() - began
+    tables.report(args.name, render, meta, results, quick=args.quick)
+    zero = {r["task"]: r for r in results["rows"] if r["system"] == "start, zero-shot"}
+    majority = {
+        r["task"]: r for r in results["rows"] if r["system"] == "majority class"
+    }
+    missed = [t for t in zero if not zero[t]["pair_acc"] > majority[t]["pair_acc"]]
+    if missed:
+        raise SystemExit(
+            f"The start does not beat the majority class zero-shot on {missed}."
+        )
+
+
+if __name__ == "__main__":
+    main()
