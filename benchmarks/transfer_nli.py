@@ -23,9 +23,8 @@ import argparse
 import gzip
 import json
 import random
-import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import transfer
 from bench import machine, spacy_runs, tables
@@ -156,35 +155,22 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     return text
 
 
+def majority_failure(results: Dict[str, Any]) -> Optional[str]:
+    rows = results["rows"]
+    zero = {r["task"]: r for r in rows if r["system"] == "start, zero-shot"}
+    majority = {r["task"]: r for r in rows if r["system"] == "majority class"}
+    missed = [t for t in zero if not zero[t]["pair_acc"] > majority[t]["pair_acc"]]
+    return (
+        f"The start does not beat the majority class zero-shot on {missed}."
+        if missed
+        else None
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--start", help="The pretrained NLI pipeline")
-    p.add_argument("--max-steps", type=int, default=1500)
-    p.add_argument("--eval-frequency", type=int, default=100)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--name", default="transfer_nli")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--report-only", action="store_true")
-    args = p.parse_args()
-    if args.report_only:
-        tables.rerender(args.name, render, quick=args.quick)
-        return
-    if not args.start:
-        p.error("--start is required")
-    meta = machine.metadata()
-    began = time.perf_counter()
-    results = measure(args)
-    results["wall_seconds"] = time.perf_counter() - began
-    tables.report(args.name, render, meta, results, quick=args.quick)
-    zero = {r["task"]: r for r in results["rows"] if r["system"] == "start, zero-shot"}
-    majority = {
-        r["task"]: r for r in results["rows"] if r["system"] == "majority class"
-    }
-    missed = [t for t in zero if not zero[t]["pair_acc"] > majority[t]["pair_acc"]]
-    if missed:
-        raise SystemExit(
-            f"The start does not beat the majority class zero-shot on {missed}."
-        )
+    transfer.common_args(p, "transfer_nli")
+    transfer.run_benchmark(p, p.parse_args(), measure, render, majority_failure)
 
 
 if __name__ == "__main__":

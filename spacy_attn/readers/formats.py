@@ -57,13 +57,23 @@ def text_lines(path: Path) -> Iterator[str]:
     try:
         with open_text(path) as f:
             yield from f
-    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as err:
-        packed = "gzipped " if path.suffix == ".gz" else ""
-        raise CorpusFormatError(
-            f"{path}: cannot be read as {packed}UTF-8 text; the file is damaged "
-            f"(e.g. truncated by an interrupted download or copy) or in another "
-            f"format ({type(err).__name__}: {err})."
-        ) from err
+    except (*DAMAGED_FILE_ERRORS, UnicodeDecodeError) as err:
+        raise damaged_text(path, err) from err
+
+
+# What gzip and zlib raise for a damaged (e.g. truncated) file.
+DAMAGED_FILE_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def damaged_text(path: Path, err: Exception) -> CorpusFormatError:
+    """The error for a text file that cannot be read to its end, naming the
+    file: gzip and zlib name neither the file nor the cause."""
+    packed = "gzipped " if path.suffix == ".gz" else ""
+    return CorpusFormatError(
+        f"{path}: cannot be read as {packed}UTF-8 text; the file is damaged "
+        f"(e.g. truncated by an interrupted download or copy) or in another "
+        f"format ({type(err).__name__}: {err})."
+    )
 
 
 def jsonl_records(path: Path) -> Iterator[Tuple[int, Any]]:

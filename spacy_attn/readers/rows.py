@@ -14,16 +14,14 @@ rows used to disappear without a word.
 
 import codecs
 import csv
-import gzip
 import hashlib
 import json
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from ..errors import CorpusFormatError
-from .formats import open_binary, open_text
+from .formats import DAMAGED_FILE_ERRORS, damaged_text, open_binary, open_text
 from .table import DELIMITER_NAMES, ReadCounts, table_format
 
 # The csv module refuses fields over 131,072 characters by default; length
@@ -382,13 +380,8 @@ def _undamaged(rows: Iterator[InputRow], path: Path) -> Iterator[InputRow]:
     file ended before the end-of-stream marker was reached")."""
     try:
         yield from rows
-    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-        packed = "gzipped " if path.suffix == ".gz" else ""
-        raise CorpusFormatError(
-            f"{path}: cannot be read as {packed}UTF-8 text; the file is damaged (e.g. "
-            f"truncated by an interrupted download or copy) or in another format "
-            f"({type(err).__name__}: {err})."
-        ) from err
+    except DAMAGED_FILE_ERRORS as err:
+        raise damaged_text(path, err) from err
 
 
 def _stamp(row: InputRow, digest: "hashlib._Hash") -> InputRow:
