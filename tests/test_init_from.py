@@ -99,3 +99,40 @@ def test_labels_and_components_that_do_not_fit(start, tmp_path):
     result = run(*base[:-1], tmp_path / "nowhere")
     assert result.exit_code == 1 and "--init-from" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_qa_pipeline_is_a_start_too(tmp_path):
+    """The same option for span QA: the config sources attn_span_qa (its
+    weights, and its "no answer" settings) from a trained QA pipeline."""
+    from spacy_attn.squad import make_qa_doc
+
+    from .util import squad_pairs
+
+    cfg = tmp_path / "qa.cfg"
+    assert run("init-config", cfg, "--task", "qa", "--no-answer").exit_code == 0
+    fix_random_seed(0)
+    nlp = load_model_from_config(load_config(cfg), auto_fill=True)
+    examples = []
+    for q in squad_pairs(2):
+        ref = make_qa_doc(nlp, q)
+        pred = ref.copy()
+        del pred.spans["answers"]
+        examples.append(Example(pred, ref))
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(tmp_path / "qa_start")
+    result = run(
+        "init-config",
+        tmp_path / "ft.cfg",
+        "--task",
+        "qa",
+        "--init-from",
+        tmp_path / "qa_start",
+    )
+    assert result.exit_code == 0, result.output
+    config = load_config(tmp_path / "ft.cfg")
+    assert config["components"] == {
+        "attn_span_qa": {"source": str(tmp_path / "qa_start")}
+    }
+    tuned = load_model_from_config(config, auto_fill=True).get_pipe("attn_span_qa")
+    assert tuned.model.to_bytes() == nlp.get_pipe("attn_span_qa").model.to_bytes()
+    assert tuned.scores_no_answer
