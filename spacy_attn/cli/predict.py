@@ -5,20 +5,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import typer
-from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import fail, user_errors
 from .options import (
-    Arg,
+    BatchesPerTaskOpt,
+    BatchSizeOpt,
+    ComponentOpt,
     DelimiterOpt,
+    EngineOpt,
     FormatOpt,
     GroupColOpt,
     IdColOpt,
+    InputArg,
     LabelColOpt,
-    Opt,
+    MaxCharsOpt,
+    MaxInFlightOpt,
+    NoProgressOpt,
+    NProcessOpt,
+    NWorkersOpt,
+    OutputArg,
+    OverwriteOpt,
+    PredictGpuIdOpt,
+    PredictModelArg,
     QuotingOpt,
+    RejectsOpt,
+    ResourcesOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    ScoreThresholdOpt,
+    StartupTimeoutOpt,
     TextColsOpt,
+    ThreadsOpt,
     parse_text_cols,
 )
 
@@ -27,184 +45,6 @@ if TYPE_CHECKING:  # the batch package is imported when a run starts
 
 ENGINES = ("local", "dask")
 FORMATS = ("auto", "jsonl", "csv", "tsv")
-
-PredictModelArg = Annotated[
-    str,
-    Arg(
-        metavar="MODEL",
-        help=(
-            "Pipeline directory or installed package name (with the Dask "
-            "engine, visible to every worker)"
-        ),
-        show_default=False,
-    ),
-]
-InputArg = Annotated[
-    Path,
-    Arg(
-        metavar="INPUT",
-        help="Rows to predict: jsonl, csv or tsv, optionally gzipped",
-        show_default=False,
-    ),
-]
-OutputArg = Annotated[
-    Path,
-    Arg(
-        metavar="OUTPUT",
-        help="Output: one JSON line per row, in input order (plain jsonl)",
-        show_default=False,
-    ),
-]
-EngineOpt = Annotated[
-    str,
-    Opt(
-        "--engine",
-        help=(
-            "Where batches are predicted: local (this process, or --n-process "
-            "workers) or dask (a Dask cluster)"
-        ),
-    ),
-]
-NProcessOpt = Annotated[
-    int,
-    Opt(
-        "--n-process",
-        help="local: worker processes, one torch thread each (1: this process)",
-    ),
-]
-BatchSizeOpt = Annotated[
-    int,
-    Opt(
-        "--batch-size",
-        help="Input rows per batch (one job of a worker, one flush of OUTPUT)",
-    ),
-]
-PredictGpuIdOpt = Annotated[
-    int,
-    Opt(
-        "--gpu-id",
-        help=(
-            "GPU to predict on, -1 for the CPU (local: with --n-process 1; "
-            "dask: each worker's)"
-        ),
-    ),
-]
-ThreadsOpt = Annotated[
-    Optional[int],
-    Opt(
-        "--threads",
-        help=(
-            "torch threads of this process (local, --n-process 1) or of each "
-            "Dask worker (default: torch's)"
-        ),
-        show_default=False,
-    ),
-]
-RejectsOpt = Annotated[
-    Optional[Path],
-    Opt(
-        "--rejects",
-        help=(
-            "Write bad rows here (jsonl: line, raw, reason) and go on, instead "
-            "of stopping at the first (default: stop)"
-        ),
-        show_default=False,
-    ),
-]
-ResumeOpt = Annotated[
-    bool,
-    Opt(
-        "--resume",
-        help=(
-            "Continue an interrupted run: keep the finished rows of OUTPUT (and"
-            " --rejects) and predict the rest"
-        ),
-    ),
-]
-OverwriteOpt = Annotated[
-    bool, Opt("--overwrite", help="Replace an existing OUTPUT / --rejects")
-]
-ComponentOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--component",
-        help=(
-            "The spacy-attn component to use if the pipeline has several "
-            "(default: the only one)"
-        ),
-        show_default=False,
-    ),
-]
-MaxCharsOpt = Annotated[
-    Optional[int],
-    Opt(
-        "--max-chars",
-        help=(
-            "Longest text (characters) a row may hold; a longer one is a bad "
-            "row (default: per component: pair 5,000 per text, doc 20,000, "
-            "QA question 2,000 and context 1,000,000)"
-        ),
-        show_default=False,
-    ),
-]
-ScoreThresholdOpt = Annotated[
-    Optional[float],
-    Opt(
-        "--score-threshold",
-        help=(
-            "Span QA: drop answers scoring below it; a model that scores 'no "
-            "answer' then says 'no answer' when none is left (default: keep all)"
-        ),
-        show_default=False,
-    ),
-]
-NoProgressOpt = Annotated[bool, Opt("--no-progress", help="No progress bar on stderr")]
-SchedulerOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--scheduler",
-        help=(
-            "dask: scheduler address, e.g. tcp://host:8786 (default: a "
-            "LocalCluster of --n-workers)"
-        ),
-        show_default=False,
-    ),
-]
-NWorkersOpt = Annotated[
-    int,
-    Opt(
-        "--n-workers",
-        help="dask: worker processes of the LocalCluster (without --scheduler)",
-    ),
-]
-BatchesPerTaskOpt = Annotated[
-    int, Opt("--batches-per-task", help="dask: batches per Dask task")
-]
-MaxInFlightOpt = Annotated[
-    Optional[int],
-    Opt(
-        "--max-in-flight",
-        help=(
-            "dask: tasks submitted and not yet written (default: two per worker thread)"
-        ),
-        show_default=False,
-    ),
-]
-ResourcesOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--resources",
-        help="dask: worker resources every batch needs, e.g. GPU=1 (default: none)",
-        show_default=False,
-    ),
-]
-StartupTimeoutOpt = Annotated[
-    float,
-    Opt(
-        "--startup-timeout",
-        help="dask: seconds to wait for workers and model loads",
-    ),
-]
 
 
 @attn_cli.command("predict", no_args_is_help=True)
