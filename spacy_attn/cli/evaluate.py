@@ -155,9 +155,10 @@ def evaluate_pairs(
     from ..readers.columns import trained_columns
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
-    columns, note = columns_for(nlp, columns)
+    trained = trained_columns(nlp.config)
+    columns, note = columns_for(trained, columns)
     if label_map is None:  # as the pipeline's training files were read
-        label_map = trained_columns(nlp.config).get("label_map")
+        label_map = trained.get("label_map")
     corpus = PairCorpus(
         data,
         format=input_format,
@@ -231,20 +232,19 @@ def check_positives(data: Path, examples: List[Any], positive: Optional[str]) ->
 
 
 def columns_for(
-    nlp: Any, columns: Optional["PairColumns"]
+    trained: Dict[str, Any], columns: Optional["PairColumns"]
 ) -> "tuple[PairColumns, Optional[str]]":
     """The columns to read: those given, the rest from the columns the
-    pipeline was trained with (``readers.columns.trained_columns``).
+    pipeline was trained with (``trained``: ``readers.columns.trained_columns``).
 
     RETURNS (Tuple[PairColumns, Optional[str]]): The columns, and a note when
         the text columns given differ from the trained ones.
     RAISES (CorpusFormatError): When the text columns given swap the trained ones.
     """
     from ..readers import PairColumns
-    from ..readers.columns import check_against_trained, trained_columns
+    from ..readers.columns import check_against_trained
 
     given = columns if columns is not None else PairColumns()
-    trained = trained_columns(nlp.config)
     note = check_against_trained(given.text_cols, trained)
     merged = PairColumns(
         given.text_cols if given.text_cols is not None else trained.get("text_cols"),

@@ -10,7 +10,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 from ..errors import CorpusFormatError
 from .columns import PairColumns, PairRow
 from .rows import RowReader
-from .table import ReadCounts, TableFormat, table_format
+from .table import ReadCounts, TableFormat
 
 logger = logging.getLogger("spacy_attn")
 
@@ -63,26 +63,36 @@ def iter_pair_rows(
     quoting: str = "auto",
     need_label: bool = True,
     columns: Optional[PairColumns] = None,
-    counts: Optional[ReadCounts] = None,
 ) -> Iterator[Tuple[int, PairRow]]:
     """Yield ``(line_number, PairRow)`` from a jsonl, csv or tsv pair file;
     the first bad row stops the read with its line.
 
-    format, delimiter, quoting: How to read it (``readers.rows.table_format``).
+    format, delimiter, quoting: How to read it (``readers.table.table_format``).
     columns (Optional[PairColumns]): The columns (default: detected).
-    counts (Optional[ReadCounts]): Filled with where each line went.
     RAISES (CorpusFormatError): For a bad row or a missing column, naming
         file and line.
     """
+    reader = _pair_reader(path, format, delimiter, quoting)
+    yield from _pair_rows(reader, columns, need_label)
+
+
+def _pair_reader(
+    path: Union[str, Path], format: str, delimiter: Optional[str], quoting: str
+) -> RowReader:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"Pair corpus not found: {path}")
+    return RowReader(path, input_format=format, delimiter=delimiter, quoting=quoting)
+
+
+def _pair_rows(
+    reader: RowReader, columns: Optional[PairColumns], need_label: bool
+) -> Iterator[Tuple[int, PairRow]]:
+    """The pair rows of ``reader``'s file (``reader.counts`` counts its lines)."""
+    path = reader.path
     cols = columns if columns is not None else PairColumns()
-    reader = RowReader(path, input_format=format, delimiter=delimiter, quoting=quoting)
     checked = False
     for row in reader.rows():
-        if counts is not None:
-            counts.__dict__.update(reader.counts.__dict__)
         if not checked and reader.header is not None:
             _check_header(cols, reader, path, need_label)
         checked = True
@@ -90,8 +100,6 @@ def iter_pair_rows(
             raise CorpusFormatError(f"{path}:{row.line}: {row.error}.")
         assert row.record is not None
         yield row.line, cols.row(row.record, path, row.line, need_label=need_label)
-    if counts is not None:
-        counts.__dict__.update(reader.counts.__dict__)
     if not checked and reader.header is not None:
         _check_header(cols, reader, path, need_label)
 
@@ -131,17 +139,10 @@ def read_pair_rows(
         without labelled rows, or labels that do not fit ``positive_label``.
     """
     path = Path(path)
-    stats = ReadStats()
+    reader = _pair_reader(path, format, delimiter, quoting)
+    stats = ReadStats(table=reader.table)
     rows: List[PairRow] = []
-    pairs = iter_pair_rows(
-        path,
-        format=format,
-        delimiter=delimiter,
-        quoting=quoting,
-        columns=columns,
-        counts=stats.counts,
-    )
-    for _, row in pairs:
+    for _, row in _pair_rows(reader, columns, need_label=True):
         if row.label in UNLABELLED:
             stats.skipped_unlabelled += 1
             continue
@@ -153,9 +154,8 @@ def read_pair_rows(
         stats.labels[row.label] = stats.labels.get(row.label, 0) + 1
         if limit and len(rows) >= limit:
             break
-    stats.table = table_format(
-        path, format=format, delimiter=delimiter, quoting=quoting
-    )
+    # This pass's counts: every line read (up to ``limit``).
+    stats.counts = reader.counts
     if not rows:
         what = (
             f"only unlabelled rows ({stats.skipped_unlabelled}, label '-' or empty)"
