@@ -7,7 +7,7 @@ one module per command."""
 # imports is the order of the commands in --help.
 from . import predict, evaluate, convert, benchmark_speed  # noqa: F401
 from . import device_check, squad_eval, code_path  # noqa: F401
-from . import rank, init_config, qa_threshold  # noqa: F401
+from . import rank, init_config, qa_threshold, distill  # noqa: F401
 
 # isort: on
 from .app import attn_cli, main, register_with_spacy

@@ -14,6 +14,8 @@ from thinc.types import Floats2d
 
 from ..scorers import best_threshold
 from .base import AttnPipe
+from .distill_loss import mixed_loss, teacher_batch
+from .distill_mixin import DistillMixin
 
 # What ``class_weights`` may be: off, "balanced" (resolved at initialize) or
 # a weight per label.
@@ -37,7 +39,7 @@ def unscale_from_threshold(scores: numpy.ndarray, threshold: float) -> numpy.nda
     )
 
 
-class AttnClassifier(AttnPipe):
+class AttnClassifier(DistillMixin, AttnPipe):
     """A classifier writing one score per label to ``doc.cats``:
     probabilities summing to one for mutually exclusive labels, independent
     probabilities for multi-label models (``model.attrs["multi_label"]``).
@@ -308,7 +310,6 @@ class AttnClassifier(AttnPipe):
             )
             host_not_missing = host_not_missing * (host_truths @ per_label)[:, None]
         ops = self.model.ops
-        xp = ops.xp
         if self.multi_label:
             n = max(float(host_not_missing.sum()), 1.0)
         else:
@@ -316,16 +317,31 @@ class AttnClassifier(AttnPipe):
         # The float32 numpy arrays are Floats2d to Thinc (the casts).
         truths = ops.asarray2f(cast(Floats2d, host_truths))
         not_missing = ops.asarray2f(cast(Floats2d, host_not_missing))
-        eps = 1e-8
-        if self.multi_label:
-            ce = -(
-                truths * xp.log(scores + eps) + (1 - truths) * xp.log(1 - scores + eps)
+        ce = self._gold_cross_entropy(truths, scores)
+        taught = teacher_batch(examples, self.labels, self.name)
+        if taught is not None:
+            return mixed_loss(
+                ops,
+                taught,
+                scores,
+                truths,
+                ce,
+                host_not_missing,
+                multi_label=self.multi_label,
             )
-        else:
-            ce = -(truths * xp.log(scores + eps))
         loss = (ce * not_missing).sum() / n
         d_scores = (scores - truths) * (not_missing / n)
         return loss, d_scores
+
+    def _gold_cross_entropy(self, truths: Floats2d, scores: Floats2d) -> Any:
+        """(n, K) cross-entropy terms of the gold labels (unmasked)."""
+        xp = self.model.ops.xp
+        eps = 1e-8
+        if self.multi_label:
+            return -(
+                truths * xp.log(scores + eps) + (1 - truths) * xp.log(1 - scores + eps)
+            )
+        return -(truths * xp.log(scores + eps))
 
     def initialize(
         self,

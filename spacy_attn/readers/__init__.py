@@ -4,6 +4,7 @@ prediction (``spacy_attn.readers.formats``)."""
 
 from ..errors import CorpusFormatError
 from .columns import PairColumns, PairRow
+from .distill_corpus import DistillCorpus, create_distill_corpus_reader
 from .formats import detect_format, is_docbin_name, read_docbin
 from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader, pair_doc
 from .pair_rows import ReadStats, check_binary_labels, iter_pair_rows, read_pair_rows
@@ -14,6 +15,7 @@ from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
 __all__ = [
     "QUOTINGS",
     "CorpusFormatError",
+    "DistillCorpus",
     "InputRow",
     "PairColumns",
     "PairCorpus",
@@ -24,6 +26,7 @@ __all__ = [
     "TableFormat",
     "TextCatCorpus",
     "cats_for",
+    "create_distill_corpus_reader",
     "check_binary_labels",
     "create_pair_corpus_reader",
     "create_textcat_corpus_reader",

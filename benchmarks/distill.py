@@ -1,0 +1,305 @@
+"""Distillation (``spacy attn distill``): a transformer teacher's accuracy
+at the fast model's speed, on SICK entailment.
+
+    python benchmarks/distill.py --teacher TEACHER [--steps 6000]
+        [--augment 8] [--threads 1] [--name distill] [--quick]
+    python benchmarks/distill.py --report-only [--name distill]
+
+Rows, all on the official SICK test set (4,906 pairs; train 4,439, trial
+495 as dev): the teacher (the DA on the MiniLM spacy-transformers listener,
+``configs/transformer.cfg``, trained on SICK train); the plain student
+(``configs/glove_adam.cfg`` over fixed GloVe 100d, ``spacy train`` on the
+gold labels); the same student distilled from the teacher (``spacy attn
+distill``) on the training rows alone, then with augmented copies (Tang et
+al. 2019: masking, vector-neighbour replacement, n-grams), each at the same
+number of steps and selected on trial accuracy; the majority class and word
+overlap (``spacy attn evaluate``'s baselines). Accuracy and macro-F are
+``spacy attn evaluate --json``; pairs/s is ``nlp.pipe`` (batch 256) over
+the first 1,000 test pairs made into pair docs beforehand (tokenization
+excluded), the median of 3 interleaved passes of teacher and students, in
+this process with the run's torch threads.
+"""
+
+import argparse
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import transfer
+from bench import machine, spacy_runs, tables
+
+SICK = {
+    "train": "sick/train.jsonl.gz",
+    "dev": "sick/trial.jsonl.gz",
+    "test": "sick/test.jsonl.gz",
+}
+STUDENT_CONFIG = "configs/glove_adam.cfg"
+
+
+def files() -> Dict[str, Path]:
+    return {k: machine.data_dir() / v for k, v in SICK.items()}
+
+
+def overrides(args: argparse.Namespace, data: Dict[str, Path]) -> Dict[str, Any]:
+    return {
+        "paths.train": data["train"],
+        "paths.dev": data["dev"],
+        "paths.vectors": Path(args.vectors).resolve(),
+        "training.max_steps": args.steps,
+        "training.eval_frequency": args.eval_frequency,
+    }
+
+
+def distill_run(
+    args: argparse.Namespace, data: Dict[str, Path], out: Path, augment: int
+) -> Dict[str, Any]:
+    """``spacy attn distill`` of the student config; its wall time and the
+    teacher's share of it (the command's "teacher:" line)."""
+    options = ["--temperature", args.temperature, "--gold-weight", args.gold_weight,
+               "--augment", augment, "--no-progress"]  # fmt: skip
+    for key, value in overrides(args, data).items():
+        options += [f"--{key}", value]
+    command = ["distill", Path(args.teacher).resolve(), STUDENT_CONFIG, "--output", out]
+    began = time.perf_counter()
+    done = transfer.attn(*command, *options, threads=args.threads)
+    seconds = time.perf_counter() - began
+    (out.parent / f"{out.name}.log").write_text(done.stdout + done.stderr)
+    if done.returncode:
+        raise SystemExit(f"distill failed:\n{done.stderr[-3000:]}")
+    found = re.search(r"teacher: ([\d,]+) rows labelled in ([\d.]+) s", done.stderr)
+    rows = re.search(r"transfer set: ([\d,]+) rows", done.stderr)
+    return {
+        "command": "python -m spacy attn "
+        + " ".join(machine.relative_args([*command, *options])),
+        "seconds": seconds,
+        "teacher_seconds": float(found.group(2)) if found else None,
+        "teacher_rows": int(found.group(1).replace(",", "")) if found else None,
+        "transfer_rows": int(rows.group(1).replace(",", "")) if rows else None,
+    }
+
+
+def pairs_per_second(
+    models: Dict[str, Path], test: Path, n: int, threads: int
+) -> Dict[str, float]:
+    """Median pairs/s of ``nlp.pipe`` over ``n`` pre-made test pair docs, 3
+    passes per model, interleaved."""
+    import gzip
+
+    import spacy
+    import torch
+
+    from spacy_attn import make_pair
+
+    if threads:
+        torch.set_num_threads(threads)
+    rows = [json.loads(line) for line in gzip.open(test, "rt")][:n]
+    loaded = {name: spacy.load(path) for name, path in models.items()}
+    docs = {
+        name: [make_pair(nlp, r["premise"], r["hypothesis"]) for r in rows]
+        for name, nlp in loaded.items()
+    }
+    times: Dict[str, List[float]] = {name: [] for name in models}
+    for name, nlp in loaded.items():  # warm-up
+        list(nlp.pipe([d.copy() for d in docs[name][:64]], batch_size=256))
+    for _ in range(3):
+        for name, nlp in loaded.items():
+            batch = [d.copy() for d in docs[name]]
+            began = time.perf_counter()
+            list(nlp.pipe(batch, batch_size=256))
+            times[name].append(time.perf_counter() - began)
+    return {name: round(n / statistics.median(t), 1) for name, t in times.items()}
+
+
+def overlap_baseline(data: Dict[str, Path], n_test: int) -> Dict[str, float]:
+    """Word overlap as a 3-way classifier: the training pairs' overlap
+    (``spacy_attn.baselines.word_overlap``) cut into 10 equal-count bins,
+    each predicting its most frequent training label; accuracy and macro-F
+    on the test pairs."""
+    import gzip
+    from collections import Counter
+
+    import numpy
+    import spacy
+
+    from spacy_attn import make_pair
+    from spacy_attn.baselines import word_overlap
+
+    nlp = spacy.blank("en")
+
+    def read(path: Path, n: int = 0) -> List[Any]:
+        rows = [json.loads(line) for line in gzip.open(path, "rt")]
+        rows = rows[:n] if n else rows
+        return [(word_overlap(make_pair(nlp, r["premise"], r["hypothesis"])), r["label"])
+                for r in rows]  # fmt: skip
+
+    train, test = read(data["train"]), read(data["test"], n_test)
+    edges = numpy.quantile([o for o, _ in train], numpy.linspace(0, 1, 11)[1:-1])
+    votes: Dict[int, Counter] = {}
+    for o, label in train:
+        votes.setdefault(int(numpy.searchsorted(edges, o)), Counter())[label] += 1
+    pred = [
+        votes[int(numpy.searchsorted(edges, o))].most_common(1)[0][0] for o, _ in test
+    ]
+    gold = [label for _, label in test]
+    labels = sorted(set(gold))
+    f1s = []
+    for label in labels:
+        tp = sum(p == g == label for p, g in zip(pred, gold))
+        p_n, g_n = pred.count(label), gold.count(label)
+        f1s.append(2 * tp / (p_n + g_n) if p_n + g_n else 0.0)
+    acc = sum(p == g for p, g in zip(pred, gold)) / len(gold)
+    return {"pair_acc": acc, "pair_macro_f": sum(f1s) / len(f1s)}
+
+
+def limit(args: argparse.Namespace) -> List[str]:
+    """evaluate's options: the first ``--limit`` test pairs (0: all)."""
+    return ["--limit", str(args.limit)] if args.limit else []
+
+
+def row(system: str, scores: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
+    return {
+        "system": system,
+        "acc": scores.get("pair_acc"),
+        "macro_f": scores.get("pair_macro_f"),
+        **extra,
+    }
+
+
+def measure(args: argparse.Namespace) -> Dict[str, Any]:
+    runs = machine.RUNS / args.name
+    runs.mkdir(parents=True, exist_ok=True)
+    data = files()
+    teacher = Path(args.teacher).resolve()
+    machine.log("teacher: evaluate")
+    began = time.perf_counter()
+    teacher_scores = transfer.evaluate(teacher, data["test"], args.threads, limit(args))
+    teacher_eval = time.perf_counter() - began
+    machine.log("plain student: spacy train")
+    plain = spacy_runs.spacy_train(
+        STUDENT_CONFIG,
+        runs / "plain",
+        overrides=overrides(args, data),
+        threads=args.threads,
+    )
+    if plain["returncode"]:
+        raise SystemExit(f"training failed: {spacy_runs.log_tail(plain['log'])}")
+    plain_scores = transfer.evaluate(
+        runs / "plain" / "model-best", data["test"], args.threads, limit(args)
+    )
+    students = {"plain": runs / "plain" / "model-best"}
+    rows = [
+        row("teacher: DA on the MiniLM listener (configs/transformer.cfg)", teacher_scores,
+            model="teacher", eval_seconds=teacher_eval),
+        row("plain student: DA, fixed GloVe 100d (configs/glove_adam.cfg)", plain_scores,
+            model="plain", seconds=plain["seconds"]),
+    ]  # fmt: skip
+    commands = [plain["command"]]
+    for augment in args.augment:
+        name = f"distilled_a{augment}"
+        machine.log(f"{name}: spacy attn distill")
+        done = distill_run(args, data, runs / name, augment)
+        scores = transfer.evaluate(
+            runs / name / "model-best", data["test"], args.threads, limit(args)
+        )
+        label = (
+            "training rows"
+            if not augment
+            else f"training rows + {augment} augmented copies each"
+        )
+        rows.append(
+            row(f"distilled student: {label}", scores, model=name, seconds=done["seconds"],
+                teacher_seconds=done["teacher_seconds"], transfer_rows=done["transfer_rows"])
+        )  # fmt: skip
+        students[name] = runs / name / "model-best"
+        commands.append(done["command"])
+    rows.append(row("majority class", plain_scores["baselines"]["majority class"]))
+    rows.append(row("word overlap (10 bins, each its majority training label)",
+                    overlap_baseline(data, args.limit)))  # fmt: skip
+    machine.log("speed")
+    speed = pairs_per_second(
+        {"teacher": teacher, **students},
+        data["test"],
+        min(1000, args.limit or 1000),
+        args.threads,
+    )
+    for r in rows:
+        r["pairs_per_s"] = speed.get(r.get("model", ""))
+    return {
+        "rows": rows,
+        "commands": commands,
+        "teacher": machine.relative(teacher),
+        "settings": {"steps": args.steps, "temperature": args.temperature,
+                     "gold_weight": args.gold_weight, "threads": args.threads},
+    }  # fmt: skip
+
+
+def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
+    teacher_speed = next(
+        r["pairs_per_s"] for r in results["rows"] if r.get("model") == "teacher"
+    )
+    head = ["system", "test acc", "macro-F", "pairs/s", "× teacher", "transfer rows",
+            "teacher min", "total min"]  # fmt: skip
+    body = []
+    for r in results["rows"]:
+        speed = r.get("pairs_per_s")
+        body.append([
+            r["system"], tables.fmt(r["acc"] * 100 if r["acc"] is not None else None, 1),
+            tables.fmt(r["macro_f"] * 100 if r["macro_f"] is not None else None, 1),
+            tables.fmt(speed), tables.fmt(speed / teacher_speed if speed else None, 1),
+            tables.fmt(r.get("transfer_rows")), tables.minutes(r.get("teacher_seconds")),
+            tables.minutes(r.get("seconds")),
+        ])  # fmt: skip
+    s = results["settings"]
+    text = tables.header("Distillation: SICK entailment", meta)
+    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += (
+        f"Teacher: `{results['teacher']}`. Every student: {s['steps']} steps, batch 32, "
+        f"{s['threads']} torch thread(s); distilled with temperature {s['temperature']:g} "
+        f"and gold weight {s['gold_weight']:g}.\n\n"
+    )
+    text += tables.md_table(head, body) + "\n"
+    text += "\nCommands:\n\n" + "".join(f"- `{c}`\n" for c in results["commands"])
+    return text
+
+
+def failure(results: Dict[str, Any]) -> Optional[str]:
+    rows = results["rows"]
+    best = max(
+        (r for r in rows if r["system"].startswith("distilled")), key=lambda r: r["acc"]
+    )
+    floor = max(
+        r["acc"] for r in rows if r["system"].startswith(("majority", "word overlap"))
+    )
+    if best["acc"] <= floor:
+        return (
+            f"The distilled student ({best['acc']:.3f}) does not beat the "
+            f"baselines ({floor:.3f})."
+        )
+    return None
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--teacher", help="The teacher pipeline")
+    p.add_argument("--vectors", default="training/vectors")
+    p.add_argument("--steps", type=int, default=6000)
+    p.add_argument("--eval-frequency", type=int, default=500)
+    p.add_argument("--augment", default="0,8", help="Comma-separated copies per row")
+    p.add_argument("--temperature", type=float, default=2.0)
+    p.add_argument("--gold-weight", type=float, default=0.0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--name", default="distill")
+    p.add_argument("--limit", type=int, default=0, help="Test pairs (0: all)")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--report-only", action="store_true")
+    args = p.parse_args()
+    args.augment = [int(a) for a in args.augment.split(",")]
+    args.start = args.teacher  # run_benchmark's required pipeline
+    transfer.run_benchmark(p, args, measure, render, failure)
+
+
+if __name__ == "__main__":
+    main()
