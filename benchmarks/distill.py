@@ -26,7 +26,7 @@ import re
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import transfer
 from bench import machine, spacy_runs, tables
@@ -54,17 +54,21 @@ def overrides(args: argparse.Namespace, data: Dict[str, Path]) -> Dict[str, Any]
 
 
 def distill_run(
-    args: argparse.Namespace, data: Dict[str, Path], out: Path, augment: int
+    teacher: Path,
+    config: Any,
+    out: Path,
+    options: List[Any],
+    overrides: Dict[str, Any],
+    threads: int,
 ) -> Dict[str, Any]:
-    """``spacy attn distill`` of the student config; its wall time and the
+    """``spacy attn distill`` of a student config; its wall time and the
     teacher's share of it (the command's "teacher:" line)."""
-    options = ["--temperature", args.temperature, "--gold-weight", args.gold_weight,
-               "--augment", augment, "--no-progress"]  # fmt: skip
-    for key, value in overrides(args, data).items():
+    options = [*options, "--no-progress"]
+    for key, value in overrides.items():
         options += [f"--{key}", value]
-    command = ["distill", Path(args.teacher).resolve(), STUDENT_CONFIG, "--output", out]
+    command = ["distill", Path(teacher).resolve(), config, "--output", out]
     began = time.perf_counter()
-    done = transfer.attn(*command, *options, threads=args.threads)
+    done = transfer.attn(*command, *options, threads=threads)
     seconds = time.perf_counter() - began
     (out.parent / f"{out.name}.log").write_text(done.stdout + done.stderr)
     if done.returncode:
@@ -82,12 +86,10 @@ def distill_run(
 
 
 def pairs_per_second(
-    models: Dict[str, Path], test: Path, n: int, threads: int
+    models: Dict[str, Path], pairs: List[Tuple[str, str]], threads: int
 ) -> Dict[str, float]:
-    """Median pairs/s of ``nlp.pipe`` over ``n`` pre-made test pair docs, 3
-    passes per model, interleaved."""
-    import gzip
-
+    """Median pairs/s of ``nlp.pipe`` (batch 256) over ``pairs`` made into
+    pair docs beforehand, 3 passes per model, interleaved."""
     import spacy
     import torch
 
@@ -95,10 +97,9 @@ def pairs_per_second(
 
     if threads:
         torch.set_num_threads(threads)
-    rows = [json.loads(line) for line in gzip.open(test, "rt")][:n]
     loaded = {name: spacy.load(path) for name, path in models.items()}
     docs = {
-        name: [make_pair(nlp, r["premise"], r["hypothesis"]) for r in rows]
+        name: [make_pair(nlp, first, second) for first, second in pairs]
         for name, nlp in loaded.items()
     }
     times: Dict[str, List[float]] = {name: [] for name in models}
@@ -110,7 +111,9 @@ def pairs_per_second(
             began = time.perf_counter()
             list(nlp.pipe(batch, batch_size=256))
             times[name].append(time.perf_counter() - began)
-    return {name: round(n / statistics.median(t), 1) for name, t in times.items()}
+    return {
+        name: round(len(pairs) / statistics.median(t), 1) for name, t in times.items()
+    }
 
 
 def overlap_baseline(data: Dict[str, Path], n_test: int) -> Dict[str, float]:
@@ -200,7 +203,16 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     for augment in args.augment:
         name = f"distilled_a{augment}"
         machine.log(f"{name}: spacy attn distill")
-        done = distill_run(args, data, runs / name, augment)
+        options = ["--temperature", args.temperature, "--gold-weight", args.gold_weight,
+                   "--augment", augment]  # fmt: skip
+        done = distill_run(
+            teacher,
+            STUDENT_CONFIG,
+            runs / name,
+            options,
+            overrides(args, data),
+            args.threads,
+        )
         scores = transfer.evaluate(
             runs / name / "model-best", data["test"], args.threads, limit(args)
         )

@@ -341,3 +341,27 @@ def test_distill_command_refuses_a_teacher_with_other_labels(trained_teacher, tm
     )  # fmt: skip
     assert result.exit_code == 1
     assert "a teacher must set the student's labels" in result.output
+
+
+def test_the_teacher_cache_key_ignores_how_bytes_are_serialized(student, monkeypatch):
+    """A spacy-transformers model serializes differently in each process;
+    the model hash that resumes the teacher's pass reads the weights."""
+    import os
+
+    from thinc.shims import PyTorchShim
+
+    from spacy_attn.batch import Predictor
+
+    nlp, _ = student
+    monkeypatch.setattr(PyTorchShim, "to_bytes", lambda self: os.urandom(16))
+    first = Predictor(nlp).model_hash()
+    assert Predictor(nlp).model_hash() == first
+    module = next(
+        shim._model
+        for node in nlp.get_pipe("attn_pair_classifier").model.walk()
+        for shim in node.shims
+    )
+    param = next(iter(module.parameters()))
+    with __import__("torch").no_grad():
+        param.add_(1.0)
+    assert Predictor(nlp).model_hash() != first

@@ -39,6 +39,7 @@ REGISTERED = {
         "spacy-attn.SquadCorpus.v1",
         "spacy-attn.SquadCorpus.v2",
         "spacy-attn.TextCatCorpus.v1",
+        "spacy-attn.DistillCorpus.v1",
     ],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").
     "thinc_optimizers": ["spacy-attn.Adagrad.v1"],

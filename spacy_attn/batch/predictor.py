@@ -220,7 +220,7 @@ class Predictor:
                 model = getattr(pipe, "model", None)
                 if isinstance(model, Model):
                     digest.update(name.encode("utf8"))
-                    digest.update(model.to_bytes())
+                    _hash_weights(model, digest)
             self._model_hash = digest.hexdigest()
         return self._model_hash
 
@@ -252,6 +252,28 @@ class Predictor:
             head["cats"] = doc.cats
         line = json.dumps(head, ensure_ascii=False)
         return line[:-1] + ', "embedding": ' + format_vector(doc._.attn_embedding) + "}"
+
+
+def _hash_weights(model: Model, digest: Any) -> None:
+    """Add a model's weights to ``digest``: every Thinc parameter and every
+    tensor of its PyTorch shims' state dicts, by name. Not ``to_bytes``:
+    a spacy-transformers model serializes differently in every process (so
+    a transformer pipeline could never be resumed)."""
+    for i, node in enumerate(model.walk()):
+        for param in node.param_names:
+            if node.has_param(param):
+                digest.update(f"{i}:{node.name}:{param}".encode("utf8"))
+                array = node.ops.to_numpy(node.get_param(param))
+                digest.update(numpy.ascontiguousarray(array).tobytes())
+        for j, shim in enumerate(node.shims):
+            module = getattr(shim, "_model", None)
+            state = getattr(module, "state_dict", None)
+            if state is None:
+                digest.update(shim.to_bytes())
+                continue
+            for key, tensor in state().items():
+                digest.update(f"{i}:{j}:{key}".encode("utf8"))
+                digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
 
 
 def output_answer(answer: Dict[str, Any], **extra: Any) -> Dict[str, Any]:

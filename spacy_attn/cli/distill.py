@@ -77,7 +77,7 @@ UnlabelledOpt = Annotated[
     Optional[Path],
     Opt(
         "--unlabelled",
-        help="Unlabelled rows (jsonl / csv / tsv) the teacher labels too",
+        help="Unlabelled rows (jsonl / csv / tsv) the teacher labels too (default: none)",
         show_default=False,
     ),
 ]

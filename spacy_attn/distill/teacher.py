@@ -80,6 +80,8 @@ def label_rows(
         if not output_path.exists() or "--resume" not in str(err):
             raise
         # Another teacher, another transfer set or other options: start over.
+        print(f"ℹ teacher: {output_path} is not this run's ({err}); labelling again",
+              file=sys.stderr)  # fmt: skip
         stats = predict_file(
             teacher, input_path, output_path, overwrite=True, **options
         )
