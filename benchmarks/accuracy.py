@@ -507,7 +507,8 @@ def _models(payload: Dict[str, Any]) -> str:
         "\n## Models\n\n"
         + notes
         + "\nAll DA rows: `spacy-attn.DecomposableAttention.v1`, hidden width 200, dropout "
-        "0.2, config generated from `configs/glove_adam.cfg` (see "
+        # Results written before the config was recorded came from glove.cfg.
+        f"0.2, config generated from `{payload.get('base_config', 'configs/glove.cfg')}` (see "
         "`benchmarks/runs/<dataset>/<row>/config.cfg`). The textcat row keeps its default "
         "model but uses the same training settings, and its dev scorer is set to "
         "`spacy-attn.pair_classifier_scorer.v1` so that `model-best` is chosen by dev "
@@ -569,6 +570,7 @@ def payload(args, command: str, env, settings, manifests, results) -> Dict[str, 
             for d in args.datasets
         },
         "rows": {r: {"model": ROWS[r], "note": ROW_NOTES[r]} for r in args.rows},
+        "base_config": machine.relative(BASE_CONFIG),
         "results": results,
         "total_seconds": round(total, 1),
     }

@@ -300,6 +300,7 @@ def measure(args) -> Dict[str, Any]:
             row["same_output_as_1thread"] = (
                 None if reference is None else row["sha256"] == reference
             )
+        res["config"] = TASKS[task]
         out["tasks"][task] = res
     return out
 
@@ -325,9 +326,15 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         f"children at one sample (RSS; PSS counts pages shared by forked workers once). "
         f'"= 1 thread": the output is byte-identical to the single-threaded process\'s.\n\n'
     )
+    # Results written before the config was recorded came from these.
+    old = {"pair": "configs/glove.cfg", "doc": "configs/doc_embedder.cfg"}
     titles = {
-        "pair": "Pair classifier (`configs/glove_adam.cfg`), SNLI dev repeated",
-        "doc": "Doc embedder (`configs/doc_embedder.cfg`), IMDB reviews",
+        task: f"{what} (`{res['tasks'][task].get('config', old[task])}`), {data}"
+        for task, what, data in (
+            ("pair", "Pair classifier", "SNLI dev repeated"),
+            ("doc", "Doc embedder", "IMDB reviews"),
+        )
+        if task in res["tasks"]
     }
     for task, t in res["tasks"].items():
         engines = t["engines"]
