@@ -365,3 +365,27 @@ def test_the_teacher_cache_key_ignores_how_bytes_are_serialized(student, monkeyp
     with __import__("torch").no_grad():
         param.add_(1.0)
     assert Predictor(nlp).model_hash() != first
+
+
+def test_the_doc_classifier_learns_from_text_rows(tmp_path):
+    """attn_doc_embedder's classifier learns from a transfer set of texts:
+    with the gold label ignored (gold weight 0), it moves to the teacher."""
+    from .test_doc_embedder import textcat_model
+    from .util import rt_texts
+
+    texts = [text for text, _ in rt_texts(16)]
+    path = tmp_path / "transfer.jsonl"
+    # The teacher says "neg" for everything; the gold says "pos".
+    _write(path, [{"text": t, "cats": {"pos": 1.0, "neg": 0.0},
+                   "teacher": {"pos": 0.05, "neg": 0.95}} for t in texts])  # fmt: skip
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    add_random_vectors(nlp, texts)
+    pipe = nlp.add_pipe("attn_doc_embedder", config={"model": textcat_model()})
+    examples = list(create_distill_corpus_reader(path, gold_weight=0.0)(nlp))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(20):
+        nlp.update(examples, sgd=optimizer)
+    scores, _ = pipe.predict([eg.predicted for eg in examples])
+    neg = pipe.labels.index("neg")
+    assert float(numpy.asarray(scores)[:, neg].mean()) > 0.8
