@@ -53,6 +53,28 @@ def overrides(args: argparse.Namespace, data: Dict[str, Path]) -> Dict[str, Any]
     }
 
 
+def distill_args(
+    teacher: Path, config: Any, out: Path, options: List[Any], overrides: Dict[str, Any]
+) -> List[Any]:
+    """The ``spacy attn distill`` arguments of a student config."""
+    options = [*options, "--no-progress"]
+    for key, value in overrides.items():
+        options += [f"--{key}", value]
+    return ["distill", Path(teacher).resolve(), config, "--output", out, *options]
+
+
+def distill_log(text: str) -> Dict[str, Any]:
+    """The teacher's time and rows and the transfer set's size, from the
+    command's output."""
+    found = re.search(r"teacher: ([\d,]+) rows labelled in ([\d.]+) s", text)
+    rows = re.search(r"transfer set: ([\d,]+) rows", text)
+    return {
+        "teacher_seconds": float(found.group(2)) if found else None,
+        "teacher_rows": int(found.group(1).replace(",", "")) if found else None,
+        "transfer_rows": int(rows.group(1).replace(",", "")) if rows else None,
+    }
+
+
 def distill_run(
     teacher: Path,
     config: Any,
@@ -60,28 +82,27 @@ def distill_run(
     options: List[Any],
     overrides: Dict[str, Any],
     threads: int,
+    *,
+    collect: bool = False,
 ) -> Dict[str, Any]:
     """``spacy attn distill`` of a student config; its wall time and the
-    teacher's share of it (the command's "teacher:" line)."""
-    options = [*options, "--no-progress"]
-    for key, value in overrides.items():
-        options += [f"--{key}", value]
-    command = ["distill", Path(teacher).resolve(), config, "--output", out]
-    began = time.perf_counter()
-    done = transfer.attn(*command, *options, threads=threads)
-    seconds = time.perf_counter() - began
-    (out.parent / f"{out.name}.log").write_text(done.stdout + done.stderr)
-    if done.returncode:
-        raise SystemExit(f"distill failed:\n{done.stderr[-3000:]}")
-    found = re.search(r"teacher: ([\d,]+) rows labelled in ([\d.]+) s", done.stderr)
-    rows = re.search(r"transfer set: ([\d,]+) rows", done.stderr)
+    teacher's share of it (the command's "teacher:" line). ``collect``: the
+    run was made by an earlier invocation; read its saved output (no wall
+    time)."""
+    args = distill_args(teacher, config, out, options, overrides)
+    log = out.parent / f"{out.name}.log"
+    seconds = None
+    if not collect:
+        began = time.perf_counter()
+        done = transfer.attn(*args, threads=threads)
+        seconds = time.perf_counter() - began
+        log.write_text(done.stdout + done.stderr)
+        if done.returncode:
+            raise SystemExit(f"distill failed:\n{done.stderr[-3000:]}")
     return {
-        "command": "python -m spacy attn "
-        + " ".join(machine.relative_args([*command, *options])),
+        "command": "python -m spacy attn " + " ".join(machine.relative_args(args)),
         "seconds": seconds,
-        "teacher_seconds": float(found.group(2)) if found else None,
-        "teacher_rows": int(found.group(1).replace(",", "")) if found else None,
-        "transfer_rows": int(rows.group(1).replace(",", "")) if rows else None,
+        **distill_log(log.read_text()),
     }
 
 
@@ -181,12 +202,16 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     teacher_scores = transfer.evaluate(teacher, data["test"], args.threads, limit(args))
     teacher_eval = time.perf_counter() - began
     machine.log("plain student: spacy train")
-    plain = spacy_runs.spacy_train(
-        STUDENT_CONFIG,
-        runs / "plain",
-        overrides=overrides(args, data),
-        threads=args.threads,
-    )
+    if args.collect:
+        plain = {"returncode": 0, "seconds": None, "command": spacy_runs.train_command(
+            STUDENT_CONFIG, runs / "plain", overrides(args, data))}  # fmt: skip
+    else:
+        plain = spacy_runs.spacy_train(
+            STUDENT_CONFIG,
+            runs / "plain",
+            overrides=overrides(args, data),
+            threads=args.threads,
+        )
     if plain["returncode"]:
         raise SystemExit(f"training failed: {spacy_runs.log_tail(plain['log'])}")
     plain_scores = transfer.evaluate(
@@ -212,6 +237,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
             options,
             overrides(args, data),
             args.threads,
+            collect=args.collect,
         )
         scores = transfer.evaluate(
             runs / name / "model-best", data["test"], args.threads, limit(args)
@@ -231,18 +257,20 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     rows.append(row("word overlap (10 bins, each its majority training label)",
                     overlap_baseline(data, args.limit)))  # fmt: skip
     machine.log("speed")
-    speed = pairs_per_second(
-        {"teacher": teacher, **students},
-        data["test"],
-        min(1000, args.limit or 1000),
-        args.threads,
-    )
+    import gzip
+
+    test_rows = [json.loads(line) for line in gzip.open(data["test"], "rt")]
+    n_speed = min(1000, args.limit or 1000)
+    pairs = [(r["premise"], r["hypothesis"]) for r in test_rows[:n_speed]]
+    speed = pairs_per_second({"teacher": teacher, **students}, pairs, args.threads)
     for r in rows:
         r["pairs_per_s"] = speed.get(r.get("model", ""))
     return {
         "rows": rows,
         "commands": commands,
         "teacher": machine.relative(teacher),
+        "collected": args.collect,
+        "note": args.note,
         "settings": {"steps": args.steps, "temperature": args.temperature,
                      "gold_weight": args.gold_weight, "threads": args.threads},
     }  # fmt: skip
@@ -265,7 +293,9 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
             tables.minutes(r.get("seconds")),
         ])  # fmt: skip
     s = results["settings"]
-    text = tables.header("Distillation: SICK entailment", meta)
+    text = tables.header(
+        "Distillation: SICK entailment", meta, measured=not results.get("collected")
+    )
     text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
     text += (
         f"Teacher: `{results['teacher']}`. Every student: {s['steps']} steps, batch 32, "
@@ -273,6 +303,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         f"and gold weight {s['gold_weight']:g}.\n\n"
     )
     text += tables.md_table(head, body) + "\n"
+    if results.get("note"):
+        text += "\n" + results["note"] + "\n"
     text += "\nCommands:\n\n" + "".join(f"- `{c}`\n" for c in results["commands"])
     return text
 
@@ -305,6 +337,13 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--name", default="distill")
     p.add_argument("--limit", type=int, default=0, help="Test pairs (0: all)")
+    p.add_argument(
+        "--collect",
+        action="store_true",
+        help="Score the trained runs of an earlier invocation (same options): test "
+        "scores and speed measured now, no training, no wall times",
+    )
+    p.add_argument("--note", default="", help="A paragraph printed under the table")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--report-only", action="store_true")
     args = p.parse_args()
