@@ -120,7 +120,7 @@ def test_the_commands_leave_what_the_page_says(ran):
     ]
     sources = [r["source"] for r in rows]
     assert sources.count("train") == 48
-    assert 48 < sources.count("augmented") <= 8 * 48
+    assert 48 < sources.count("augmented") <= 20 * 48
     assert all(set(r["teacher"]) == set(KEYWORDS.values()) for r in rows)
     for model in ("student/model-best", "student_py/model-best"):
         assert (folder / model / "config.cfg").exists()

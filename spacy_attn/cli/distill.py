@@ -107,7 +107,7 @@ def distill_cli(
     output: OutputDirOpt,
     gpu_id: GpuIdOpt = -1,
     teacher_gpu_id: TeacherGpuOpt = -1,
-    temperature: TemperatureOpt = 2.0,
+    temperature: TemperatureOpt = 1.0,
     gold_weight: GoldWeightOpt = 0.0,
     loss: LossOpt = "kl",
     augment: AugmentOpt = 0,
