@@ -99,18 +99,31 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         "paths.dev": paths["dev"],
         "training.eval_frequency": args.eval_frequency,
     }
-    machine.log("teacher: spacy train")
-    teacher_run = spacy_runs.spacy_train(
-        config(runs, "transformer", args.threads), runs / "teacher",
-        overrides={**base, "paths.transformer": datafiles.minilm_dir(),
-                   "training.max_steps": args.teacher_steps},
-        threads=args.threads,
-    )  # fmt: skip
-    if teacher_run["returncode"]:
-        raise SystemExit(f"teacher failed: {spacy_runs.log_tail(teacher_run['log'])}")
-    teacher = runs / "teacher" / "model-best"
+    if args.teacher:  # trained by an earlier run of this script
+        teacher = Path(args.teacher).resolve()
+        teacher_run = {
+            "seconds": None,
+            "command": f"(teacher: {machine.relative(teacher)})",
+        }
+    else:
+        machine.log("teacher: spacy train")
+        teacher_run = spacy_runs.spacy_train(
+            config(runs, "transformer", args.threads), runs / "teacher",
+            overrides={**base, "paths.transformer": datafiles.minilm_dir(),
+                       "training.max_steps": args.teacher_steps},
+            threads=args.threads,
+        )  # fmt: skip
+        if teacher_run["returncode"]:
+            raise SystemExit(
+                f"teacher failed: {spacy_runs.log_tail(teacher_run['log'])}"
+            )
+        teacher = runs / "teacher" / "model-best"
     student_cfg = config(runs, "glove", args.threads)
     student = {**base, "paths.vectors": vectors, "training.max_steps": args.steps}
+    if args.penalty is not None:
+        student["components.attn_doc_embedder.model.encoder.penalty_coef"] = (
+            args.penalty
+        )
     machine.log("plain student: spacy train")
     plain = spacy_runs.spacy_train(
         student_cfg, runs / "plain", overrides=student, threads=args.threads
@@ -161,6 +174,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         "rows": rows,
         "commands": commands,
         "settings": {"steps": args.steps, "teacher_steps": args.teacher_steps,
+                     "penalty": args.penalty,
                      "temperature": args.temperature, "threads": args.threads},
     }  # fmt: skip
 
@@ -182,9 +196,12 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     s = results["settings"]
     text = tables.header("Distillation: Rotten Tomatoes polarity", meta)
     text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    penalty = s.get("penalty")
     text += (
         f"Teacher {s['teacher_steps']} steps; students and BOW {s['steps']} steps, batch "
-        f"32; temperature {s['temperature']:g}; {s['threads']} torch thread(s).\n\n"
+        f"32; temperature {s['temperature']:g}; {s['threads']} torch thread(s)"
+        + (f"; students' attention penalty {penalty:g}" if penalty is not None else "")
+        + ".\n\n"
     )
     text += tables.md_table(head, body) + "\n"
     text += "\nCommands:\n\n" + "".join(f"- `{c}`\n" for c in results["commands"])
@@ -204,7 +221,15 @@ def failure(results: Dict[str, Any]) -> Any:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--teacher", help="A teacher trained by an earlier run (default: train one)"
+    )
     p.add_argument("--teacher-steps", type=int, default=600)
+    p.add_argument(
+        "--penalty",
+        type=float,
+        help="The students' attention penalty (default: the config's)",
+    )
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--eval-frequency", type=int, default=200)
     p.add_argument("--augment", default="0,8")
