@@ -192,6 +192,27 @@ def row(system: str, scores: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
     }
 
 
+def train_plain(
+    args: argparse.Namespace, data: Dict[str, Path], runs: Path
+) -> Dict[str, Any]:
+    """``spacy train`` of the plain student (``--collect``: its command only)."""
+    machine.log("plain student: spacy train")
+    if args.collect:
+        command = spacy_runs.train_command(
+            STUDENT_CONFIG, runs / "plain", overrides(args, data)
+        )
+        return {"returncode": 0, "seconds": None, "command": command}
+    plain = spacy_runs.spacy_train(
+        STUDENT_CONFIG,
+        runs / "plain",
+        overrides=overrides(args, data),
+        threads=args.threads,
+    )
+    if plain["returncode"]:
+        raise SystemExit(f"training failed: {spacy_runs.log_tail(plain['log'])}")
+    return plain
+
+
 def measure(args: argparse.Namespace) -> Dict[str, Any]:
     runs = machine.RUNS / args.name
     runs.mkdir(parents=True, exist_ok=True)
@@ -201,19 +222,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     began = time.perf_counter()
     teacher_scores = transfer.evaluate(teacher, data["test"], args.threads, limit(args))
     teacher_eval = time.perf_counter() - began
-    machine.log("plain student: spacy train")
-    if args.collect:
-        plain = {"returncode": 0, "seconds": None, "command": spacy_runs.train_command(
-            STUDENT_CONFIG, runs / "plain", overrides(args, data))}  # fmt: skip
-    else:
-        plain = spacy_runs.spacy_train(
-            STUDENT_CONFIG,
-            runs / "plain",
-            overrides=overrides(args, data),
-            threads=args.threads,
-        )
-    if plain["returncode"]:
-        raise SystemExit(f"training failed: {spacy_runs.log_tail(plain['log'])}")
+    plain = train_plain(args, data, runs)
     plain_scores = transfer.evaluate(
         runs / "plain" / "model-best", data["test"], args.threads, limit(args)
     )

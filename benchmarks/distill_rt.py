@@ -89,16 +89,10 @@ def scores(pred: List[str], gold: List[str]) -> Dict[str, float]:
     return {"acc": acc, "macro_f": sum(f1s) / len(f1s)}
 
 
-def measure(args: argparse.Namespace) -> Dict[str, Any]:
-    runs = machine.RUNS / args.name
-    splits = textcat.ensure_splits("rt")
-    paths = splits["paths"]
-    vectors = Path(args.vectors).resolve()
-    base = {
-        "paths.train": paths["train"],
-        "paths.dev": paths["dev"],
-        "training.eval_frequency": args.eval_frequency,
-    }
+def get_teacher(
+    args: argparse.Namespace, runs: Path, base: Dict[str, Any]
+) -> Tuple[Path, Dict[str, Any]]:
+    """The teacher: ``--teacher``, or trained here with ``spacy train``."""
     if args.teacher:  # trained by an earlier run of this script
         teacher = Path(args.teacher).resolve()
         teacher_run = {
@@ -118,6 +112,20 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
                 f"teacher failed: {spacy_runs.log_tail(teacher_run['log'])}"
             )
         teacher = runs / "teacher" / "model-best"
+    return teacher, teacher_run
+
+
+def measure(args: argparse.Namespace) -> Dict[str, Any]:
+    runs = machine.RUNS / args.name
+    splits = textcat.ensure_splits("rt")
+    paths = splits["paths"]
+    vectors = Path(args.vectors).resolve()
+    base = {
+        "paths.train": paths["train"],
+        "paths.dev": paths["dev"],
+        "training.eval_frequency": args.eval_frequency,
+    }
+    teacher, teacher_run = get_teacher(args, runs, base)
     student_cfg = config(runs, "glove", args.threads)
     student = {**base, "paths.vectors": vectors, "training.max_steps": args.steps}
     if args.penalty is not None:
