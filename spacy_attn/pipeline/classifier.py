@@ -14,7 +14,7 @@ from thinc.types import Floats2d
 
 from ..scorers import best_threshold
 from .base import AttnPipe
-from .distill_loss import mixed_loss, teacher_batch
+from .distill_loss import TeacherBatch, mixed_loss, teacher_batch
 from .distill_mixin import DistillMixin
 
 # What ``class_weights`` may be: off, "balanced" (resolved at initialize) or
@@ -292,7 +292,10 @@ class AttnClassifier(DistillMixin, AttnPipe):
         return float(loss), d_scores
 
     def _loss_on_device(
-        self, examples: List[Example], scores: Floats2d
+        self,
+        examples: List[Example],
+        scores: Floats2d,
+        taught: Optional[TeacherBatch] = None,
     ) -> Tuple[Any, Floats2d]:
         """The loss as a 0-d array on the scores' device, and d_logits.
 
@@ -318,7 +321,8 @@ class AttnClassifier(DistillMixin, AttnPipe):
         truths = ops.asarray2f(cast(Floats2d, host_truths))
         not_missing = ops.asarray2f(cast(Floats2d, host_not_missing))
         ce = self._gold_cross_entropy(truths, scores)
-        taught = teacher_batch(examples, self.labels, self.name)
+        if taught is None:  # the teacher's scores stored in the examples, if any
+            taught = teacher_batch(examples, self.labels, self.name)
         if taught is not None:
             return mixed_loss(
                 ops,

@@ -1,14 +1,14 @@
 """``distill``, spaCy v4's teacher-student step, for the classifiers
 (``AttnClassifier``'s mixin; docs/distill.md)."""
 
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.training import Example, validate_examples
 from thinc.api import Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
-from .distill_loss import DistillSettings, TeacherBatch, mixed_loss
+from .distill_loss import DistillSettings, TeacherBatch
 
 if TYPE_CHECKING:
     # For the type checker the mixin is a pipe; the classifier's own
@@ -31,11 +31,12 @@ class DistillMixin(_MixinBase):
         @property
         def multi_label(self) -> bool: ...
 
-        def _examples_to_truth(
-            self, examples: List[Example]
-        ) -> Tuple[numpy.ndarray, numpy.ndarray]: ...
-
-        def _gold_cross_entropy(self, truths: Floats2d, scores: Floats2d) -> Any: ...
+        def _loss_on_device(
+            self,
+            examples: List[Example],
+            scores: Floats2d,
+            taught: Optional[TeacherBatch] = None,
+        ) -> Tuple[Any, Floats2d]: ...
 
     def distill(
         self,
@@ -88,13 +89,8 @@ class DistillMixin(_MixinBase):
         self._prepare_examples(examples)
         set_dropout_rate(self.model, drop)
         scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
-        host_truths, host_not_missing = self._examples_to_truth(examples)
-        truths = self.model.ops.asarray2f(cast(Floats2d, host_truths))
-        ce = self._gold_cross_entropy(truths, scores)
-        loss, d_scores = mixed_loss(
-            self.model.ops, taught, scores, truths, ce, host_not_missing,
-            multi_label=self.multi_label,
-        )  # fmt: skip
+        # The loss of update (class weights included), with these targets.
+        loss, d_scores = self._loss_on_device(examples, scores, taught)
         bp_scores(d_scores)
         if sgd is not None:
             self.finish_update(sgd)
