@@ -190,6 +190,27 @@ def test_add_unanswerable():
     assert add_unanswerable(ARTICLES, rate=0.0, seed=0)[1]["unanswerable"] == 0
 
 
+def test_add_unanswerable_falls_back_to_the_file():
+    """An article with one paragraph (a user's file often has one per
+    "article") gets its copy from another article's paragraph, never one
+    that holds the answer; the article-only rule is unchanged."""
+    out, counts = add_unanswerable(ARTICLES, rate=1.0, seed=0, file_fallback=True)
+    assert counts == {"answerable": 3, "unanswerable": 3, "no_other_paragraph": 0}
+    where = {
+        qa["id"]: para["context"]
+        for article in out
+        for para in article["paragraphs"]
+        for qa in para["qas"]
+    }
+    assert where["b1-neg"] in {p["context"] for p in ARTICLES[0]["paragraphs"]}
+    assert "one" not in where["b1-neg"].lower()
+    # Where the article has a paragraph that will do, both rules agree.
+    assert where["a1-neg"] == "Ann was born in 1990."
+    # Nowhere to go: a file of one paragraph gives none.
+    _, counts = add_unanswerable(ARTICLES[1:], rate=1.0, seed=0, file_fallback=True)
+    assert counts["unanswerable"] == 0 and counts["no_other_paragraph"] == 1
+
+
 def test_read_squad2_counts_unanswerable_questions(tmp_path):
     from spacy_attn.squad import read_squad
 

@@ -13,6 +13,7 @@ from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
 from .errors import existing_file, fail, user_errors
 from .options import (
+    Arg,
     DelimiterOpt,
     FormatOpt,
     GpuIdOpt,
@@ -23,7 +24,6 @@ from .options import (
     LabelMapOpt,
     ModelArg,
     Opt,
-    PairDataArg,
     PairKeyOpt,
     PositiveLabelOpt,
     QuotingOpt,
@@ -36,18 +36,34 @@ if TYPE_CHECKING:
     from ..readers import PairColumns
 
 
+EvalDataArg = Annotated[
+    Path,
+    Arg(
+        metavar="DATA",
+        help=(
+            "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
+            "of pair docs; for a span-QA pipeline, a SQuAD JSON (.json, .json.gz)"
+        ),
+        show_default=False,
+    ),
+]
+
+
+EvalOutputOpt = Annotated[
+    Optional[Path],
+    Opt(
+        "--output",
+        help="Write the scores as JSON here (default: print only)",
+        show_default=False,
+    ),
+]
+
+
 @attn_cli.command("evaluate", no_args_is_help=True)
 def evaluate_cli(
     model: ModelArg,
-    data: PairDataArg,
-    output: Annotated[
-        Optional[Path],
-        Opt(
-            "--output",
-            help="Write the scores as JSON here (default: print only)",
-            show_default=False,
-        ),
-    ] = None,
+    data: EvalDataArg,
+    output: EvalOutputOpt = None,
     pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
@@ -81,9 +97,16 @@ def evaluate_cli(
     macro-F, the positive class's P/R/F (with a positive label) and MAP, MRR
     and P@1 (with --group-col, or docs with group ids) beside two trivial
     baselines on the same data, the majority class and the word overlap of
-    the two texts; exits 1 when the model does not beat them.
+    the two texts; exits 1 when the model does not beat them. A span-QA
+    pipeline on a SQuAD JSON file (.json, .json.gz): the official EM / F1
+    of its answers, "no answer" where its threshold says so, how often it
+    refuses an answerable question, beside always-no-answer, always
+    answering and the context's first words.
     """
     existing_file(data, "DATA")
+    if is_squad_json(data):
+        qa_options = (min_margin, output, as_json, check)
+        return evaluate_qa_cli(model, data, batch_size, gpu_id, *qa_options)
     mapping = parse_label_map(label_map)
     columns = pair_columns(text_cols, label_col, group_col, id_col)
     with user_errors():
@@ -194,6 +217,50 @@ def evaluate_pairs(
     if corpus.stats is not None:
         scores["read"] = f"{data}: {corpus.stats.describe()}"
     return scores
+
+
+def is_squad_json(data: Path) -> bool:
+    """A SQuAD-format file (QA), not a pair corpus: ``.json`` or ``.json.gz``."""
+    name = data.name.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")
+
+
+def evaluate_qa_file(
+    model: Union[str, Path], data: Path, *, batch_size: int = 64, gpu_id: int = -1
+) -> Dict[str, Any]:
+    """``qa_eval.pipeline_eval.evaluate_qa`` of a pipeline on a SQuAD file."""
+    from ..loading import load_pipeline
+    from ..qa_eval.pipeline_eval import evaluate_qa
+    from ..squad import load_squad_json
+
+    nlp = load_pipeline(model, gpu_id=gpu_id)
+    return evaluate_qa(nlp, load_squad_json(data), batch_size=min(batch_size, 64))
+
+
+def evaluate_qa_cli(
+    model: Union[str, Path],
+    data: Path,
+    batch_size: int,
+    gpu_id: int,
+    min_margin: float,
+    output: Optional[Path],
+    as_json: bool,
+    check: bool,
+) -> None:
+    """``evaluate`` of a span-QA pipeline on a SQuAD file: score, write,
+    print and check (as for pairs; ``min_margin`` 0-1, in F1 / 100)."""
+    from ..qa_eval.pipeline_eval import qa_failure, qa_report_lines
+
+    with user_errors():
+        report = evaluate_qa_file(model, data, batch_size=batch_size, gpu_id=gpu_id)
+    text = json.dumps(report, indent=2)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf8")
+    typer.echo(text if as_json else "\n".join(qa_report_lines(report)))
+    failure = qa_failure(report, min_margin=100 * min_margin)
+    if check and failure:
+        fail(failure)
 
 
 def print_notes(scores: Dict[str, Any]) -> None:

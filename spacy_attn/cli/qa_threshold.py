@@ -83,6 +83,18 @@ OverlapWeightsOpt = Annotated[
         show_default=False,
     ),
 ]
+BuildOpt = Annotated[
+    bool,
+    Opt(
+        "--build-unanswerable",
+        help=(
+            "DATA holds answerable questions only (your own): add, for each, "
+            "the question asked of another paragraph (of its article, else "
+            "of the file) that does not hold its answer, the unanswerable "
+            "questions the threshold is chosen against"
+        ),
+    ),
+]
 MinMarginOpt = Annotated[
     float,
     Opt(
@@ -108,6 +120,7 @@ def qa_threshold_cli(
     min_margin: MinMarginOpt = 0.0,
     max_has_answer_drop: MaxDropOpt = None,
     overlap_weights: OverlapWeightsOpt = None,
+    build_unanswerable: BuildOpt = False,
 ) -> None:
     """Choose the "no answer" threshold of a span-QA pipeline that scores "no
     answer" (spacy-attn.DynamicCoattention.v3) on held-out questions, as the
@@ -120,10 +133,11 @@ def qa_threshold_cli(
     questions the model was not trained on, and report test scores on
     others. With --max-has-answer-drop, the threshold is the best F1 among
     those that keep HasAns F1 within that many points of always answering.
-    With --overlap-weights, it also chooses, on the same questions, how much
-    a context's word overlap with the question adds to the ranking of
-    answers from many contexts (the pipeline's overlap_weight, used by
-    answer_question and spacy attn predict)."""
+    Without unanswerable questions in DATA (a user's own), pass
+    --build-unanswerable. With --overlap-weights, it also chooses, on the
+    same questions, how much a context's word overlap with the question adds
+    to the ranking of answers from many contexts (the pipeline's
+    overlap_weight, used by answer_question and spacy attn predict)."""
     existing_file(data, "DATA")
     if max_has_answer_drop is not None and not max_has_answer_drop >= 0:
         fail(f"--max-has-answer-drop is F1 points, 0 or more: {max_has_answer_drop}")
@@ -148,6 +162,7 @@ def qa_threshold_cli(
             gpu_id=gpu_id,
             max_has_answer_drop=max_has_answer_drop,
             overlap_weights=weights,
+            build_unanswerable=build_unanswerable,
         )
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -169,6 +184,7 @@ def choose_no_answer_threshold(
     gpu_id: int = -1,
     max_has_answer_drop: Optional[float] = None,
     overlap_weights: Optional[Sequence[float]] = None,
+    build_unanswerable: bool = False,
 ) -> Dict[str, Any]:
     """Choose the threshold on ``data`` and save the pipeline with it.
 
@@ -184,43 +200,40 @@ def choose_no_answer_threshold(
     overlap_weights (Optional[Sequence[float]]): If set, also choose the
         component's ``overlap_weight`` among them (``choose_overlap_weight``)
         and report it under ``many_contexts``.
+    build_unanswerable (bool): Add an unanswerable copy of each answerable
+        question, asked of another paragraph (``_with_built``).
     RETURNS (Dict[str, Any]): ``threshold``, ``max_has_answer_drop``,
-        ``questions``, ``has_answer``, ``no_answer`` (counts), ``model``
-        (the official SQuAD 2.0 figures at the threshold, 0-100) and
-        ``baselines`` (``always_no_answer``, ``always_answers``: the same
-        figures).
+        ``questions``, ``has_answer``, ``no_answer``, ``built`` (counts),
+        ``model`` (the official SQuAD 2.0 figures at the threshold, 0-100)
+        and ``baselines`` (``always_no_answer``, ``always_answers``).
     RAISES (CorpusFormatError): If ``data`` lacks answerable or unanswerable
         questions (a threshold chosen on it would mean nothing).
     RAISES (ComponentLookupError): If there is no span-QA component, or it cannot say "no answer".
     """
     from ..loading import load_pipeline
-    from ..qa_eval.no_answer_eval import (
-        best_answers,
-        choose_threshold,
-        score_at,
-        subset,
-        trivial_baselines,
-    )
+    from ..qa_eval import no_answer_eval as ev
     from ..squad import load_squad_json
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
     name, pipe = _no_answer_component(nlp, component, model)
     dataset = load_squad_json(data)
     if limit:
-        dataset = subset(dataset, limit)
+        dataset = ev.subset(dataset, limit)
+    dataset, built = _with_built(dataset) if build_unanswerable else (dataset, 0)
     has_answer, no_answer = _answerable_counts(dataset, data)
-    answers = best_answers(nlp, dataset, batch_size=batch_size, component=name)
-    threshold = choose_threshold(
+    answers = ev.best_answers(nlp, dataset, batch_size=batch_size, component=name)
+    threshold = ev.choose_threshold(
         dataset, answers, max_has_answer_drop=max_has_answer_drop
     )
-    baselines = trivial_baselines(dataset, answers)
+    baselines = ev.trivial_baselines(dataset, answers)
     report: Dict[str, Any] = {
         "threshold": threshold,
         "max_has_answer_drop": max_has_answer_drop,
         "questions": has_answer + no_answer,
         "has_answer": has_answer,
         "no_answer": no_answer,
-        "model": _figures(score_at(dataset, answers, threshold)),
+        "built": built,
+        "model": _figures(ev.score_at(dataset, answers, threshold)),
         "baselines": {key: _figures(value) for key, value in baselines.items()},
     }
     # Before the overlap weight: the threshold decides which contexts answer.
@@ -234,6 +247,17 @@ def choose_no_answer_threshold(
         nlp.to_disk(output)
         report["saved"] = str(output)
     return report
+
+
+def _with_built(dataset: Dict[str, Any]) -> "tuple[Dict[str, Any], int]":
+    # One unanswerable copy per answerable question, from another paragraph
+    # (of its article, else of the file), and how many were built.
+    from ..squad.negatives import add_unanswerable
+
+    articles, counts = add_unanswerable(
+        dataset["data"], rate=1.0, seed=0, file_fallback=True
+    )
+    return {**dataset, "data": articles}, counts["unanswerable"]
 
 
 def parse_weights(text: str) -> Optional[List[float]]:
@@ -328,7 +352,9 @@ def report_lines(report: Dict[str, Any]) -> List[str]:
     lines = [
         f"No-answer threshold {report['threshold']:.4f} ({rule}), chosen on "
         f"{report['questions']} questions ({report['has_answer']} answerable, "
-        f"{report['no_answer']} unanswerable)."
+        f"{report['no_answer']} unanswerable"
+        + (f", {report['built']} of them built" if report.get("built") else "")
+        + ")."
     ]
     rows = {"model": report["model"]}
     rows.update(
@@ -395,7 +421,9 @@ def _answerable_counts(dataset: Dict[str, Any], data: Path) -> "tuple[int, int]"
             f"{data}: {has_answer} answerable and {no_answer} unanswerable "
             "questions; choosing a threshold needs both (unanswerable: "
             '"is_impossible": true or no answers), in the mix the pipeline '
-            "will meet."
+            "will meet. Only answerable ones (your own questions)? Add "
+            "--build-unanswerable: each question is also asked of another "
+            "paragraph."
         )
     return has_answer, no_answer
 

@@ -4,11 +4,15 @@ construction; easier than SQuAD 2.0's adversarially written questions)."""
 
 import copy
 import random
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 
 def add_unanswerable(
-    articles: List[Dict[str, Any]], *, rate: float, seed: int
+    articles: List[Dict[str, Any]],
+    *,
+    rate: float,
+    seed: int,
+    file_fallback: bool = False,
 ) -> Tuple[List[Dict[str, Any]], Dict[str, int]]:
     """A copy of SQuAD articles with unanswerable questions added (SQuAD 2.0
     layout: ``is_impossible`` on every question, ``answers: []`` on the new
@@ -20,22 +24,28 @@ def add_unanswerable(
     answer texts (case-insensitive), so the copy is really unanswerable from
     the text as far as a string test can tell. The copy's id is the
     question's id + ``"-neg"``; it is appended to the other paragraph's
-    questions. Articles with one paragraph give none.
+    questions. Articles with one paragraph give none, unless
+    ``file_fallback``: then (and wherever no paragraph of the article will
+    do) the other paragraph is drawn from the whole file, as a user's own
+    file often holds one paragraph per "article".
 
     articles (List[Dict[str, Any]]): SQuAD ``data`` articles (not modified).
     rate (float): Unanswerable questions per answerable question, 0-1.
     seed (int): Seed of the picks (``random.Random(f"{seed}:negatives")``).
+    file_fallback (bool): Draw from the file's paragraphs where the
+        article has none that will do.
     RETURNS (Tuple[List[Dict[str, Any]], Dict[str, int]]): The new articles
         and counts (``answerable``, ``unanswerable``, ``no_other_paragraph``).
     """
     rng = random.Random(f"{seed}:negatives")
     out = copy.deepcopy(articles)
+    lowered = [[p["context"].lower() for p in a["paragraphs"]] for a in out]
+    # Every paragraph as (article, paragraph), for the file-wide fallback.
+    everywhere = [(a, j) for a, texts in enumerate(lowered) for j in range(len(texts))]
+    new_qas: Dict[Tuple[int, int], List[Dict[str, Any]]] = {}
     counts = {"answerable": 0, "unanswerable": 0, "no_other_paragraph": 0}
-    for article in out:
-        paragraphs = article["paragraphs"]
-        lowered = [p["context"].lower() for p in paragraphs]
-        new_qas: List[List[Dict[str, Any]]] = [[] for _ in paragraphs]
-        for p_i, para in enumerate(paragraphs):
+    for a_i, article in enumerate(out):
+        for p_i, para in enumerate(article["paragraphs"]):
             for qa in para["qas"]:
                 qa["is_impossible"] = not qa.get("answers")
                 if qa["is_impossible"]:
@@ -45,15 +55,22 @@ def add_unanswerable(
                     continue
                 texts = [a["text"].lower() for a in qa["answers"]]
                 others = [
-                    j
-                    for j in range(len(paragraphs))
-                    if j != p_i and not any(t in lowered[j] for t in texts)
+                    (a_i, j)
+                    for j, context in enumerate(lowered[a_i])
+                    if j != p_i and not any(t in context for t in texts)
                 ]
-                if not others:
+                if others:
+                    target: Optional[Tuple[int, int]] = rng.choice(others)
+                elif file_fallback:
+                    target = _draw_elsewhere(
+                        rng, everywhere, lowered, (a_i, p_i), texts
+                    )
+                else:
+                    target = None
+                if target is None:
                     counts["no_other_paragraph"] += 1
                     continue
-                target = rng.choice(others)
-                new_qas[target].append(
+                new_qas.setdefault(target, []).append(
                     {
                         "question": qa["question"],
                         "id": f"{qa['id']}-neg",
@@ -62,6 +79,24 @@ def add_unanswerable(
                     }
                 )
                 counts["unanswerable"] += 1
-        for para, extra in zip(paragraphs, new_qas):
-            para["qas"].extend(extra)
+    for (a_i, p_i), extra in new_qas.items():
+        out[a_i]["paragraphs"][p_i]["qas"].extend(extra)
     return out, counts
+
+
+def _draw_elsewhere(
+    rng: random.Random,
+    everywhere: List[Tuple[int, int]],
+    lowered: List[List[str]],
+    own: Tuple[int, int],
+    texts: List[str],
+    tries: int = 100,
+) -> Optional[Tuple[int, int]]:
+    # A paragraph of the file that is not the question's and holds none of
+    # its answers; drawn (not filtered) so a big file costs no scan per
+    # question. None when ``tries`` draws find none.
+    for _ in range(tries if len(everywhere) > 1 else 0):
+        a_i, p_i = rng.choice(everywhere)
+        if (a_i, p_i) != own and not any(t in lowered[a_i][p_i] for t in texts):
+            return a_i, p_i
+    return None

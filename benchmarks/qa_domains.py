@@ -1,0 +1,243 @@
+"""Span QA on domains the SQuAD model never saw, the way a user with their
+own documents meets it: the packaged model as it is, its "no answer"
+threshold recalibrated on the domain's dev questions, and fine-tuned from it
+on 100 / 500 / all of the domain's training questions (``init-config --task
+qa --no-answer --init-from``), each recalibrated with ``spacy attn
+qa-threshold --build-unanswerable --overlap-weights``.
+
+    python benchmarks/qa_domains.py --start MODEL [--domains new_wiki,nyt,reddit]
+        [--sizes 100,500,all] [--max-steps 600] [--eval-frequency 50]
+        [--learn-rate 0.0003] [--test-questions 1000] [--threads 1]
+    python benchmarks/qa_domains.py --report-only
+
+The domains: the mirror's SQuADShifts files (new_wiki, nyt, reddit: never
+trained on), each split by article (reddit, one "article", by paragraph)
+into test (30% of the questions), dev (10%) and train (the rest), seeded.
+Every system is scored on the same seeded test questions, all answerable,
+and on one unanswerable copy of each (the question asked of another
+paragraph, which does not hold its answer): EM / F1 at the pipeline's own
+threshold (a refusal scores 0), how often it refuses an answerable question,
+F1 when forced to answer, how often it refuses the copies; and over ten
+paragraphs (``benchmarks/qa_many_contexts.py``'s rows through ``spacy attn
+predict``: the own paragraph and 9 others, shuffled) how often the top
+answer comes from the right one, beside word overlap and chance. Results
+are kept per system under ``benchmarks/runs/<name>/``: a second run goes on
+where the first stopped.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+from bench import machine, qa_domains_data, spacy_runs, tables
+
+SYSTEMS = ("as packaged", "recalibrated")
+OVERLAP_WEIGHTS = "0,0.5,1,2,4,8,16"
+
+
+def attn(*args: Any, threads: int) -> Dict[str, Any]:
+    """``python -m spacy attn ARGS`` from the checkout; its JSON output."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "spacy", "attn", *[str(a) for a in args]]
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=machine.REPO,
+        env=spacy_runs.thread_env(threads),
+    )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd[3:6])} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout) if "--json" in cmd else {}
+
+
+def recalibrate(model: Path, dev: Path, out: Path, threads: int) -> Dict[str, Any]:
+    """qa-threshold on the domain's dev questions (unanswerable copies built,
+    the overlap weight chosen); the pipeline saved in ``out``."""
+    report = attn(
+        "qa-threshold", model, dev, out, "--build-unanswerable", "--no-check",
+        "--overlap-weights", OVERLAP_WEIGHTS, "--json", threads=threads,
+    )  # fmt: skip
+    keep = ("threshold", "questions", "has_answer", "no_answer", "model")
+    return {
+        **{k: report[k] for k in keep},
+        "overlap_weight": report["many_contexts"]["chosen"],
+    }
+
+
+def fine_tune(
+    start: Path, train: Path, dev: Path, out: Path, args: argparse.Namespace
+) -> Dict[str, Any]:
+    """init-config --init-from START, then spacy train on ``train``, model-best
+    chosen on ``dev``."""
+    cfg = out / "config.cfg"
+    attn(
+        "init-config", cfg, "--task", "qa", "--no-answer", "--init-from", start,
+        threads=args.threads,
+    )  # fmt: skip
+    overrides: Dict[str, Any] = {"paths.train": train, "paths.dev": dev}
+    for key in ("max_steps", "eval_frequency", "patience"):
+        if getattr(args, key) is not None:
+            overrides[f"training.{key}"] = getattr(args, key)
+    if args.learn_rate is not None:
+        overrides["training.optimizer.learn_rate"] = args.learn_rate
+    run = spacy_runs.spacy_train(
+        cfg, out / "model", overrides=overrides, threads=args.threads
+    )
+    if run["returncode"]:
+        raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")
+    curve = spacy_runs.parse_train_log(run["log"])
+    return {"command": run["command"], "seconds": run["seconds"], **curve}
+
+
+def score_test(model: Path, test: Path, threads: int) -> Dict[str, Any]:
+    """The pipeline's figures on the test questions and their unanswerable
+    copies, at its own threshold (fractions 0-1)."""
+    import torch
+
+    from spacy_attn.loading import load_pipeline
+    from spacy_attn.pipeline.lookup import find_component
+    from spacy_attn.qa_eval.no_answer_eval import best_answers
+    from spacy_attn.squad.no_answer_metric import gold_texts, question_scores
+
+    torch.set_num_threads(threads)
+    nlp = load_pipeline(str(model))
+    name, _ = find_component(nlp, tasks=("qa",))
+    threshold = float(nlp.get_pipe(name).cfg.get("no_answer_threshold", math.inf))
+    data = json.loads(test.read_text())
+    answers = best_answers(nlp, data, component=name)
+    tally = {"em": 0.0, "f1": 0.0, "forced_em": 0.0, "forced_f1": 0.0}
+    tally.update(refused=0.0, has=0, no=0, no_refused=0.0)
+    for qid, texts in gold_texts(data).items():
+        refuses = float(answers[qid]["no_answer_score"]) > threshold
+        if not texts:
+            tally["no"] += 1
+            tally["no_refused"] += refuses or not answers[qid]["text"]
+            continue
+        em, f1 = question_scores(texts, answers[qid]["text"])
+        tally["has"] += 1
+        tally["forced_em"] += em
+        tally["forced_f1"] += f1
+        tally["refused"] += refuses
+        tally["em"] += 0 if refuses else em
+        tally["f1"] += 0 if refuses else f1
+    has, no = tally.pop("has"), tally.pop("no")
+    out = {k: v / has for k, v in tally.items() if k != "no_refused"}
+    out["no_answer_refused"] = tally["no_refused"] / no if no else None
+    return {"threshold": threshold, "answerable": has, "unanswerable": no, **out}
+
+
+def score_many(model: Path, test: Path, work: Path, n: int) -> Dict[str, Any]:
+    """The ten-paragraph check through ``spacy attn predict``."""
+    qa_many = machine.checkout_module("benchmarks/qa_many_contexts.py")
+    data = json.loads(test.read_text())
+    rows, others, keys = qa_many.build_rows(
+        data, n_questions=n, n_contexts=10, others="article"
+    )
+    work.mkdir(parents=True, exist_ok=True)
+    answered = qa_many.predict(str(model), rows, work, "answerable", [])
+    unanswered = qa_many.predict(str(model), others, work, "unanswerable", [])
+    return qa_many.score(rows, answered, unanswered, keys)
+
+
+def run_system(
+    system: str, domain: str, files: Dict[str, Path], args: argparse.Namespace
+) -> Dict[str, Any]:
+    """One system's row: train / recalibrate as it needs, then score."""
+    runs = machine.RUNS / args.name / domain
+    start = Path(args.start).resolve()
+    out: Dict[str, Any] = {"domain": domain, "system": system}
+    model = start
+    if system != "as packaged":
+        base = start
+        if system.startswith("fine-tuned"):
+            size = system.split()[-1]
+            n = None if size == "all" else int(size)
+            train = qa_domains_data.sample_file(
+                files["train"], n, runs / f"train_{size}.json", salt=domain
+            )
+            out["train_questions"] = len(qa_domains_data.question_ids(train))
+            out["training"] = fine_tune(
+                start, train, files["dev"], runs / f"ft_{size}", args
+            )
+            base = runs / f"ft_{size}" / "model" / "model-best"
+        model = runs / f"{system.replace(' ', '_')}_model"
+        out["calibration"] = recalibrate(base, files["dev"], model, args.threads)
+    out["test"] = score_test(model, files["test_built"], args.threads)
+    work = runs / "many" / system.replace(" ", "_")
+    out["many"] = score_many(model, files["test"], work, args.many_questions)
+    return out
+
+
+def measure_domain(domain: str, args: argparse.Namespace) -> List[Dict[str, Any]]:
+    runs = machine.RUNS / args.name / domain
+    manifest = qa_domains_data.split_domain(domain, runs / "split")
+    files = {k: machine.REPO / v for k, v in manifest["files"].items()}
+    files["test"] = qa_domains_data.sample_file(
+        files["test"], args.test_questions, runs / "test.json", salt="test"
+    )
+    files["test_built"] = qa_domains_data.with_built_unanswerable(
+        files["test"], runs / "test_built.json"
+    )
+    rows = []
+    systems = list(SYSTEMS) + [f"fine-tuned {s}" for s in args.sizes]
+    for system in systems:
+        cache = runs / f"{system.replace(' ', '_')}.json"
+        if not cache.exists():
+            machine.log(f"{domain}: {system}")
+            began = time.perf_counter()
+            result = run_system(system, domain, files, args)
+            result["seconds"] = time.perf_counter() - began
+            cache.write_text(json.dumps(result, indent=2))
+        rows.append(json.loads(cache.read_text()))
+    rows[0]["split"] = manifest
+    return rows
+
+
+def measure(args: argparse.Namespace) -> Dict[str, Any]:
+    # predict and qa-threshold subprocesses inherit the thread limit.
+    os.environ.update(spacy_runs.thread_env(args.threads))
+    rows = [r for d in args.domains for r in measure_domain(d, args)]
+    return {"rows": rows, "start": machine.relative(Path(args.start).resolve())}
+
+
+def main() -> None:
+    from qa_domains_report import failures, render
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--start", help="The span-QA pipeline to start from")
+    p.add_argument("--domains", default="new_wiki,nyt,reddit")
+    p.add_argument("--sizes", default="100,500,all")
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--eval-frequency", type=int, default=None)
+    p.add_argument("--patience", type=int, default=None)
+    p.add_argument("--learn-rate", type=float, default=None)
+    p.add_argument("--test-questions", type=int, default=1000)
+    p.add_argument("--many-questions", type=int, default=300)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--name", default="qa_domains")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--report-only", action="store_true")
+    args = p.parse_args()
+    args.domains = [d for d in args.domains.split(",") if d]
+    args.sizes = [s for s in args.sizes.split(",") if s]
+    if args.report_only:
+        tables.rerender(args.name, render, quick=args.quick)
+        return
+    if not args.start:
+        p.error("--start is required")
+    meta = machine.metadata()
+    began = time.perf_counter()
+    results = measure(args)
+    results["wall_seconds"] = time.perf_counter() - began
+    tables.report(args.name, render, meta, results, quick=args.quick)
+    message = failures(results)
+    if message:
+        raise SystemExit(message)
+
+
+if __name__ == "__main__":
+    main()

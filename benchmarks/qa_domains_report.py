@@ -1,0 +1,123 @@
+"""The table of ``benchmarks/qa_domains.py`` and the targets it checks."""
+
+from typing import Any, Dict, List, Optional
+
+from bench import tables
+
+# The targets: fine-tuned on this many questions, at its recalibrated
+# threshold, F1 at least the packaged model's forced F1 + MIN_GAIN, refusing
+# fewer than MAX_REFUSED of the answerable questions.
+TARGET_SIZE, MIN_GAIN, MAX_REFUSED = "500", 5.0, 0.10
+
+HEAD = [
+    "system", "train questions", "EM", "F1", "refuses answerable %",
+    "forced F1", "refuses unanswerable copies %", "10 paragraphs: right %",
+    "threshold", "overlap weight", "minutes",
+]  # fmt: skip
+
+
+def system_row(r: Dict[str, Any]) -> List[str]:
+    t, m = r["test"], r["many"]
+    calibration = r.get("calibration") or {}
+    weight = calibration.get("overlap_weight")
+    return [
+        r["system"],
+        str(r.get("train_questions", "")),
+        tables.pct(t["em"]),
+        tables.pct(t["f1"]),
+        tables.pct(t["refused"]),
+        tables.pct(t["forced_f1"]),
+        tables.pct(t["no_answer_refused"]),
+        tables.pct(m["top1_paragraph"]),
+        f"{t['threshold']:.4f}",
+        "" if weight is None else f"{weight:g}",
+        tables.minutes(r.get("seconds")),
+    ]
+
+
+def baseline_rows(first: Dict[str, Any]) -> List[List[str]]:
+    m = first["many"]
+    no_answer = ["", "0.0", "0.0", "100.0", "", "100.0", "0.0", "", "", ""]
+
+    def ten_paragraphs_only(share: float) -> List[str]:
+        return [""] * 6 + [tables.pct(share)] + [""] * 3
+
+    return [
+        ["always no answer (trivial)", *no_answer],
+        [
+            "word overlap: the paragraph with most question words (trivial)",
+            *ten_paragraphs_only(m["word_overlap"]),
+        ],
+        ["chance", *ten_paragraphs_only(m["chance"])],
+    ]
+
+
+def domain_text(domain: str, rows: List[Dict[str, Any]]) -> str:
+    split = rows[0]["split"]
+    test = rows[0]["test"]
+    sizes = ", ".join(
+        f"{s}: {split[s]['articles']:,} {split['split_by']}s / "
+        f"{split[s]['questions']:,} questions"
+        for s in ("train", "dev", "test")
+    )
+    text = (
+        f"## {domain}\n\n`{split['source']}` split by {split['split_by']} ({sizes}); "
+    )
+    text += (
+        f"scored on {test['answerable']:,} seeded test questions and "
+        f"{test['unanswerable']:,} unanswerable copies; ten paragraphs: "
+        f"{rows[0]['many']['questions']} questions.\n\n"
+    )
+    body = [system_row(r) for r in rows] + baseline_rows(rows[0])
+    return text + tables.md_table(HEAD, body) + "\n"
+
+
+def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
+    from qa_domains import __doc__ as doc
+
+    text = tables.header(
+        "Span QA on new domains: as packaged, recalibrated, fine-tuned", meta
+    )
+    text += doc.split("\n\n", 2)[2].strip() + "\n\n"
+    text += f"Start: `{results['start']}`.\n\n"
+    by_domain: Dict[str, List[Dict[str, Any]]] = {}
+    for r in results["rows"]:
+        by_domain.setdefault(r["domain"], []).append(r)
+    for domain, rows in by_domain.items():
+        text += domain_text(domain, rows) + "\n"
+    commands = [r["training"]["command"] for r in results["rows"] if "training" in r]
+    text += "Training commands:\n\n" + "".join(f"- `{c}`\n" for c in commands)
+    return text
+
+
+def failures(results: Dict[str, Any]) -> Optional[str]:
+    """One line per missed target (None when every domain meets them)."""
+    by_domain: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    for r in results["rows"]:
+        by_domain.setdefault(r["domain"], {})[r["system"]] = r
+    lines = []
+    for domain, systems in by_domain.items():
+        forced = systems["as packaged"]["test"]["forced_f1"]
+        tuned = systems.get(f"fine-tuned {TARGET_SIZE}")
+        for name, r in systems.items():
+            m = r["many"]
+            if m["top1_paragraph"] <= m["word_overlap"]:
+                lines.append(
+                    f"{domain}, {name}: ten paragraphs {100 * m['top1_paragraph']:.1f}% "
+                    f"right, not above word overlap's {100 * m['word_overlap']:.1f}%."
+                )
+        if tuned is None:
+            continue
+        t = tuned["test"]
+        if 100 * t["f1"] < 100 * forced + MIN_GAIN:
+            lines.append(
+                f"{domain}: fine-tuned on {TARGET_SIZE}, F1 {100 * t['f1']:.1f} < the "
+                f"packaged model's forced F1 {100 * forced:.1f} + {MIN_GAIN:g}."
+            )
+        if t["refused"] >= MAX_REFUSED:
+            lines.append(
+                f"{domain}: fine-tuned on {TARGET_SIZE}, refuses "
+                f"{100 * t['refused']:.1f}% of answerable questions (target < "
+                f"{100 * MAX_REFUSED:.0f}%)."
+            )
+    return "\n".join(lines) or None
