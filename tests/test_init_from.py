@@ -136,3 +136,16 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
     tuned = load_model_from_config(config, auto_fill=True).get_pipe("attn_span_qa")
     assert tuned.model.to_bytes() == nlp.get_pipe("attn_span_qa").model.to_bytes()
     assert tuned.scores_no_answer
+    # Training settings for a few hundred questions, not SQuAD's from-scratch
+    # ones; the next step (the threshold on the user's dev) in the header.
+    from spacy_attn.cli.init_from import QA_FINE_TUNING
+
+    training = config["training"]
+    for key in ("max_steps", "eval_frequency", "patience"):
+        assert training[key] == QA_FINE_TUNING[key]
+    assert training["optimizer"]["learn_rate"] == QA_FINE_TUNING["learn_rate"]
+    scratch = load_config(cfg)["training"]
+    assert scratch["max_steps"] != QA_FINE_TUNING["max_steps"]
+    header = (tmp_path / "ft.cfg").read_text().split("\n\n")[0]
+    assert "qa-threshold training/model-best DEV" in header
+    assert "--build-unanswerable" in header

@@ -12,6 +12,17 @@ from thinc.api import Config
 from .config_templates import COMPONENTS
 from .errors import fail
 
+# Fine-tuning a trained span-QA pipeline on a user's few hundred questions:
+# the quickstart's settings are for training from scratch on SQuAD (20,000
+# steps, a dev evaluation every 1,000). Chosen by measurement on SQuADShifts
+# domains (benchmarks/results/qa_domains.md).
+QA_FINE_TUNING: Dict[str, Any] = {
+    "max_steps": 1000,
+    "eval_frequency": 100,
+    "patience": 500,
+    "learn_rate": 0.0003,
+}
+
 
 def start_from(
     config: Config,
@@ -62,8 +73,23 @@ def start_from(
     if label_map and task == "pair":
         for split in ("train", "dev"):
             out["corpora"][split]["label_map"] = dict(label_map)
+    if task == "qa":
+        training = out["training"]
+        for key in ("max_steps", "eval_frequency", "patience"):
+            training[key] = QA_FINE_TUNING[key]
+        training["optimizer"]["learn_rate"] = QA_FINE_TUNING["learn_rate"]
     load_model_from_config(out, auto_fill=True, validate=True)
-    return out, _header(header, init_from, start.pipe_names, labels, label_map)
+    lines = _header(header, init_from, start.pipe_names, labels, label_map)
+    if task == "qa":
+        q = QA_FINE_TUNING
+        lines.insert(
+            lines.index("Next:"),
+            f"Set for a few hundred questions: {q['max_steps']} steps at learn "
+            f"rate {q['learn_rate']:g}, dev every {q['eval_frequency']}, "
+            f"stopping after {q['patience']} without gain.",
+        )
+        lines += _qa_lines()
+    return out, lines
 
 
 def _check_labels(
@@ -114,6 +140,7 @@ def _header(
         f"settings and labels {labels} (spaCy's `source`), and its vectors"
         f"{mapped}."
     )
+
     lines += [
         "Next:",
         "Train (TRAIN, DEV: your files):",
@@ -123,4 +150,14 @@ def _header(
     return lines
 
 
-__all__ = ["start_from"]
+def _qa_lines() -> List[str]:
+    """The calibration step on DEV, after training."""
+    return [
+        'Then choose the "no answer" threshold on DEV (answerable questions '
+        "only: --build-unanswerable asks each of another paragraph too):",
+        "  python -m spacy attn qa-threshold training/model-best DEV "
+        "training/model-threshold --build-unanswerable",
+    ]
+
+
+__all__ = ["QA_FINE_TUNING", "start_from"]

@@ -4,5 +4,8 @@
 
 * ``evaluate``: SQuAD v1.1 predictions and scores of a pipeline;
 * ``no_answer_eval``: SQuAD 2.0 at a "no answer" threshold, choosing it on
-  held-out data, the trivial baselines and the many-contexts check.
+  held-out data, the trivial baselines and the many-contexts check;
+* ``pipeline_eval``: a pipeline as it will answer (its own threshold), how
+  often it refuses an answerable question, beside the trivial baselines
+  (``spacy attn evaluate`` on a SQuAD file).
 """
