@@ -3,6 +3,8 @@
 and label map in the readers, one-line errors when the labels or the
 component do not fit."""
 
+import json
+
 import numpy
 import pytest
 import spacy
@@ -149,3 +151,70 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
     header = (tmp_path / "ft.cfg").read_text().split("\n\n")[0]
     assert "qa-threshold training/model-best DEV" in header
     assert "--build-unanswerable" in header
+
+
+def test_a_new_head_keeps_every_other_weight(start, tmp_path):
+    """``--new-head``: the component is built for the user's own labels (3
+    here, the start has 2) with the start's model settings; at
+    [initialize] (as `spacy train` runs it) every weight but the output
+    layer's is the start's."""
+    from spacy.training.initialize import init_nlp
+
+    from spacy_attn.start_weights import named_weights
+
+    rows = [
+        {"premise": f"{a} sings.", "hypothesis": f"{a} {w} sings.", "label": label}
+        for a in ("Ann", "Ben", "Cy")
+        for w, label in (
+            ("surely", "entails"),
+            ("never", "contradicts"),
+            ("maybe", "neutral"),
+        )
+    ]
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = tmp_path / "nh.cfg"
+    result = run("init-config", cfg, "--init-from", start, "--new-head")
+    assert result.exit_code == 0, result.output
+    config = load_config(
+        cfg, overrides={"paths.train": str(data), "paths.dev": str(data)}
+    )
+    block = config["components"]["attn_pair_classifier"]
+    assert "source" not in block and block["model"]["nO"] is None
+    assert config["initialize"]["after_init"]["path"] == str(start)
+    nlp = init_nlp(config)
+    tuned = nlp.get_pipe("attn_pair_classifier")
+    assert sorted(tuned.labels) == ["contradicts", "entails", "neutral"]
+    theirs = {
+        (k, n): v
+        for k, n, v in named_weights(
+            spacy.load(start).get_pipe("attn_pair_classifier").model
+        )
+    }
+    same = other = 0
+    for key, name, value in named_weights(tuned.model):
+        start_value = theirs[(key, name)]
+        if "pair_output" in key:
+            assert tuple(value.shape) != tuple(start_value.shape)  # 3 labels, not 2
+            other += 1
+        else:
+            assert numpy.array_equal(
+                numpy.asarray(value), numpy.asarray(start_value)
+            ), key
+            same += 1
+    assert same > 10 and other == 2
+    result = run(
+        "init-config",
+        tmp_path / "x.cfg",
+        "--task",
+        "qa",
+        "--init-from",
+        start,
+        "--new-head",
+    )
+    assert result.exit_code == 1 and "--new-head: a pair task option" in result.output
+    result = run("init-config", tmp_path / "x.cfg", "--new-head")
+    assert (
+        result.exit_code == 1
+        and "--new-head: an option of --init-from" in result.output
+    )

@@ -8,9 +8,10 @@ $SPACY_CONFIG_OVERRIDES shortens training.
 
 The tiny models learn nothing: `spacy attn evaluate` and `qa-threshold`
 may exit 1 (their check that the model beats the trivial baselines), and
-their blocks are checked for the table instead; what is asserted is the mechanism (the start sourced,
-the weights trained on, the threshold and overlap weight chosen with built
-unanswerable questions, the package written)."""
+their blocks are checked for the table instead; what is asserted is the
+mechanism (the start sourced, the weights trained on, the threshold and
+overlap weight chosen with built unanswerable questions, the package
+written)."""
 
 import json
 import subprocess

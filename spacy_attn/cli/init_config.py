@@ -30,6 +30,7 @@ from .options import (
     InitFromOpt,
     LabelColOpt,
     LabelMapOpt,
+    NewHeadOpt,
     Opt,
     QuotingOpt,
     TextColsOpt,
@@ -111,6 +112,7 @@ def init_config_cli(
     no_answer: NoAnswerOpt = False,
     init_from: InitFromOpt = None,
     label_map: LabelMapOpt = None,
+    new_head: NewHeadOpt = False,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:
@@ -133,11 +135,13 @@ def init_config_cli(
     if init_from is not None:
         from .init_from import start_from
 
+        mapping = parse_label_map(label_map)
         config, header = start_from(
-            config, header, init_from, task=task, label_map=parse_label_map(label_map)
+            config, header, init_from, task=task, label_map=mapping, new_head=new_head
         )
-    elif label_map:
-        fail("--label-map: an option of --init-from (the start's labels).")
+    elif label_map or new_head:
+        option = "--label-map" if label_map else "--new-head"
+        fail(f"{option}: an option of --init-from (the start's labels).")
     write_config(output, config, header)
 
 

@@ -31,6 +31,7 @@ def start_from(
     *,
     task: str,
     label_map: Optional[Dict[str, str]],
+    new_head: bool = False,
 ) -> Tuple[Config, List[str]]:
     """The quickstart ``config`` and ``header`` changed to start from
     ``init_from``: its pipeline sourced component by component, its vectors
@@ -42,12 +43,17 @@ def start_from(
         positive_label``) must be one of the start's labels.
     label_map (Optional[Dict[str, str]]): The user's labels -> the start's
         (written into the readers).
+    new_head (bool): Pair task: build the component for the user's own
+        labels with the start's model settings, and copy every weight but
+        the output layer from the start (``spacy-attn.start_weights.v1``).
     RETURNS (Tuple[Config, List[str]]): The config and its header.
     """
     from spacy.util import load_model_from_config
 
     from ..loading import PipelineLoadError, load_pipeline
 
+    if new_head and task != "pair":
+        fail(f"--new-head: a pair task option (--task pair), not --task {task}.")
     try:
         start = load_pipeline(init_from)
     except (PipelineLoadError, OSError, ValueError) as err:
@@ -60,6 +66,8 @@ def start_from(
             f"its pipeline is {start.pipe_names}."
         )
     labels = list(getattr(start.get_pipe(found[0]), "labels", ()) or ())
+    if new_head:
+        return _new_head(config, header, init_from, start, found[0], task)
     if task != "qa":
         positive = config.get("vars", {}).get("positive_label")
         _check_labels(init_from, labels, positive, label_map)
@@ -89,6 +97,59 @@ def start_from(
             f"stopping after {q['patience']} without gain.",
         )
         lines += _qa_lines()
+    return out, lines
+
+
+def _new_head(
+    config: Config,
+    header: List[str],
+    init_from: str,
+    start: Any,
+    start_name: str,
+    task: str,
+) -> Tuple[Config, List[str]]:
+    """The quickstart config with the start's model settings for the
+    component, its vectors, and the callback that copies its weights (all
+    but the output layer) once the component is initialized for the user's
+    labels. The quickstart's component settings (scorer, class weights)
+    stay: they belong to the user's task."""
+    from spacy.util import load_model_from_config
+
+    if start.pipe_names != [start_name]:
+        fail(
+            f"--new-head: {init_from} has other components than {start_name!r} "
+            f"({start.pipe_names}); a new head is for one-component starts."
+        )
+    out = Config(config)
+    name = COMPONENTS[task]
+    out["components"][name]["model"] = dict(
+        start.config["components"][start_name]["model"]
+    )
+    out["components"][name]["model"]["nO"] = None  # from the user's labels
+    if start.vocab.vectors.shape[0]:
+        out["paths"]["vectors"] = init_from
+    out["initialize"]["after_init"] = {
+        "@callbacks": "spacy-attn.start_weights.v1",
+        "path": init_from,
+        "component": name,
+        "source_component": start_name,
+    }
+    load_model_from_config(out, auto_fill=True, validate=True)
+    lines = header[: header.index("Next:")]
+    lines[1] = lines[1].replace(
+        "` (spacy-attn",
+        f" --init-from {shlex.quote(init_from)} --new-head` (spacy-attn",
+        1,
+    )
+    lines += [
+        f"Starts from {init_from}: the model settings and every weight of its "
+        f"{start_name!r} but the output layer, which is new for your labels "
+        "(spacy-attn.start_weights.v1 at [initialize]), and its vectors.",
+        "Next:",
+        "Train (TRAIN, DEV: your files):",
+        "  python -m spacy train CONFIG --output training --paths.train TRAIN "
+        "--paths.dev DEV",
+    ]
     return out, lines
 
 

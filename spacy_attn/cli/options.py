@@ -139,6 +139,17 @@ InitFromOpt = Annotated[
         show_default=False,
     ),
 ]
+NewHeadOpt = Annotated[
+    bool,
+    Opt(
+        "--new-head",
+        help=(
+            "With --init-from: a new output layer for your own labels, every "
+            "other weight from the start (default: the start's component "
+            "whole, your labels mapped onto its)"
+        ),
+    ),
+]
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 JsonOpt = Annotated[
     bool, Opt("--json", help="Print the scores as JSON instead of a table")
@@ -397,6 +408,7 @@ __all__ = [
     "JsonOpt",
     "GroupColOpt",
     "InitFromOpt",
+    "NewHeadOpt",
     "IdColOpt",
     "LabelColOpt",
     "LabelMapOpt",
