@@ -44,6 +44,12 @@ TASKS = {
         {"1": "entailment", "0": "neutral"},
     ),
 }
+NEW_HEAD = "from the start, new head"
+NEW_HEAD_TEXT = (
+    "From the start, new head (``--new-head``): the file's own labels, every "
+    "weight of the start but its output layer (``spacy-attn.start_weights.v1``), "
+    "the same steps."
+)
 ZERO_SHOT = {"SNLI test": "snli/test.jsonl.gz", "SICK test": "sick/test.jsonl.gz"}
 
 
@@ -69,11 +75,15 @@ def fine_tune(
     *,
     scratch: bool,
     args: argparse.Namespace,
+    new_head: bool = False,
 ) -> Dict[str, Any]:
     _, _, positive, mapping = TASKS[task]
     cfg = out / "config.cfg"
     if scratch:
         options = ["--backbone", "glove", "--binary", "--positive-label", positive]
+    elif new_head:  # the file's own labels, a new output layer
+        options = ["--binary", "--positive-label", positive, "--init-from", start,
+                   "--new-head"]  # fmt: skip
     else:
         options = ["--binary", "--positive-label", "entailment", "--init-from", start,
                    "--label-map", json.dumps(mapping)]  # fmt: skip
@@ -93,7 +103,7 @@ def fine_tune(
     )
     if run["returncode"]:
         raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")
-    label = ["--positive-label", positive if scratch else "entailment"]
+    label = ["--positive-label", positive if scratch or new_head else "entailment"]
     scores = transfer.evaluate(
         out / "model" / "model-best", files["test"], args.threads, label
     )
@@ -123,10 +133,16 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         )
     for task in TASKS:
         files = split(task, runs / task)
-        for system, scratch in (("from scratch", True), ("from the start", False)):
+        systems = [("from scratch", True, False), ("from the start", False, False)]
+        if args.new_head:
+            systems.append((NEW_HEAD, False, True))
+        for system, scratch, head in systems:
             machine.log(f"{task}: {system}")
-            out = runs / f"{task}_{'scratch' if scratch else 'start'}"
-            done = fine_tune(task, files, out, start, scratch=scratch, args=args)
+            kind = "scratch" if scratch else "head" if head else "start"
+            out = runs / f"{task}_{kind}"
+            done = fine_tune(
+                task, files, out, start, scratch=scratch, args=args, new_head=head
+            )
             rows.append(row(task, system, done["scores"], done["seconds"]))
             commands.append(done["command"])
             for key in ("majority class", "word overlap"):
@@ -148,6 +164,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     ]
     text = tables.header("Transfer from the NLI start", meta)
     text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    if any(r["system"] == NEW_HEAD for r in results["rows"]):
+        text += NEW_HEAD_TEXT + "\n\n"
     text += f"Start: `{results['start']}`.\n\n" + tables.md_table(head, body) + "\n"
     text += "\nTraining commands:\n\n" + "".join(
         f"- `{c}`\n" for c in results["train_commands"]
@@ -170,6 +188,7 @@ def majority_failure(results: Dict[str, Any]) -> Optional[str]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     transfer.common_args(p, "transfer_nli")
+    p.add_argument("--new-head", action="store_true", help=f"also {NEW_HEAD!r}")
     transfer.run_benchmark(p, p.parse_args(), measure, render, majority_failure)
 
 
