@@ -78,6 +78,14 @@ def fine_tune(
         "init-config", cfg, "--task", "qa", "--no-answer", "--init-from", start,
         threads=args.threads,
     )  # fmt: skip
+    if args.train_unanswerable:
+        from spacy.util import load_config
+
+        # The config as init-config wrote it, its training reader built-up.
+        config = load_config(cfg)
+        config["corpora"]["train"]["@readers"] = "spacy-attn.SquadCorpus.v3"
+        config["corpora"]["train"]["build_unanswerable"] = args.train_unanswerable
+        config.to_disk(cfg)
     overrides: Dict[str, Any] = {"paths.train": train, "paths.dev": dev}
     for key in ("max_steps", "eval_frequency", "patience"):
         if getattr(args, key) is not None:
@@ -215,6 +223,12 @@ def main() -> None:
     p.add_argument("--eval-frequency", type=int, default=None)
     p.add_argument("--patience", type=int, default=None)
     p.add_argument("--learn-rate", type=float, default=None)
+    p.add_argument(
+        "--train-unanswerable",
+        type=float,
+        default=0.0,
+        help="fine-tune with this rate of built unanswerable questions (SquadCorpus.v3)",
+    )
     p.add_argument("--test-questions", type=int, default=1000)
     p.add_argument("--many-questions", type=int, default=300)
     p.add_argument("--threads", type=int, default=1)

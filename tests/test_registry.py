@@ -38,6 +38,7 @@ REGISTERED = {
         "spacy-attn.PairCorpus.v2",
         "spacy-attn.SquadCorpus.v1",
         "spacy-attn.SquadCorpus.v2",
+        "spacy-attn.SquadCorpus.v3",
         "spacy-attn.TextCatCorpus.v1",
         "spacy-attn.DistillCorpus.v1",
     ],

@@ -306,3 +306,36 @@ def test_choose_threshold_keeping_answers_gives_up_no_answers():
     assert (kept["f1"], kept["HasAns_f1"], kept["NoAns_f1"]) == (50.0, 100.0, 0.0)
     with pytest.raises(ValueError, match="0 or more"):
         choose_threshold(data, answers, max_has_answer_drop=-1.0)
+
+
+def test_squad_corpus_v3_builds_unanswerable_questions(tmp_path):
+    """SquadCorpus.v3 with build_unanswerable: a file of answerable questions
+    also yields each one asked of another paragraph, with no gold answer;
+    0.0 reads as v2 does."""
+    import json
+
+    import spacy
+    from spacy.util import registry
+
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps({"version": "1.1", "data": ARTICLES}))
+    nlp = spacy.blank("en")
+
+    def read(name, **settings):
+        reader = registry.readers.get(name)(str(path), **settings)
+        return [
+            (eg.reference.text, len(eg.reference.spans["answers"]))
+            for eg in reader(nlp)
+        ]
+
+    plain = read("spacy-attn.SquadCorpus.v2")
+    assert read("spacy-attn.SquadCorpus.v3") == plain
+    built = read("spacy-attn.SquadCorpus.v3", build_unanswerable=1.0)
+    assert len(plain) == 3 and all(n == 1 for _, n in plain)
+    # One copy per answerable question (b1's from another article's paragraph).
+    assert len(built) == 6 and sum(1 for _, n in built if n == 0) == 3
+    assert set(plain) < set(built)
+    with pytest.raises(ValueError, match="build_unanswerable is a rate"):
+        registry.readers.get("spacy-attn.SquadCorpus.v3")(
+            str(path), build_unanswerable=2
+        )

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import (
     Any,
     Callable,
+    Dict,
     Iterable,
     Iterator,
     List,
@@ -193,16 +194,71 @@ def create_squad_corpus_reader_v2(
     )
 
 
+@registry.readers("spacy-attn.SquadCorpus.v3")
+def create_squad_corpus_reader_v3(
+    path: Optional[Union[str, Path]],
+    *,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
+    articles: Optional[List[Union[str, int]]] = None,
+    limit: int = 0,
+    shuffle: bool = False,
+    seed: int = 0,
+    build_unanswerable: float = 0.0,
+) -> Callable[[Language], Iterable[Example]]:
+    """``spacy-attn.SquadCorpus.v2`` that can add unanswerable questions to a
+    file of answerable ones (a user's own): each answerable question is
+    also asked, with probability ``build_unanswerable``, of another
+    paragraph that does not hold its answer (of its article, else of the
+    file; ``squad.negatives.add_unanswerable``, seeded with ``seed``), so a
+    model that says "no answer" keeps learning when to say it.
+
+    build_unanswerable (float): Unanswerable questions per answerable one,
+        0-1 (0: none, v2's reading).
+    The other settings are v2's (see ``create_squad_corpus_reader_v2``).
+    """
+    if not 0.0 <= build_unanswerable <= 1.0:
+        raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
+    return SquadCorpusStream(
+        path,
+        answers_key=answers_key,
+        pair_key=pair_key,
+        articles=articles,
+        limit=limit,
+        shuffle=shuffle,
+        seed=seed,
+        build_unanswerable=build_unanswerable,
+    )
+
+
 class SquadCorpusStream(SquadCorpus):
     """``spacy-attn.SquadCorpus.v2``: ``SquadCorpus`` that keeps the questions,
     not the docs, and reshuffles on every pass."""
 
-    def __init__(self, path: Optional[Union[str, Path]], **kwargs: Any) -> None:
-        # v1's keyword-only settings, unchanged.
+    def __init__(
+        self,
+        path: Optional[Union[str, Path]],
+        *,
+        build_unanswerable: float = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        # v1's keyword-only settings, unchanged; v3 adds build_unanswerable.
         super().__init__(path, **kwargs)
+        self.build_unanswerable = build_unanswerable
         self._questions: Optional[List[SquadQuestion]] = None
         self._read_stats = SquadStats()
         self.passes = 0
+
+    def _with_built(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        from .negatives import add_unanswerable
+
+        articles, _ = add_unanswerable(
+            data["data"],
+            rate=self.build_unanswerable,
+            seed=self.seed,
+            file_fallback=True,
+        )
+        return {**data, "data": articles}
 
     def _pass_order(self, items: Iterable[T]) -> List[T]:
         """This pass's selection of ``items``: shuffled with (seed, pass)
@@ -223,6 +279,8 @@ class SquadCorpusStream(SquadCorpus):
             return
         if self._questions is None:
             data = load_squad_json(self.path)
+            if self.build_unanswerable:
+                data = self._with_built(data)
             self._questions = squad_questions(
                 data, path=self.path, articles=self.articles, stats=self._read_stats
             )
