@@ -5,37 +5,61 @@ accuracy) for `spacy package --meta-path`.
         --name attn_pair_sick --version 0.1.0
     python scripts/make_meta.py metrics/squad.json corpus/squad/manifest.json \
         packages/qa/meta.json --name attn_qa_glove --version 0.1.0 --budget "..."
+    python scripts/make_meta.py metrics/answers.json corpus/answers/summary.json \
+        packages/answers-meta.json --kind answers --name attn_answers_glove --version 0.1.0
+    python scripts/make_meta.py metrics/nli_sick.json metrics/nli_snli.json \
+        corpus/nli/summary.json packages/nli-meta.json --kind nli --name attn_nli_glove \
+        --version 0.1.0
 
 A pair classifier's metrics come from ``spacy evaluate`` with the
 ``stats.json`` of ``scripts/prepare.py``; a QA pipeline's (recognised by the
 ``sets`` key) from ``scripts/squad_eval.py`` with the ``manifest.json`` of
 ``scripts/squad_splits.py`` (or, with a ``no_answer_threshold``, of
-``scripts/squad2_splits.py``).
+``scripts/squad2_splits.py``). The two pretrained starts' (``--kind answers``
+/ ``nli``, else recognised by their summaries) come from ``spacy attn
+evaluate`` with the ``summary.json`` of ``scripts/sentence_selection.py`` /
+``scripts/nli_start.py``; their metas are model cards (scripts/start_meta.py).
+The NLI start takes a metrics file per zero-shot test set, each named by its
+file (``nli_sick.json`` -> ``sick``) or as ``NAME=PATH``.
 """
 
 import argparse
 import json
 from pathlib import Path
 
+from start_meta import answers_meta, nli_meta
+
+KINDS = ("pair", "qa", "qa2", "answers", "nli")
+
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("metrics")
+    p.add_argument("metrics", nargs="+", help="metrics JSON ([NAME=]PATH for nli)")
     p.add_argument("stats")
     p.add_argument("output")
     p.add_argument("--name", required=True)
     p.add_argument("--version", required=True)
+    p.add_argument("--kind", choices=KINDS, default=None, help="default: recognised")
     p.add_argument("--task", default="sick")
     p.add_argument("--vectors", default="GloVe 6B 100d")
-    p.add_argument("--budget", default="", help="how long it was trained (QA)")
+    p.add_argument("--budget", default="", help="how long it was trained")
     args = p.parse_args(argv)
-    metrics = json.loads(Path(args.metrics).read_text())
+    tests = {}
+    for arg in args.metrics:
+        name, _, path = arg.rpartition("=")
+        name = name or Path(path).stem.removeprefix("nli_")
+        tests[name] = json.loads(Path(path).read_text())
     stats = json.loads(Path(args.stats).read_text())
-    if "no_answer_threshold" in metrics:
-        write(qa2_meta(args, metrics, stats), args.output)
+    metrics = next(iter(tests.values()))
+    kind = args.kind or kind_of(metrics, stats)
+    if len(tests) > 1 and kind != "nli":
+        p.error(f"one metrics file for --kind {kind} (several only for nli)")
+    if kind == "nli":
+        write(nli_meta(args, tests, stats), args.output)
         return
-    if "sets" in metrics:
-        write(qa_meta(args, metrics, stats), args.output)
+    makers = {"qa2": qa2_meta, "qa": qa_meta, "answers": answers_meta}
+    if kind in makers:
+        write(makers[kind](args, metrics, stats), args.output)
         return
     acc = metrics["pair_acc"]
     counts = stats["counts"]
@@ -64,6 +88,19 @@ def main(argv=None) -> None:
         ),
     }
     write(meta, args.output)
+
+
+def kind_of(metrics, stats) -> str:
+    """Which pipeline the metrics and corpus summary are of (``KINDS``)."""
+    if "no_answer_threshold" in metrics:
+        return "qa2"
+    if "sets" in metrics:
+        return "qa"
+    if "splits" in stats and "pool" in stats:  # scripts/sentence_selection.py
+        return "answers"
+    if "by_source_and_label" in stats.get("train", {}):  # scripts/nli_start.py
+        return "nli"
+    return "pair"
 
 
 def qa_meta(args, metrics, manifest):

@@ -8,8 +8,9 @@ dev-matched (9,815), SNLI dev (9,842) and SICK train (4,439), shuffled with
 seed 0; dev.jsonl: SICK trial (495). Kept out for evaluation: SNLI test,
 SICK test, RTE and MRPC. Each row: ``premise``, ``hypothesis``, ``label``
 (entailment / neutral / contradiction) and ``source``. Every file is
-checked against the mirror's SHA256SUMS; summary.json counts the rows per
-source and label. Same mirror -> same bytes.
+checked against the mirror's SHA256SUMS; summary.json names each split's
+mirror files (``sources``) and counts the rows per source and label (the
+package meta of scripts/make_meta.py reads it). Same mirror -> same bytes.
 """
 
 import argparse
@@ -65,6 +66,7 @@ def main() -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
         counts = collections.Counter((r["source"], r["label"]) for r in rows)
         summary[name] = {
+            "sources": list(sources),
             "rows": len(rows),
             "by_source_and_label": {
                 f"{s}/{lab}": n for (s, lab), n in sorted(counts.items())

@@ -1,0 +1,201 @@
+"""scripts/make_meta.py for the two pretrained starts: the meta of the
+answer-selection and the NLI start is a model card (data, what the labels
+mean, held-out scores beside the baselines, use, limits) whose numbers all
+come from the metrics and summary files given; and project.yml's answers /
+nli workflows end by packaging their start."""
+
+import json
+
+import pytest
+import srsly
+from spacy.cli.package import generate_readme
+
+from .util import REPO, load_script
+
+
+def ranking_scores(map_, mrr, p1, pos_f, acc):
+    return {
+        "pair_map": map_,
+        "pair_mrr": mrr,
+        "pair_p_at_1": p1,
+        "pair_pos_f": pos_f,
+        "pair_acc": acc,
+        "pair_map_groups": 321,
+    }
+
+
+ANSWERS_METRICS = {
+    **ranking_scores(0.7123, 0.7234, 0.6345, 0.5456, 0.8567),
+    "read": "corpus/answers/test.csv: csv: 1,655 rows; 1,654 pairs; labels {}",
+    "baselines": {
+        "majority class": ranking_scores(0.2111, 0.2122, 0.0, 0.0, 0.7933),
+        "word overlap": ranking_scores(0.6011, 0.6022, 0.5033, 0.4044, 0.8055),
+    },
+}
+ANSWERS_SUMMARY = {
+    "sources": {
+        "train": "squad/train-small.json.gz",
+        "test": "squad/dev-small.json.gz",
+    },
+    "articles": {"train": 37, "dev": 5, "test": 6},
+    "pool": {"train": {"questions": 1300, "kept": 1234}},
+    "splits": {
+        "train": {"questions": 1234, "rows": 6172, "positive_rate": 0.2003},
+        "dev": {"questions": 88, "rows": 431},
+        "test": {"questions": 321, "rows": 1654},
+    },
+}
+
+
+def nli_metrics(acc, macro_f, majority_acc, majority_f, file, pairs):
+    return {
+        "pair_acc": acc,
+        "pair_macro_f": macro_f,
+        "read": f"../shared/data/{file}: jsonl: {pairs} rows; {pairs} pairs",
+        "baselines": {
+            "majority class": {"pair_acc": majority_acc, "pair_macro_f": majority_f}
+        },
+    }
+
+
+NLI_SUMMARY = {
+    "train": {
+        "sources": ["vitaminc/vitaminc.jsonl.gz", "sick/train.jsonl.gz"],
+        "rows": 1017,
+        "by_source_and_label": {
+            "vitaminc/entailment": 401,
+            "vitaminc/neutral": 202,
+            "vitaminc/contradiction": 303,
+            "sick/entailment": 51,
+            "sick/neutral": 37,
+            "sick/contradiction": 23,
+        },
+    },
+    "dev": {
+        "sources": ["sick/trial.jsonl.gz"],
+        "rows": 59,
+        "by_source_and_label": {"sick/entailment": 20, "sick/neutral": 39},
+    },
+}
+
+
+def write_json(path, data):
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def card(meta, labels):
+    """The README.md `spacy package` writes from the meta."""
+    full = {"lang": "en", "spacy_version": ">=3.8.0,<3.9.0", "url": "", **meta}
+    full["labels"] = {"attn_pair_classifier": labels}
+    full["pipeline"] = full["components"] = ["attn_pair_classifier"]
+    return generate_readme(full)
+
+
+@pytest.mark.parametrize("kind", [["--kind", "answers"], []])
+def test_answers_meta_is_a_model_card(tmp_path, kind):
+    metrics = write_json(tmp_path / "answers.json", ANSWERS_METRICS)
+    summary = write_json(tmp_path / "summary.json", ANSWERS_SUMMARY)
+    out = tmp_path / "meta.json"
+    load_script("scripts/make_meta.py").main(
+        [metrics, summary, str(out), "--name", "attn_answers_x", "--version", "0.0.1"]
+        + kind
+        + ["--budget", "at most 9 steps"]
+    )
+    meta = json.loads(out.read_text())
+    perf = meta["performance"]
+    assert perf["squad_dev_map"] == 0.7123 and perf["squad_dev_p_at_1"] == 0.6345
+    assert perf["word_overlap_map"] == 0.6011 and perf["majority_class_map"] == 0.2111
+    assert all(0 <= v <= 1 for v in perf.values())  # rendered as percentages
+    description = meta["description"]
+    for text in ("1,234 SQuAD v1.1 train questions", "6,172", "321 official", "0.712"):
+        assert text in description, text
+    assert "`yes` = the sentence holds the answer" in description
+    notes = meta["notes"]
+    for text in ("37 articles", "88 questions", "1,654 pairs", "20.0% `yes`"):
+        assert text in notes, text
+    assert "| word overlap | 0.601 | 0.602 | 0.503 | 0.404 | 0.805 |" in notes
+    assert "--init-from en_attn_answers_x" in notes and "score_pairs" in notes
+    assert "English only" in notes and "at most 9 steps" in notes
+    readme = card(meta, ["no", "yes"])
+    for text in ("### Held-out scores", "### Limits", "`SQUAD_DEV_MAP` | 71.23"):
+        assert text in readme, text
+
+
+def test_nli_meta_is_a_model_card(tmp_path):
+    sick = nli_metrics(0.8111, 0.8022, 0.5633, 0.2444, "sick/test.jsonl.gz", "4,906")
+    snli = nli_metrics(0.6555, 0.6466, 0.3377, 0.1688, "snli/test.jsonl.gz", "987")
+    files = [
+        write_json(tmp_path / "nli_sick.json", sick),
+        "snli=" + write_json(tmp_path / "other.json", snli),
+        write_json(tmp_path / "summary.json", NLI_SUMMARY),
+    ]
+    out = tmp_path / "meta.json"
+    load_script("scripts/make_meta.py").main(
+        files + [str(out), "--name", "attn_nli_x", "--version", "0.0.1"]
+    )
+    meta = json.loads(out.read_text())
+    perf = meta["performance"]
+    assert perf["sick_test_acc"] == 0.8111 and perf["snli_test_macro_f"] == 0.6466
+    assert perf["snli_test_majority_class_acc"] == 0.3377
+    description = meta["description"]
+    assert "1,017 pairs of VitaminC, SICK" in description
+    assert "SICK test accuracy 0.811 (majority class 0.563)" in description
+    notes = meta["notes"]
+    assert "`contradiction`: it cannot be true" in notes
+    assert "--label-map" in notes and "--init-from en_attn_nli_x" in notes
+    assert (
+        "| VitaminC (`vitaminc/vitaminc.jsonl.gz`) | 906 | 401 | 202 | 303 |" in notes
+    )
+    assert "| SNLI test (`snli/test.jsonl.gz`) | 987 | 0.655 | 0.647 |" in notes
+    assert "59 pairs" in notes and "CC BY-NC-SA" in notes
+    assert "positive-class F1" in notes  # the binary-mapping limit
+    readme = card(meta, ["neutral", "entailment", "contradiction"])
+    assert "### Zero-shot scores" in readme and "`SICK_TEST_ACC` | 81.11" in readme
+
+
+def test_nli_meta_refuses_a_test_set_it_was_trained_on(tmp_path):
+    seen = nli_metrics(0.9, 0.9, 0.5, 0.2, "sick/train.jsonl.gz", "10")
+    files = [
+        write_json(tmp_path / "nli_sick.json", seen),
+        write_json(tmp_path / "summary.json", NLI_SUMMARY),
+    ]
+    args = files + [str(tmp_path / "m.json"), "--kind", "nli"]
+    with pytest.raises(SystemExit, match="in the start's training data"):
+        load_script("scripts/make_meta.py").main(
+            args + ["--name", "x", "--version", "1"]
+        )
+
+
+@pytest.mark.parametrize(
+    "workflow, step, var, metrics",
+    [
+        (
+            "answers",
+            "package-answers",
+            "answers_package_name",
+            ["metrics/answers.json"],
+        ),
+        ("nli", "package-nli", "nli_package_name", ["metrics/nli_sick.json"]),
+    ],
+)
+def test_start_workflows_end_by_packaging(workflow, step, var, metrics):
+    """The workflow's last step packages its start under the var's name,
+    from the metrics its evaluate step writes, and install-checks it."""
+    from weasel.util import load_project_config
+
+    raw = srsly.read_yaml(REPO / "project.yml")
+    assert raw["workflows"][workflow][-1] == step
+    assert raw["vars"][var]
+    command = next(c for c in raw["commands"] if c["name"] == step)
+    script = " ".join(command["script"])
+    assert "${vars." + var + "}" in script and "${vars.package_version}" in script
+    for part in ("scripts/make_meta.py", "spacy package", "scripts/install_check.py"):
+        assert part in script, part
+    evaluate = next(c for c in raw["commands"] if c["name"] == f"evaluate-{workflow}")
+    assert set(evaluate["outputs"]) <= set(command["deps"])
+    assert all(m in script for m in metrics)
+    config = load_project_config(REPO, overrides={f"vars.{var}": "other"})
+    changed = next(c for c in config["commands"] if c["name"] == step)
+    assert "--package en_other " in changed["script"][-1]
+    assert "en_other-" in changed["outputs"][0]
