@@ -34,7 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from bench import machine, qa_domains_data, spacy_runs, tables
+import transfer
+from bench import machine, qa_domains_data, spacy_runs
 
 SYSTEMS = ("as packaged", "recalibrated")
 OVERLAP_WEIGHTS = "0,0.5,1,2,4,8,16"
@@ -238,19 +239,7 @@ def main() -> None:
     args = p.parse_args()
     args.domains = [d for d in args.domains.split(",") if d]
     args.sizes = [s for s in args.sizes.split(",") if s]
-    if args.report_only:
-        tables.rerender(args.name, render, quick=args.quick)
-        return
-    if not args.start:
-        p.error("--start is required")
-    meta = machine.metadata()
-    began = time.perf_counter()
-    results = measure(args)
-    results["wall_seconds"] = time.perf_counter() - began
-    tables.report(args.name, render, meta, results, quick=args.quick)
-    message = failures(results)
-    if message:
-        raise SystemExit(message)
+    transfer.run_benchmark(p, args, measure, render, failures)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,13 @@ the table beside the baselines instead."""
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import numpy
 import pytest
 
-from .test_own_data_doc import Block, doc_sections, run_env
+from .test_own_data_doc import Block, doc_sections, run_blocks, run_env
 from .util import REPO
 
 DOC = REPO / "docs" / "distill.md"
@@ -78,17 +76,7 @@ def ran(tmp_path_factory) -> Tuple[Path, List[Tuple[Block, Dict]]]:
     blocks = [
         b for s in doc_sections(DOC.read_text(encoding="utf8")) for b in s.runnable
     ]
-    results = []
-    for block in blocks:
-        if block.lang == "bash":
-            args = ["bash", "-euo", "pipefail", "-c", block.text]
-        else:
-            args = [sys.executable, "-c", block.text]
-        proc = subprocess.run(
-            args, cwd=folder, env=env, capture_output=True, text=True, timeout=600
-        )
-        out = {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
-        results.append((block, out))
+    results = run_blocks(blocks, folder, env, stop_on_failure=False, timeout=600)
     return folder, results
 
 

@@ -189,26 +189,38 @@ def run_env(site: Path) -> Dict[str, str]:
     )
 
 
-def run_section(section: Section, folder: Path) -> List[Tuple[Block, Dict]]:
-    """Run the section's blocks in order in ``folder`` (stopping at the first
-    that fails); each with its return code and output."""
-    folder.mkdir(parents=True)
-    write_fixtures(folder)
-    env = run_env(folder / "site")
+def run_blocks(
+    blocks: List[Block],
+    folder: Path,
+    env: Dict[str, str],
+    *,
+    stop_on_failure: bool = True,
+    timeout: float = 400,
+) -> List[Tuple[Block, Dict]]:
+    """Run ``bash`` and ``python`` blocks in order in ``folder``, verbatim
+    (bash with -euo pipefail); each with its return code and output."""
     results = []
-    for block in section.runnable:
+    for block in blocks:
         if block.lang == "bash":
             args = ["bash", "-euo", "pipefail", "-c", block.text]
         else:
             args = [sys.executable, "-c", block.text]
         proc = subprocess.run(
-            args, cwd=folder, env=env, capture_output=True, text=True, timeout=400
+            args, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
         )
         out = {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
         results.append((block, out))
-        if proc.returncode != 0:
+        if stop_on_failure and proc.returncode != 0:
             break
     return results
+
+
+def run_section(section: Section, folder: Path) -> List[Tuple[Block, Dict]]:
+    """Run the section's blocks in order in ``folder`` (stopping at the first
+    that fails); each with its return code and output."""
+    folder.mkdir(parents=True)
+    write_fixtures(folder)
+    return run_blocks(section.runnable, folder, run_env(folder / "site"))
 
 
 def score_table(stdout: str) -> Dict[str, Dict[str, float]]:

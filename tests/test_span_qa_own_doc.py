@@ -21,7 +21,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from .test_own_data_doc import Block, doc_sections, run_env
+from .test_own_data_doc import Block, doc_sections, run_blocks, run_env
 from .util import REPO, squad_dev
 
 DOC = REPO / "docs" / "span_qa.md"
@@ -88,14 +88,7 @@ def ran(tmp_path_factory) -> Tuple[Path, List[Tuple[Block, Dict]]]:
     env = run_env(folder / "site")
     env["SPACY_CONFIG_OVERRIDES"] = "--training.max_steps=2 --training.eval_frequency=1"
     install_start(folder, env)
-    results = []
-    for block in blocks():
-        args = ["bash", "-euo", "pipefail", "-c", block.text]
-        proc = subprocess.run(
-            args, cwd=folder, env=env, capture_output=True, text=True, timeout=600
-        )
-        out = {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
-        results.append((block, out))
+    results = run_blocks(blocks(), folder, env, stop_on_failure=False, timeout=600)
     return folder, results
 
 
