@@ -22,7 +22,7 @@ paragraphs (``benchmarks/qa_many_contexts.py``'s rows through ``spacy attn
 predict``: the own paragraph and 9 others, shuffled) how often the top
 answer comes from the right one, beside word overlap and chance. Results
 are kept per system under ``benchmarks/runs/<name>/``: a second run goes on
-where the first stopped.
+where the first stopped, and the table says which rows earlier runs measured.
 """
 
 import argparse
@@ -192,16 +192,20 @@ def measure_domain(domain: str, args: argparse.Namespace) -> List[Dict[str, Any]
         files["test"], runs / "test_built.json"
     )
     rows = []
-    systems = list(SYSTEMS) + [f"fine-tuned {s}" for s in args.sizes]
+    systems = [] if args.fine_tuned_only else list(SYSTEMS)
+    systems += [f"fine-tuned {s}" for s in args.sizes]
     for system in systems:
         cache = runs / f"{system.replace(' ', '_')}.json"
-        if not cache.exists():
+        if cache.exists():
+            result = json.loads(cache.read_text())
+            result["cached"] = True
+        else:
             machine.log(f"{domain}: {system}")
             began = time.perf_counter()
             result = run_system(system, domain, files, args)
             result["seconds"] = time.perf_counter() - began
             cache.write_text(json.dumps(result, indent=2))
-        rows.append(json.loads(cache.read_text()))
+        rows.append(result)
     rows[0]["split"] = manifest
     return rows
 
@@ -229,6 +233,11 @@ def main() -> None:
         type=float,
         default=0.0,
         help="fine-tune with this rate of built unanswerable questions (SquadCorpus.v3)",
+    )
+    p.add_argument(
+        "--fine-tuned-only",
+        action="store_true",
+        help="only the fine-tuned rows (probes of the fine-tuning settings)",
     )
     p.add_argument("--test-questions", type=int, default=1000)
     p.add_argument("--many-questions", type=int, default=300)
