@@ -123,3 +123,16 @@ def test_evaluate_qa_fails_below_a_baseline(qa_model, tmp_path, monkeypatch):
         attn_cli, ["evaluate", str(qa_model), str(data), "--no-check"]
     )
     assert result.exit_code == 0
+
+
+def test_a_json_file_for_a_pair_pipeline_says_what_json_is(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attn_pair_classifier")
+    nlp.to_disk(tmp_path / "pairs")
+    data = squad_file(tmp_path / "test.json")
+    result = CliRunner().invoke(
+        attn_cli, ["evaluate", str(tmp_path / "pairs"), str(data)]
+    )
+    assert result.exit_code == 1
+    assert "a .json file is read as SQuAD questions" in result.output
+    assert "jsonl, csv, tsv or .spacy" in result.output

@@ -234,6 +234,13 @@ def evaluate_qa_file(
     from ..squad import load_squad_json
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
+    factories = [nlp.get_pipe_meta(name).factory for name in nlp.pipe_names]
+    if "attn_span_qa" not in factories:
+        fail(
+            f"DATA {data}: a .json file is read as SQuAD questions, for a span-QA "
+            f"pipeline; {model} has {nlp.pipe_names}. A pair corpus is jsonl, "
+            "csv, tsv or .spacy."
+        )
     return evaluate_qa(nlp, load_squad_json(data), batch_size=min(batch_size, 64))
 
 
