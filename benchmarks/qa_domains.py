@@ -199,6 +199,8 @@ def measure_domain(domain: str, args: argparse.Namespace) -> List[Dict[str, Any]
         if cache.exists():
             result = json.loads(cache.read_text())
             result["cached"] = True
+        elif args.cached_only:
+            continue
         else:
             machine.log(f"{domain}: {system}")
             began = time.perf_counter()
@@ -238,6 +240,11 @@ def main() -> None:
         "--fine-tuned-only",
         action="store_true",
         help="only the fine-tuned rows (probes of the fine-tuning settings)",
+    )
+    p.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="the table of the rows earlier runs measured; run nothing",
     )
     p.add_argument("--test-questions", type=int, default=1000)
     p.add_argument("--many-questions", type=int, default=300)
