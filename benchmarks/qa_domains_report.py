@@ -29,7 +29,7 @@ def system_row(r: Dict[str, Any]) -> List[str]:
         tables.pct(t["forced_f1"]),
         tables.pct(t["no_answer_refused"]),
         tables.pct(m["top1_paragraph"]),
-        f"{t['threshold']:.4f}",
+        f"{t['threshold']:.4g}",
         "" if weight is None else f"{weight:g}",
         tables.minutes(r.get("seconds")),
     ]
@@ -92,7 +92,12 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     for domain, rows in by_domain.items():
         text += domain_text(domain, rows) + "\n"
     commands = [r["training"]["command"] for r in results["rows"] if "training" in r]
-    text += "Training commands:\n\n" + "".join(f"- `{c}`\n" for c in commands)
+    text += (
+        "Fine-tuning runs the config `init-config --task qa --no-answer "
+        "--init-from START` writes (its training settings unless a command "
+        "below overrides them), on the answerable training questions "
+        "(unless `--train-unanswerable`).\n\nTraining commands:\n\n"
+    ) + "".join(f"- `{c}`\n" for c in commands)
     return text
 
 
