@@ -26,6 +26,7 @@ where the first stopped, and the table says which rows earlier runs measured.
 """
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -255,7 +256,8 @@ def main() -> None:
     args = p.parse_args()
     args.domains = [d for d in args.domains.split(",") if d]
     args.sizes = [s for s in args.sizes.split(",") if s]
-    transfer.run_benchmark(p, args, measure, render, failures)
+    page = functools.partial(render, doc=__doc__)
+    transfer.run_benchmark(p, args, measure, page, failures)
 
 
 if __name__ == "__main__":

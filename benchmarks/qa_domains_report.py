@@ -72,9 +72,9 @@ def domain_text(domain: str, rows: List[Dict[str, Any]]) -> str:
     return text + tables.md_table(HEAD, body) + "\n"
 
 
-def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
-    from qa_domains import __doc__ as doc
-
+def render(meta: Dict[str, Any], results: Dict[str, Any], *, doc: str) -> str:
+    """The results table; ``doc``: the benchmark's docstring (its third
+    paragraph on is the protocol)."""
     cached = sum(1 for r in results["rows"] if r.get("cached"))
     title = "Span QA on new domains: as packaged, recalibrated, fine-tuned"
     text = tables.header(title, meta, measured=not cached)
