@@ -30,10 +30,9 @@ import functools
 import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import transfer
 from bench import machine, qa_domains_data, spacy_runs
@@ -43,17 +42,13 @@ OVERLAP_WEIGHTS = "0,0.5,1,2,4,8,16"
 
 
 def attn(*args: Any, threads: int) -> Dict[str, Any]:
-    """``python -m spacy attn ARGS`` from the checkout; its JSON output."""
-    import subprocess
-
-    cmd = [sys.executable, "-m", "spacy", "attn", *[str(a) for a in args]]
-    done = subprocess.run(
-        cmd, capture_output=True, text=True, cwd=machine.REPO,
-        env=spacy_runs.thread_env(threads),
-    )  # fmt: skip
+    """``transfer.attn`` (``python -m spacy attn ARGS``), stopping on failure;
+    its JSON output when asked for (``--json``)."""
+    done = transfer.attn(*args, threads=threads)
     if done.returncode:
-        raise SystemExit(f"{' '.join(cmd[3:6])} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout) if "--json" in cmd else {}
+        command = " ".join(str(a) for a in args[:2])
+        raise SystemExit(f"{command} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout) if "--json" in args else {}
 
 
 def recalibrate(model: Path, dev: Path, out: Path, threads: int) -> Dict[str, Any]:
@@ -105,39 +100,34 @@ def fine_tune(
 
 def score_test(model: Path, test: Path, threads: int) -> Dict[str, Any]:
     """The pipeline's figures on the test questions and their unanswerable
-    copies, at its own threshold (fractions 0-1)."""
+    copies, as ``spacy attn evaluate`` scores them (``evaluate_qa``: its own
+    "no answer" decisions), as fractions 0-1."""
     import torch
 
     from spacy_attn.loading import load_pipeline
-    from spacy_attn.pipeline.lookup import find_component
-    from spacy_attn.qa_eval.no_answer_eval import best_answers
-    from spacy_attn.squad.no_answer_metric import gold_texts, question_scores
+    from spacy_attn.qa_eval.pipeline_eval import evaluate_qa
 
     torch.set_num_threads(threads)
     nlp = load_pipeline(str(model))
-    name, _ = find_component(nlp, tasks=("qa",))
-    threshold = float(nlp.get_pipe(name).cfg.get("no_answer_threshold", math.inf))
-    data = json.loads(test.read_text())
-    answers = best_answers(nlp, data, component=name)
-    tally = {"em": 0.0, "f1": 0.0, "forced_em": 0.0, "forced_f1": 0.0}
-    tally.update(refused=0.0, has=0, no=0, no_refused=0.0)
-    for qid, texts in gold_texts(data).items():
-        refuses = float(answers[qid]["no_answer_score"]) > threshold
-        if not texts:
-            tally["no"] += 1
-            tally["no_refused"] += refuses or not answers[qid]["text"]
-            continue
-        em, f1 = question_scores(texts, answers[qid]["text"])
-        tally["has"] += 1
-        tally["forced_em"] += em
-        tally["forced_f1"] += f1
-        tally["refused"] += refuses
-        tally["em"] += 0 if refuses else em
-        tally["f1"] += 0 if refuses else f1
-    has, no = tally.pop("has"), tally.pop("no")
-    out = {k: v / has for k, v in tally.items() if k != "no_refused"}
-    out["no_answer_refused"] = tally["no_refused"] / no if no else None
-    return {"threshold": threshold, "answerable": has, "unanswerable": no, **out}
+    report = evaluate_qa(nlp, json.loads(test.read_text()))
+    model_scores = report["model"]
+    forced = report["baselines"]["always_answers"]
+    threshold = report["threshold"]
+    return {
+        "threshold": math.inf if threshold is None else threshold,
+        "answerable": report["has_answer"],
+        "unanswerable": report["no_answer"],
+        "em": model_scores["HasAns_exact"] / 100,
+        "f1": model_scores["HasAns_f1"] / 100,
+        "forced_em": forced["HasAns_exact"] / 100,
+        "forced_f1": forced["HasAns_f1"] / 100,
+        "refused": _fraction(report["refused_answerable"]),
+        "no_answer_refused": _fraction(report["refused_unanswerable"]),
+    }
+
+
+def _fraction(percent: Optional[float]) -> Optional[float]:
+    return None if percent is None else percent / 100
 
 
 def score_many(model: Path, test: Path, work: Path, n: int) -> Dict[str, Any]:

@@ -101,14 +101,11 @@ def sample_file(path: Path, n: Optional[int], out: Path, *, salt: str) -> Path:
 
 def with_built_unanswerable(path: Path, out: Path) -> Path:
     """``out``: ``path`` with one unanswerable copy per question, asked of
-    another paragraph (``spacy_attn.squad.negatives.add_unanswerable``, as
+    another paragraph (``spacy_attn.squad.negatives.with_unanswerable``, as
     ``qa-threshold --build-unanswerable`` builds them); written once."""
-    from spacy_attn.squad.negatives import add_unanswerable
+    from spacy_attn.squad.negatives import with_unanswerable
 
     if not out.exists():
-        data = json.loads(path.read_text())
-        articles, _ = add_unanswerable(
-            data["data"], rate=1.0, seed=0, file_fallback=True
-        )
-        out.write_text(json.dumps({"version": "v2.0", "data": articles}))
+        built, _ = with_unanswerable(json.loads(path.read_text()))
+        out.write_text(json.dumps({**built, "version": "v2.0"}))
     return out

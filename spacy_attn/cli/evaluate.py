@@ -230,18 +230,19 @@ def evaluate_qa_file(
 ) -> Dict[str, Any]:
     """``qa_eval.pipeline_eval.evaluate_qa`` of a pipeline on a SQuAD file."""
     from ..loading import load_pipeline
+    from ..pipeline.lookup import ComponentLookupError
     from ..qa_eval.pipeline_eval import evaluate_qa
     from ..squad import load_squad_json
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
-    factories = [nlp.get_pipe_meta(name).factory for name in nlp.pipe_names]
-    if "attn_span_qa" not in factories:
+    dataset = load_squad_json(data)
+    try:
+        return evaluate_qa(nlp, dataset, batch_size=min(batch_size, 64))
+    except ComponentLookupError as err:
         fail(
             f"DATA {data}: a .json file is read as SQuAD questions, for a span-QA "
-            f"pipeline; {model} has {nlp.pipe_names}. A pair corpus is jsonl, "
-            "csv, tsv or .spacy."
+            f"pipeline. {err} A pair corpus is jsonl, csv, tsv or .spacy."
         )
-    return evaluate_qa(nlp, load_squad_json(data), batch_size=min(batch_size, 64))
 
 
 def evaluate_qa_cli(

@@ -84,21 +84,18 @@ def start_from(
         for split in ("train", "dev"):
             out["corpora"][split]["label_map"] = dict(label_map)
     if task == "qa":
-        training = out["training"]
-        for key in ("max_steps", "eval_frequency", "patience"):
-            training[key] = QA_FINE_TUNING[key]
-        training["optimizer"]["learn_rate"] = QA_FINE_TUNING["learn_rate"]
+        _fine_tuning_settings(out["training"])
     load_model_from_config(out, auto_fill=True, validate=True)
-    lines = _header(header, init_from, start.pipe_names, labels, label_map)
+    mapped = f"; your labels mapped onto them by {label_map}" if label_map else ""
+    lines = _header(
+        header,
+        f"--init-from {shlex.quote(init_from)}",
+        f"Starts from {init_from}: its components {start.pipe_names} with their "
+        f"weights, settings and labels {labels} (spaCy's `source`), and its "
+        f"vectors{mapped}.",
+    )
     if task == "qa":
-        q = QA_FINE_TUNING
-        lines.insert(
-            lines.index("Next:"),
-            f"Set for a few hundred questions: {q['max_steps']} steps at learn "
-            f"rate {q['learn_rate']:g}, dev every {q['eval_frequency']}, "
-            f"stopping after {q['patience']} without gain.",
-        )
-        lines += _qa_lines()
+        lines = _qa_lines(lines)
     return out, lines
 
 
@@ -137,21 +134,13 @@ def _new_head(
         "source_component": start_name,
     }
     load_model_from_config(out, auto_fill=True, validate=True)
-    lines = header[: header.index("Next:")]
-    lines[1] = lines[1].replace(
-        "` (spacy-attn",
-        f" --init-from {shlex.quote(init_from)} --new-head` (spacy-attn",
-        1,
-    )
-    lines += [
+    lines = _header(
+        header,
+        f"--init-from {shlex.quote(init_from)} --new-head",
         f"Starts from {init_from}: the model settings and every weight of its "
         f"{start_name!r} but the output layer, which is new for your labels "
         "(spacy-attn.start_weights.v1 at [initialize]), and its vectors.",
-        "Next:",
-        "Train (TRAIN, DEV: your files):",
-        "  python -m spacy train CONFIG --output training --paths.train TRAIN "
-        "--paths.dev DEV",
-    ]
+    )
     return out, lines
 
 
@@ -183,28 +172,16 @@ def json_map(labels: List[str]) -> str:
     return json.dumps(dict(zip(mine, sorted(labels))))
 
 
-def _header(
-    header: List[str],
-    init_from: str,
-    names: List[str],
-    labels: List[str],
-    label_map: Optional[Dict[str, Any]],
-) -> List[str]:
-    """The header with the start named and the train command without the
-    vectors steps (the vectors come from the start)."""
+def _header(header: List[str], flags: str, starts: str) -> List[str]:
+    """The header with the start's options added to the command that wrote
+    the config (``flags``), what it takes from the start (``starts``), and
+    the train command without the vectors steps (the vectors come from the
+    start)."""
     lines = header[: header.index("Next:")]
     lines[0] = re.sub(r", \w+ backbone,", ", the start's backbone,", lines[0])
-    lines[1] = lines[1].replace(
-        "` (spacy-attn", f" --init-from {shlex.quote(init_from)}` (spacy-attn", 1
-    )
-    mapped = f"; your labels mapped onto them by {label_map}" if label_map else ""
-    lines.append(
-        f"Starts from {init_from}: its components {names} with their weights, "
-        f"settings and labels {labels} (spaCy's `source`), and its vectors"
-        f"{mapped}."
-    )
-
+    lines[1] = lines[1].replace("` (spacy-attn", f" {flags}` (spacy-attn", 1)
     lines += [
+        starts,
         "Next:",
         "Train (TRAIN, DEV: your files):",
         "  python -m spacy train CONFIG --output training --paths.train TRAIN "
@@ -213,14 +190,34 @@ def _header(
     return lines
 
 
-def _qa_lines() -> List[str]:
-    """The calibration step on DEV, after training."""
-    return [
-        'Then choose the "no answer" threshold on DEV (answerable questions '
-        "only: --build-unanswerable asks each of another paragraph too):",
-        "  python -m spacy attn qa-threshold training/model-best DEV "
-        "training/model-threshold --build-unanswerable",
-    ]
+def _fine_tuning_settings(training: Dict[str, Any]) -> None:
+    # QA_FINE_TUNING into the config's [training] block.
+    for key in ("max_steps", "eval_frequency", "patience"):
+        training[key] = QA_FINE_TUNING[key]
+    training["optimizer"]["learn_rate"] = QA_FINE_TUNING["learn_rate"]
+
+
+def _qa_lines(lines: List[str]) -> List[str]:
+    """The header with the QA fine-tuning settings before "Next:" and the
+    calibration step on DEV after training."""
+    q = QA_FINE_TUNING
+    settings = (
+        f"Set for a few hundred questions: {q['max_steps']} steps at learn "
+        f"rate {q['learn_rate']:g}, dev every {q['eval_frequency']}, "
+        f"stopping after {q['patience']} without gain."
+    )
+    at = lines.index("Next:")
+    return (
+        lines[:at]
+        + [settings]
+        + lines[at:]
+        + [
+            'Then choose the "no answer" threshold on DEV (answerable questions '
+            "only: --build-unanswerable asks each of another paragraph too):",
+            "  python -m spacy attn qa-threshold training/model-best DEV "
+            "training/model-threshold --build-unanswerable",
+        ]
+    )
 
 
 __all__ = ["QA_FINE_TUNING", "start_from"]

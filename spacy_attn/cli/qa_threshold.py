@@ -201,7 +201,7 @@ def choose_no_answer_threshold(
         component's ``overlap_weight`` among them (``choose_overlap_weight``)
         and report it under ``many_contexts``.
     build_unanswerable (bool): Add an unanswerable copy of each answerable
-        question, asked of another paragraph (``_with_built``).
+        question, asked of another paragraph (``squad.negatives.with_unanswerable``).
     RETURNS (Dict[str, Any]): ``threshold``, ``max_has_answer_drop``,
         ``questions``, ``has_answer``, ``no_answer``, ``built`` (counts),
         ``model`` (the official SQuAD 2.0 figures at the threshold, 0-100)
@@ -213,13 +213,17 @@ def choose_no_answer_threshold(
     from ..loading import load_pipeline
     from ..qa_eval import no_answer_eval as ev
     from ..squad import load_squad_json
+    from ..squad.negatives import with_unanswerable
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
     name, pipe = _no_answer_component(nlp, component, model)
     dataset = load_squad_json(data)
     if limit:
         dataset = ev.subset(dataset, limit)
-    dataset, built = _with_built(dataset) if build_unanswerable else (dataset, 0)
+    built = 0
+    if build_unanswerable:
+        dataset, counts = with_unanswerable(dataset)
+        built = counts["unanswerable"]
     has_answer, no_answer = _answerable_counts(dataset, data)
     answers = ev.best_answers(nlp, dataset, batch_size=batch_size, component=name)
     threshold = ev.choose_threshold(
@@ -247,17 +251,6 @@ def choose_no_answer_threshold(
         nlp.to_disk(output)
         report["saved"] = str(output)
     return report
-
-
-def _with_built(dataset: Dict[str, Any]) -> "tuple[Dict[str, Any], int]":
-    # One unanswerable copy per answerable question, from another paragraph
-    # (of its article, else of the file), and how many were built.
-    from ..squad.negatives import add_unanswerable
-
-    articles, counts = add_unanswerable(
-        dataset["data"], rate=1.0, seed=0, file_fallback=True
-    )
-    return {**dataset, "data": articles}, counts["unanswerable"]
 
 
 def parse_weights(text: str) -> Optional[List[float]]:

@@ -33,8 +33,9 @@ def evaluate_qa(
     RETURNS (Dict[str, Any]): ``questions``, ``has_answer``, ``no_answer``
         (counts), ``scores_no_answer`` (whether the model can refuse),
         ``threshold`` (the component's, None: its null rule or a
-        model that always answers), ``refused_answerable`` (0-100: answerable
-        questions answered "no answer"), ``model`` (official figures,
+        model that always answers), ``refused_answerable`` and
+        ``refused_unanswerable`` (0-100: the questions of each kind answered
+        "no answer"; None without such questions), ``model`` (official figures,
         0-100) and ``baselines``: ``always_no_answer``, ``always_answers``
         (the model's best span everywhere) and ``first_words`` (the
         context's first 3 words), the same figures.
@@ -56,7 +57,7 @@ def evaluate_qa(
         forced[qid] = best
         decided[qid] = "" if cand["no_answer"] else best
     answerable = [qid for qid, texts in golds.items() if texts]
-    refused = sum(1 for qid in answerable if not decided[qid])
+    unanswerable = [qid for qid, texts in golds.items() if not texts]
     baselines = {
         "always_no_answer": {qid: "" for qid in golds},
         "always_answers": forced,
@@ -70,10 +71,18 @@ def evaluate_qa(
         "has_answer": len(answerable),
         "no_answer": len(golds) - len(answerable),
         "threshold": pipe.cfg.get("no_answer_threshold"),
-        "refused_answerable": 100.0 * refused / len(answerable) if answerable else None,
+        "refused_answerable": _refused(answerable, decided),
+        "refused_unanswerable": _refused(unanswerable, decided),
         "model": _figures(golds, decided),
         "baselines": {k: _figures(golds, p) for k, p in baselines.items()},
     }
+
+
+def _refused(qids: List[str], decided: Dict[str, str]) -> Optional[float]:
+    # The share (0-100) of ``qids`` answered "no answer" (None: no question).
+    if not qids:
+        return None
+    return 100.0 * sum(1 for qid in qids if not decided[qid]) / len(qids)
 
 
 def _figures(

@@ -84,6 +84,25 @@ def add_unanswerable(
     return out, counts
 
 
+def with_unanswerable(
+    dataset: Dict[str, Any], *, rate: float = 1.0, seed: int = 0
+) -> Tuple[Dict[str, Any], Dict[str, int]]:
+    """A loaded SQuAD JSON with unanswerable questions built into it: a
+    user's file of answerable questions, each also asked (with probability
+    ``rate``) of another paragraph that does not hold its answer, of its
+    article or else of the file (``add_unanswerable`` with
+    ``file_fallback``). What ``qa-threshold --build-unanswerable`` and
+    ``spacy-attn.SquadCorpus.v3`` read.
+
+    RETURNS (Tuple[Dict[str, Any], Dict[str, int]]): The new dataset (the
+        input is not modified) and ``add_unanswerable``'s counts.
+    """
+    articles, counts = add_unanswerable(
+        dataset["data"], rate=rate, seed=seed, file_fallback=True
+    )
+    return {**dataset, "data": articles}, counts
+
+
 def _draw_elsewhere(
     rng: random.Random,
     everywhere: List[Tuple[int, int]],

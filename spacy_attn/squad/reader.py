@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import (
     Any,
     Callable,
-    Dict,
     Iterable,
     Iterator,
     List,
@@ -33,6 +32,7 @@ from .corpus import (
     without_answers,
 )
 from .data import DEFAULT_ANSWERS_KEY, SquadQuestion, SquadStats, load_squad_json
+from .negatives import with_unanswerable
 
 T = TypeVar("T")
 
@@ -210,7 +210,7 @@ def create_squad_corpus_reader_v3(
     file of answerable ones (a user's own): each answerable question is
     also asked, with probability ``build_unanswerable``, of another
     paragraph that does not hold its answer (of its article, else of the
-    file; ``squad.negatives.add_unanswerable``, seeded with ``seed``), so a
+    file; ``squad.negatives.with_unanswerable``, seeded with ``seed``), so a
     model that says "no answer" keeps learning when to say it.
 
     build_unanswerable (float): Unanswerable questions per answerable one,
@@ -249,17 +249,6 @@ class SquadCorpusStream(SquadCorpus):
         self._read_stats = SquadStats()
         self.passes = 0
 
-    def _with_built(self, data: Dict[str, Any]) -> Dict[str, Any]:
-        from .negatives import add_unanswerable
-
-        articles, _ = add_unanswerable(
-            data["data"],
-            rate=self.build_unanswerable,
-            seed=self.seed,
-            file_fallback=True,
-        )
-        return {**data, "data": articles}
-
     def _pass_order(self, items: Iterable[T]) -> List[T]:
         """This pass's selection of ``items``: shuffled with (seed, pass)
         when ``shuffle``, then cut to ``limit``."""
@@ -280,7 +269,9 @@ class SquadCorpusStream(SquadCorpus):
         if self._questions is None:
             data = load_squad_json(self.path)
             if self.build_unanswerable:
-                data = self._with_built(data)
+                data, _ = with_unanswerable(
+                    data, rate=self.build_unanswerable, seed=self.seed
+                )
             self._questions = squad_questions(
                 data, path=self.path, articles=self.articles, stats=self._read_stats
             )
