@@ -51,12 +51,18 @@ def attn(*args: Any, threads: int) -> Dict[str, Any]:
     return json.loads(done.stdout) if "--json" in args else {}
 
 
-def recalibrate(model: Path, dev: Path, out: Path, threads: int) -> Dict[str, Any]:
+def recalibrate(
+    model: Path, dev: Path, out: Path, args: argparse.Namespace
+) -> Dict[str, Any]:
     """qa-threshold on the domain's dev questions (unanswerable copies built,
-    the overlap weight chosen); the pipeline saved in ``out``."""
+    the overlap weight chosen; ``--max-has-answer-drop`` passed on); the
+    pipeline saved in ``out``."""
+    drop = args.max_has_answer_drop
+    options = [] if drop is None else ["--max-has-answer-drop", drop]
     report = attn(
         "qa-threshold", model, dev, out, "--build-unanswerable", "--no-check",
-        "--overlap-weights", OVERLAP_WEIGHTS, "--json", threads=threads,
+        "--overlap-weights", OVERLAP_WEIGHTS, *options, "--json",
+        threads=args.threads,
     )  # fmt: skip
     keep = ("threshold", "questions", "has_answer", "no_answer", "model")
     return {
@@ -75,13 +81,24 @@ def fine_tune(
         "init-config", cfg, "--task", "qa", "--no-answer", "--init-from", start,
         threads=args.threads,
     )  # fmt: skip
-    if args.train_unanswerable:
+    if args.train_unanswerable or args.dev_unanswerable:
         from spacy.util import load_config
 
-        # The config as init-config wrote it, its training reader built-up.
+        # The config as init-config wrote it, its readers built-up.
         config = load_config(cfg)
-        config["corpora"]["train"]["@readers"] = "spacy-attn.SquadCorpus.v3"
-        config["corpora"]["train"]["build_unanswerable"] = args.train_unanswerable
+        for split in ("train", "dev"):
+            rate = getattr(args, f"{split}_unanswerable")
+            if rate:
+                reader = config["corpora"][split]
+                reader["@readers"] = "spacy-attn.SquadCorpus.v3"
+                reader["build_unanswerable"] = rate
+                reader.pop("span_key", None)  # v1's, unset in these configs
+        if args.dev_unanswerable:
+            # Select on the best-threshold F1 over answerable and built
+            # unanswerable dev questions: what recalibration will then get.
+            weights = config["training"]["score_weights"]
+            weights.update({k: 0.0 for k in weights})
+            weights["qa_best_f1"] = 1.0
         config.to_disk(cfg)
     overrides: Dict[str, Any] = {"paths.train": train, "paths.dev": dev}
     for key in ("max_steps", "eval_frequency", "patience"):
@@ -165,7 +182,7 @@ def run_system(
             )
             base = runs / f"ft_{size}" / "model" / "model-best"
         model = runs / f"{system.replace(' ', '_')}_model"
-        out["calibration"] = recalibrate(base, files["dev"], model, args.threads)
+        out["calibration"] = recalibrate(base, files["dev"], model, args)
     out["test"] = score_test(model, files["test_built"], args.threads)
     work = runs / "many" / system.replace(" ", "_")
     out["many"] = score_many(model, files["test"], work, args.many_questions)
@@ -226,6 +243,20 @@ def main() -> None:
         type=float,
         default=0.0,
         help="fine-tune with this rate of built unanswerable questions (SquadCorpus.v3)",
+    )
+    p.add_argument(
+        "--dev-unanswerable",
+        type=float,
+        default=0.0,
+        help="select model-best on dev with this rate of built unanswerable "
+        "questions, on its best-threshold F1 (qa_best_f1)",
+    )
+    p.add_argument(
+        "--max-has-answer-drop",
+        type=float,
+        default=None,
+        help="recalibrate keeping HasAns F1 within this many points of always "
+        "answering (qa-threshold's option)",
     )
     p.add_argument(
         "--fine-tuned-only",

@@ -89,9 +89,16 @@ def evaluate(
 
 
 def train(
-    data: Path, out: Path, start: Path, *, scratch: bool, args: argparse.Namespace
+    data: Path,
+    out: Path,
+    start: Path,
+    *,
+    scratch: bool,
+    args: argparse.Namespace,
+    resume: bool = False,
 ) -> Dict[str, Any]:
-    """init-config then spacy train; the model-best's test scores."""
+    """init-config then spacy train (``resume``: reuse a finished run of the
+    same command in ``out``); the model-best's test scores."""
     cfg = out / "config.cfg"
     base = ["init-config", cfg, "--binary", "--positive-label", "yes", *COLS]
     extra = ["--backbone", "glove"] if scratch else ["--init-from", start]
@@ -107,7 +114,7 @@ def train(
     if scratch:  # the start's own vectors, so that only the weights differ
         overrides["paths.vectors"] = start
     run = spacy_runs.spacy_train(
-        cfg, out / "model", overrides=overrides, threads=args.threads
+        cfg, out / "model", overrides=overrides, threads=args.threads, resume=resume
     )
     if run["returncode"]:
         raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")

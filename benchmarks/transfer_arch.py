@@ -69,7 +69,7 @@ def pretrain(name: str, out: Path, args: argparse.Namespace) -> Dict[str, Any]:
     if name != "v4_tok2vec":
         overrides["paths.vectors"] = Path(args.vectors).resolve()
     run = spacy_runs.spacy_train(
-        cfg, out / "start", overrides=overrides, threads=args.threads
+        cfg, out / "start", overrides=overrides, threads=args.threads, resume=True
     )
     if run["returncode"]:
         raise SystemExit(f"pretraining failed: {spacy_runs.log_tail(run['log'])}")
@@ -90,7 +90,9 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         start = out / "start" / "model-best"
         zero = transfer.evaluate(start, data / "test.csv", args.threads)
         machine.log(f"{name}: fine-tuning on {args.size} questions")
-        tuned = transfer.train(data, out / "tuned", start, scratch=False, args=args)
+        tuned = transfer.train(
+            data, out / "tuned", start, scratch=False, args=args, resume=True
+        )
         rows.append(
             {
                 "variant": name,

@@ -81,6 +81,37 @@ def test_parse_train_log(bench, tmp_path):
     }
 
 
+def test_spacy_train_resumes_a_finished_run(bench, tmp_path, monkeypatch):
+    """resume reuses a run that ended in run.json with the same command, and
+    trains again when the command differs (another setting)."""
+    runs = bench.spacy_runs
+    started = []
+
+    class FakeTraining:
+        returncode = 0
+
+        def __init__(self, args, **kwargs):
+            started.append(args)
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(runs.subprocess, "Popen", FakeTraining)
+    cfg, out = tmp_path / "config.cfg", tmp_path / "model"
+    first = runs.spacy_train(cfg, out, overrides={"training.max_steps": 10})
+    assert len(started) == 1 and not first.get("resumed")
+    (out / "model-best").mkdir(parents=True)
+    again = runs.spacy_train(
+        cfg, out, overrides={"training.max_steps": 10}, resume=True
+    )
+    assert len(started) == 1 and again["resumed"]
+    assert again["command"] == first["command"]
+    other = runs.spacy_train(
+        cfg, out, overrides={"training.max_steps": 20}, resume=True
+    )
+    assert len(started) == 2 and not other.get("resumed")
+
+
 def test_relative_paths(bench):
     assert (
         bench.machine.relative(bench.machine.REPO / "benchmarks" / "runs" / "x")

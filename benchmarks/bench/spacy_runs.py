@@ -3,6 +3,7 @@ repository-relative) and its console log, and a monitor of a process tree
 (peak memory, the CPU other jobs use meanwhile) for any command a benchmark
 runs."""
 
+import json
 import os
 import shlex
 import statistics
@@ -57,6 +58,7 @@ def spacy_train(
     threads: int = 0,
     timeout: Optional[float] = None,
     env: Optional[Dict[str, str]] = None,
+    resume: bool = False,
 ) -> Dict[str, Any]:
     """Run ``python -m spacy train`` from the repository root, its console
     output into ``log_path`` (default: ``<output>/../train.log``).
@@ -69,12 +71,22 @@ def spacy_train(
     timeout (float): Seconds after which training is stopped (``model-best``
         is saved at every dev evaluation, so it stays usable); None: no limit.
     env (Dict[str, str]): Extra environment variables.
+    resume (bool): Reuse a run that finished before in ``output`` (its
+        ``run.json``, written when a run ends without error or timeout, with
+        the same command), so that a benchmark stopped part-way continues
+        where it was.
     RETURNS (Dict[str, Any]): ``command`` (repository-relative, as it may be
         recorded), ``returncode``, ``seconds`` (wall time), ``stopped``
         (whether the timeout stopped it) and ``log`` (the log's path).
     """
     output = Path(output)
     log_path = Path(log_path) if log_path else output.parent / "train.log"
+    record = output / "run.json"
+    command = train_command(config, output, overrides)
+    if resume and record.exists() and (output / "model-best").exists():
+        done = json.loads(record.read_text())
+        if done.get("command") == command:
+            return {**done, "log": log_path, "resumed": True}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     args = _train_args(config, output, overrides)
     # Run with checkout paths relative to the checkout (the run's saved
@@ -96,13 +108,16 @@ def spacy_train(
             proc.terminate()
             proc.wait()
             stopped = True
-    return {
-        "command": train_command(config, output, overrides),
+    result = {
+        "command": command,
         "returncode": proc.returncode,
         "seconds": time.perf_counter() - start,
         "stopped": stopped,
-        "log": log_path,
     }
+    if proc.returncode == 0 and not stopped:
+        output.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(result))
+    return {**result, "log": log_path}
 
 
 def _in_repo(arg: Any) -> str:
