@@ -3,11 +3,13 @@ own documents meets it: the packaged model as it is, its "no answer"
 threshold recalibrated on the domain's dev questions, and fine-tuned from it
 on 100 / 500 / all of the domain's training questions (``init-config --task
 qa --no-answer --init-from``), each recalibrated with ``spacy attn
-qa-threshold --build-unanswerable --overlap-weights``.
+qa-threshold --build-unanswerable --overlap-weights --max-has-answer-drop 1``
+(``docs/span_qa.md``'s path).
 
     python benchmarks/qa_domains.py --start MODEL [--domains new_wiki,nyt,reddit]
         [--sizes 100,500,all] [--max-steps 600] [--eval-frequency 50]
-        [--learn-rate 0.0003] [--test-questions 1000] [--threads 1]
+        [--learn-rate 0.0001] [--max-has-answer-drop 1] [--test-questions 1000]
+        [--threads 1]
     python benchmarks/qa_domains.py --report-only
 
 The domains: the mirror's SQuADShifts files (new_wiki, nyt, reddit: never
@@ -58,7 +60,7 @@ def recalibrate(
     the overlap weight chosen; ``--max-has-answer-drop`` passed on); the
     pipeline saved in ``out``."""
     drop = args.max_has_answer_drop
-    options = [] if drop is None else ["--max-has-answer-drop", drop]
+    options = [] if drop < 0 else ["--max-has-answer-drop", drop]
     report = attn(
         "qa-threshold", model, dev, out, "--build-unanswerable", "--no-check",
         "--overlap-weights", OVERLAP_WEIGHTS, *options, "--json",
@@ -254,9 +256,10 @@ def main() -> None:
     p.add_argument(
         "--max-has-answer-drop",
         type=float,
-        default=None,
+        default=1.0,
         help="recalibrate keeping HasAns F1 within this many points of always "
-        "answering (qa-threshold's option)",
+        "answering (qa-threshold's option, as docs/span_qa.md runs it; "
+        "-1: the official best-F1 threshold)",
     )
     p.add_argument(
         "--fine-tuned-only",

@@ -95,8 +95,10 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, doc: str) -> str:
     text += (
         "Fine-tuning runs the config `init-config --task qa --no-answer "
         "--init-from START` writes (its training settings unless a command "
-        "below overrides them), on the answerable training questions "
-        "(unless `--train-unanswerable`).\n\nTraining commands:\n\n"
+        "below overrides them and its readers, with unanswerable questions "
+        "built from the answerable ones as it sets them, unless "
+        "`--train-unanswerable` / `--dev-unanswerable` say otherwise).\n\n"
+        "Training commands:\n\n"
     ) + "".join(f"- `{c}`\n" for c in commands)
     return text
 

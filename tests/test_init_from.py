@@ -103,15 +103,15 @@ def test_labels_and_components_that_do_not_fit(start, tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_a_qa_pipeline_is_a_start_too(tmp_path):
-    """The same option for span QA: the config sources attn_span_qa (its
-    weights, and its "no answer" settings) from a trained QA pipeline."""
+def _qa_start(tmp_path, *flags):
+    """A span-QA pipeline initialized on two fixture questions, saved in
+    ``tmp_path / "qa_start"``; its quickstart config in ``tmp_path / "qa.cfg"``."""
     from spacy_attn.squad import make_qa_doc
 
     from .util import squad_pairs
 
     cfg = tmp_path / "qa.cfg"
-    assert run("init-config", cfg, "--task", "qa", "--no-answer").exit_code == 0
+    assert run("init-config", cfg, "--task", "qa", *flags).exit_code == 0
     fix_random_seed(0)
     nlp = load_model_from_config(load_config(cfg), auto_fill=True)
     examples = []
@@ -122,6 +122,13 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
         examples.append(Example(pred, ref))
     nlp.initialize(lambda: examples)
     nlp.to_disk(tmp_path / "qa_start")
+    return nlp, cfg
+
+
+def test_a_qa_pipeline_is_a_start_too(tmp_path):
+    """The same option for span QA: the config sources attn_span_qa (its
+    weights, and its "no answer" settings) from a trained QA pipeline."""
+    nlp, cfg = _qa_start(tmp_path, "--no-answer")
     result = run(
         "init-config",
         tmp_path / "ft.cfg",
@@ -140,8 +147,14 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
     assert tuned.scores_no_answer
     # Training settings for a few hundred questions, not SQuAD's from-scratch
     # ones; the next step (the threshold on the user's dev) in the header.
-    from spacy_attn.cli.init_from import QA_FINE_TUNING
+    from spacy_attn.cli.init_from import QA_BUILT_UNANSWERABLE, QA_FINE_TUNING
 
+    # Questions asked of a paragraph without their answer, in both readers,
+    # so a start that scores "no answer" keeps learning when to say it.
+    for split, rate in QA_BUILT_UNANSWERABLE.items():
+        reader = config["corpora"][split]
+        assert reader["@readers"] == "spacy-attn.SquadCorpus.v3"
+        assert reader["build_unanswerable"] == rate > 0
     training = config["training"]
     for key in ("max_steps", "eval_frequency", "patience"):
         assert training[key] == QA_FINE_TUNING[key]
@@ -151,6 +164,26 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
     header = (tmp_path / "ft.cfg").read_text().split("\n\n")[0]
     assert "qa-threshold training/model-best DEV" in header
     assert "--build-unanswerable" in header
+    assert "build_unanswerable" in header
+
+
+def test_a_qa_start_that_always_answers_builds_no_unanswerable(tmp_path):
+    """A SQuAD 1.1 start (no "no answer" score) keeps the quickstart's
+    readers and has no threshold step; the fine-tuning settings are set."""
+    from spacy_attn.cli.init_from import QA_FINE_TUNING
+
+    _qa_start(tmp_path)
+    result = run(
+        "init-config", tmp_path / "ft.cfg", "--task", "qa",
+        "--init-from", tmp_path / "qa_start",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    config = load_config(tmp_path / "ft.cfg")
+    quickstart = load_config(tmp_path / "qa.cfg")
+    assert config["corpora"] == quickstart["corpora"]
+    assert config["training"]["max_steps"] == QA_FINE_TUNING["max_steps"]
+    header = (tmp_path / "ft.cfg").read_text().split("\n\n")[0]
+    assert "qa-threshold" not in header and "build_unanswerable" not in header
 
 
 def test_a_new_head_keeps_every_other_weight(start, tmp_path):
