@@ -56,9 +56,10 @@ def test_squad2_eval_script(model, splits, tmp_path):
     assert base["always_no_answer"]["NoAns_f1"] == 100.0
     assert base["always_no_answer"]["HasAns_f1"] == 0.0
     many = res["many_contexts"]
-    # The fixture's articles have 8 and 6 paragraphs: all of them are used.
-    assert many["questions"] == 6 and 6 <= many["contexts_per_question"] <= 8
-    assert 1 / 8 <= many["chance"] <= 1 / 6
+    # The fixture's articles have 8 and 6 paragraphs, fewer than 10: the
+    # other contexts come from the whole file (14 paragraphs).
+    assert many["questions"] == 6 and many["contexts_per_question"] == 10
+    assert many["chance"] == pytest.approx(1 / 10)
     assert {"probability", "logit", "margin"} <= set(many)
     saved = spacy.load(tmp_path / "saved").get_pipe("attn_span_qa")
     assert saved.no_answer_threshold == pytest.approx(res["threshold"]["value"])
@@ -133,6 +134,43 @@ def test_many_contexts_ties_share_the_top_place(splits, monkeypatch):
     for kind in ("probability", "logit", "margin"):
         assert many[kind]["top1_paragraph"] == pytest.approx(many["chance"])
     assert many["chance"] < 0.2
+
+
+def test_many_contexts_fill_from_the_file_for_one_paragraph_articles(
+    splits, monkeypatch
+):
+    """Articles of one paragraph each (forum posts): the other contexts come
+    from the rest of the file, never the question's own paragraph again; an
+    article with enough paragraphs keeps its own."""
+    import spacy_attn.qa_eval.no_answer_eval as ev
+
+    data = json.loads((splits / "test.json").read_text())
+    seen = []
+
+    def record(nlp, pairs, **kw):
+        seen.extend(pairs)
+        return [{"answers": [], "no_answer_score": 1.0} for _ in pairs]
+
+    monkeypatch.setattr(ev, "pair_candidates", record)
+    posts = [
+        {"title": f"{a['title']} #{i}", "paragraphs": [p]}
+        for a in data["data"]
+        for i, p in enumerate(a["paragraphs"])
+    ]
+    many = many_contexts_check(None, {"data": posts}, n_questions=4)
+    assert many["contexts_per_question"] == 10
+    for i in range(0, len(seen), 10):
+        contexts = [c for _, c in seen[i : i + 10]]
+        assert len(set(contexts)) == 10
+    seen.clear()
+    # Articles of 8 and 6 paragraphs: enough for 5 contexts, not for 10.
+    whole = many_contexts_check(None, data, n_questions=4, n_contexts=5)
+    by_context = {
+        p["context"]: a["title"] for a in data["data"] for p in a["paragraphs"]
+    }
+    assert whole["contexts_per_question"] == 5
+    for i in range(0, len(seen), 5):
+        assert len({by_context[c] for _, c in seen[i : i + 5]}) == 1
 
 
 def test_word_overlap_baseline():

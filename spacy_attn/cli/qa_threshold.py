@@ -77,7 +77,8 @@ OverlapWeightsOpt = Annotated[
             "Also choose the pipeline's overlap_weight among these "
             "comma-separated values (e.g. 0,0.5,1,2): the one that puts the "
             "right paragraph on top most often when each answerable question "
-            "is asked of its paragraph and 9 others of its article (default: "
+            "is asked of its paragraph and 9 others of its article, or of "
+            "the file when the article has fewer (default: "
             "keep the pipeline's)"
         ),
         show_default=False,
@@ -363,7 +364,7 @@ def report_lines(report: Dict[str, Any]) -> List[str]:
         tried = ", ".join(f"{w}: {v:.1f}%" for w, v in many["weights"].items())
         lines.append(
             f"Overlap weight {chosen}: asked of their paragraph and others of "
-            f"its article ({many['contexts']:.1f} on average), "
+            f"its article, or of the file ({many['contexts']:.1f} on average), "
             f"{many['questions']} answerable questions get the top answer from "
             f"their own paragraph {many['weights'][chosen]:.1f}% of the time "
             f"(by weight {tried}; word overlap alone {many['word_overlap']:.1f}%, "

@@ -191,8 +191,10 @@ def many_contexts_check(
     overlap_weights: Sequence[float] = (),
 ) -> Dict[str, Any]:
     """For answerable questions: their own paragraph plus ``n_contexts - 1``
-    other paragraphs of the same article (seeded); how often the top answer
-    across the contexts comes from the right paragraph, per ranking score.
+    other paragraphs of the same article (seeded; from the whole file when
+    the article has fewer, as in files of one-paragraph articles such as
+    forum posts); how often the top answer across the contexts comes from
+    the right paragraph, per ranking score.
 
     Scores: ``probability`` (span probability within its context, "no
     answer" in the normalization), ``logit`` (un-normalized start + end
@@ -216,6 +218,7 @@ def many_contexts_check(
     """
     articles = data["data"] if isinstance(data, dict) else data
     rng = random.Random(f"{seed}:many_contexts")
+    everything = [p["context"] for a in articles for p in a["paragraphs"]]
     items = []
     for article in articles:
         contexts = [p["context"] for p in article["paragraphs"]]
@@ -227,9 +230,12 @@ def many_contexts_check(
         items = rng.sample(items, n_questions)
     groups = []
     for qa, contexts, own in items:
-        others = [j for j in range(len(contexts)) if j != own]
-        chosen = [own] + rng.sample(others, min(n_contexts - 1, len(others)))
-        groups.append((qa, [contexts[j] for j in chosen]))
+        if len(contexts) >= n_contexts:
+            others = [contexts[j] for j in range(len(contexts)) if j != own]
+        else:  # too few of its own: other paragraphs of the file
+            others = sorted({c for c in everything if c != contexts[own]})
+        picked = rng.sample(others, min(n_contexts - 1, len(others)))
+        groups.append((qa, [contexts[own]] + picked))
     pairs = [(qa["question"], c) for qa, ctxs in groups for c in ctxs]
     found = pair_candidates(
         nlp, pairs, top_k=1, batch_size=batch_size, component=component
