@@ -105,8 +105,10 @@ def evaluate_cli(
     """
     existing_file(data, "DATA")
     if is_squad_json(data):
-        qa_options = (min_margin, output, as_json, check)
-        return evaluate_qa_cli(model, data, batch_size, gpu_id, *qa_options)
+        return evaluate_qa_cli(
+            model, data, batch_size=batch_size, gpu_id=gpu_id,
+            min_margin=min_margin, output=output, as_json=as_json, check=check,
+        )  # fmt: skip
     mapping = parse_label_map(label_map)
     columns = pair_columns(text_cols, label_col, group_col, id_col)
     with user_errors():
@@ -248,6 +250,7 @@ def evaluate_qa_file(
 def evaluate_qa_cli(
     model: Union[str, Path],
     data: Path,
+    *,
     batch_size: int,
     gpu_id: int,
     min_margin: float,
