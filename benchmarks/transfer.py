@@ -119,7 +119,12 @@ def train(
     if run["returncode"]:
         raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")
     scores = evaluate(out / "model" / "model-best", data / "test.csv", args.threads)
-    return {"command": run["command"], "seconds": run["seconds"], "scores": scores}
+    return {
+        "command": run["command"],
+        "seconds": run["seconds"],
+        "scores": scores,
+        "resumed": bool(run.get("resumed")),
+    }
 
 
 def row(system: str, size: Any, scores: Dict[str, Any], seconds: Any) -> Dict[str, Any]:

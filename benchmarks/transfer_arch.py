@@ -75,7 +75,12 @@ def pretrain(name: str, out: Path, args: argparse.Namespace) -> Dict[str, Any]:
         raise SystemExit(f"pretraining failed: {spacy_runs.log_tail(run['log'])}")
     curve = spacy_runs.parse_train_log(run["log"])
     best = max((score for _, score in curve["dev_curve"]), default=None)
-    return {"command": run["command"], "seconds": run["seconds"], "dev_map": best}
+    return {
+        "command": run["command"],
+        "seconds": run["seconds"],
+        "dev_map": best,
+        "resumed": bool(run.get("resumed")),
+    }
 
 
 def measure(args: argparse.Namespace) -> Dict[str, Any]:
@@ -100,6 +105,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
                 "zero_shot": {k: zero.get(k) for k in transfer.METRICS},
                 "tuned": {k: tuned["scores"].get(k) for k in transfer.METRICS},
                 "tune_seconds": tuned["seconds"],
+                "tune_resumed": bool(tuned.get("resumed")),
             }
         )
         if len(rows) == 1:
@@ -131,9 +137,19 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     ]
     for name, value in results["baselines"].items():
         body.append([f"{name} (trivial)", "", "", tables.fmt(value, 3), "", "", ""])
-    text = tables.header("Transfer: which architecture makes the best start", meta)
+    resumed = [r["variant"] for r in results["rows"] if r["pretrain"].get("resumed")]
+    title = "Transfer: which architecture makes the best start"
+    text = tables.header(title, meta, measured=not resumed)
     text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
     text += f"Pretraining: {results['pretrain_steps']:,} steps each.\n\n"
+    if resumed:
+        text += (
+            f"{', '.join(resumed)}: trained by an earlier run of this command "
+            "that was stopped later (its models kept under `benchmarks/runs/`; "
+            "minutes as that run took them, beside other jobs), scored again by "
+            "this one; the other variants were trained by this run. Minutes "
+            "depend on what ran beside them and compare only roughly.\n\n"
+        )
     text += tables.md_table(head, body) + "\n\nPretraining commands:\n\n"
     text += "".join(f"- `{r['pretrain']['command']}`\n" for r in results["rows"])
     return text
