@@ -113,6 +113,8 @@ def failures(results: Dict[str, Any]) -> Optional[str]:
         packaged = systems.get("as packaged")
         tuned = systems.get(f"fine-tuned {TARGET_SIZE}")
         for name, r in systems.items():
+            if name == "as packaged":  # the before; what the path makes must beat it
+                continue
             m = r["many"]
             if m["top1_paragraph"] <= m["word_overlap"]:
                 lines.append(
