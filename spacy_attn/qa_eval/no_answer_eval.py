@@ -218,7 +218,8 @@ def many_contexts_check(
     """
     articles = data["data"] if isinstance(data, dict) else data
     rng = random.Random(f"{seed}:many_contexts")
-    everything = [p["context"] for a in articles for p in a["paragraphs"]]
+    # Sorted once: the pool of a question whose article is too short.
+    everything = sorted({p["context"] for a in articles for p in a["paragraphs"]})
     items = []
     for article in articles:
         contexts = [p["context"] for p in article["paragraphs"]]
@@ -233,7 +234,7 @@ def many_contexts_check(
         if len(contexts) >= n_contexts:
             others = [contexts[j] for j in range(len(contexts)) if j != own]
         else:  # too few of its own: other paragraphs of the file
-            others = sorted({c for c in everything if c != contexts[own]})
+            others = [c for c in everything if c != contexts[own]]
         picked = rng.sample(others, min(n_contexts - 1, len(others)))
         groups.append((qa, [contexts[own]] + picked))
     pairs = [(qa["question"], c) for qa, ctxs in groups for c in ctxs]
