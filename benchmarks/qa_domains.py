@@ -86,15 +86,13 @@ def fine_tune(
     if args.train_unanswerable or args.dev_unanswerable:
         from spacy.util import load_config
 
-        # The config as init-config wrote it, its readers built-up.
+        # The config as init-config wrote it (SquadCorpus.v3 readers for a
+        # start that says "no answer"), other rates of built questions.
         config = load_config(cfg)
         for split in ("train", "dev"):
             rate = getattr(args, f"{split}_unanswerable")
             if rate:
-                reader = config["corpora"][split]
-                reader["@readers"] = "spacy-attn.SquadCorpus.v3"
-                reader["build_unanswerable"] = rate
-                reader.pop("span_key", None)  # v1's, unset in these configs
+                config["corpora"][split]["build_unanswerable"] = rate
         if args.dev_unanswerable:
             # Select on the best-threshold F1 over answerable and built
             # unanswerable dev questions: what recalibration will then get.

@@ -238,19 +238,15 @@ def _qa_lines(lines: List[str], *, no_answer: bool) -> List[str]:
             f"their answer, so it keeps learning to say no answer."
         )
     at = lines.index("Next:")
-    if not no_answer:  # a SQuAD 1.1 reader always answers: no threshold
-        return lines[:at] + settings + lines[at:]
-    return (
-        lines[:at]
-        + settings
-        + lines[at:]
-        + [
+    lines = lines[:at] + settings + lines[at:]
+    if no_answer:  # a SQuAD 1.1 reader always answers: no threshold to choose
+        lines += [
             'Then choose the "no answer" threshold on DEV (answerable questions '
             "only: --build-unanswerable asks each of another paragraph too):",
             "  python -m spacy attn qa-threshold training/model-best DEV "
             "training/model-threshold --build-unanswerable --max-has-answer-drop 1",
         ]
-    )
+    return lines
 
 
 __all__ = ["QA_BUILT_UNANSWERABLE", "QA_FINE_TUNING", "start_from"]
