@@ -72,6 +72,22 @@ def domain_text(domain: str, rows: List[Dict[str, Any]]) -> str:
     return text + tables.md_table(HEAD, body) + "\n"
 
 
+def in_domain_text(reference: Optional[Dict[str, Any]]) -> str:
+    """The start in its own domain, the yardstick of the domains' gaps."""
+    if not reference:
+        return ""
+    t = reference["test"]
+    return (
+        f"In its own domain (the reference): on {t['answerable']:,} seeded SQuAD "
+        f"v1.1 dev questions and {t['unanswerable']:,} unanswerable copies, the "
+        f"start as packaged has forced F1 {tables.pct(t['forced_f1'])}, F1 "
+        f"{tables.pct(t['f1'])} at its threshold, refusing "
+        f"{tables.pct(t['refused'])}% of answerable questions and "
+        f"{tables.pct(t['no_answer_refused'])}% of the copies. A domain's gap is "
+        "this forced F1 minus its own.\n\n"
+    )
+
+
 def render(meta: Dict[str, Any], results: Dict[str, Any], *, doc: str) -> str:
     """The results table; ``doc``: the benchmark's docstring (its third
     paragraph on is the protocol)."""
@@ -86,6 +102,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, doc: str) -> str:
             "others by this one.\n\n"
         )
     text += f"Start: `{results['start']}`.\n\n"
+    text += in_domain_text(results.get("in_domain"))
     by_domain: Dict[str, List[Dict[str, Any]]] = {}
     for r in results["rows"]:
         by_domain.setdefault(r["domain"], []).append(r)

@@ -15,6 +15,8 @@ DOMAINS = {
     "nyt": "squad_shifts/nyt_bigbench.json.gz",
     "reddit": "squad_shifts/reddit.json.gz",
 }
+# The start's own domain: SQuAD v1.1 dev (the squad workflows test on it).
+IN_DOMAIN = "squad/dev-v1.1.json.gz"
 # Shares of the questions (test, dev); the rest trains.
 TEST_SHARE, DEV_SHARE = 0.3, 0.1
 # Fewer articles than this: split by paragraph (reddit is one "article").
@@ -96,6 +98,19 @@ def sample_file(path: Path, n: Optional[int], out: Path, *, salt: str) -> Path:
         ids = random.Random(f"0:{salt}").sample(ids, n)
     data = json.loads(path.read_text())
     out.write_text(json.dumps(subset_by_ids(data, ids)))
+    return out
+
+
+def in_domain_test(n: int, out: Path) -> Path:
+    """``out``: a seeded ``n`` of the official SQuAD v1.1 dev questions (the
+    start's own domain, never trained on), written once: the reference the
+    domains' figures are read against."""
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        full = out.with_name("squad_dev_full.json")
+        full.write_text(gzip.open(machine.data_dir() / IN_DOMAIN, "rt").read())
+        sample_file(full, n, out, salt="squad_dev")
+        full.unlink()
     return out
 
 
