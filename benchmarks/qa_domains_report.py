@@ -77,8 +77,10 @@ def in_domain_text(reference: Optional[Dict[str, Any]]) -> str:
     if not reference:
         return ""
     t = reference["test"]
+    by = "an earlier run of this command" if reference.get("cached") else "this run"
     return (
-        f"In its own domain (the reference): on {t['answerable']:,} seeded SQuAD "
+        f"In its own domain (the reference, measured by {by}): on "
+        f"{t['answerable']:,} seeded SQuAD "
         f"v1.1 dev questions and {t['unanswerable']:,} unanswerable copies, the "
         f"start as packaged has forced F1 {tables.pct(t['forced_f1'])}, F1 "
         f"{tables.pct(t['f1'])} at its threshold, refusing "
