@@ -6,7 +6,8 @@ accuracy) for `spacy package --meta-path`.
     python scripts/make_meta.py metrics/squad.json corpus/squad/manifest.json \
         packages/qa/meta.json --name attn_qa_glove --version 0.1.0 --budget "..."
     python scripts/make_meta.py metrics/answers.json corpus/answers/summary.json \
-        packages/answers-meta.json --kind answers --name attn_answers_glove --version 0.1.0
+        packages/answers-meta.json --kind answers --name attn_answers_glove --version 0.1.0 \
+        --package-dir packages
     python scripts/make_meta.py metrics/nli_sick.json metrics/nli_snli.json \
         corpus/nli/summary.json packages/nli-meta.json --kind nli --name attn_nli_glove \
         --version 0.1.0
@@ -43,7 +44,15 @@ def main(argv=None) -> None:
     p.add_argument("--task", default="sick")
     p.add_argument("--vectors", default="GloVe 6B 100d")
     p.add_argument("--budget", default="", help="how long it was trained")
+    p.add_argument(
+        "--package-dir",
+        default=None,
+        help="spacy package's output folder: its stale README.md for this "
+        "name and version is removed, so that the card is made from this meta",
+    )
     args = p.parse_args(argv)
+    if args.package_dir:
+        remove_stale_card(Path(args.package_dir), args.name, args.version)
     tests = {}
     for arg in args.metrics:
         name, _, path = arg.rpartition("=")
@@ -199,6 +208,22 @@ def qa2_meta(args, metrics, manifest):
             f"evaluate-v2.0 metric. Training budget: {args.budget or 'see the training log'}."
         ),
     }
+
+
+def remove_stale_card(package_dir: Path, name: str, version: str) -> None:
+    """Remove the README.md an earlier ``spacy package`` left for this name
+    and version. ``spacy package --force`` replaces the package's weights and
+    meta but reuses a README.md it finds in the package folder, and that
+    README is the wheel's model card: without this, a pipeline packaged a
+    second time would ship the first one's data and scores."""
+    # spacy package prefixes the name with the pipeline's language.
+    folders = [package_dir / f"{name}-{version}"]
+    folders += sorted(package_dir.glob(f"[a-z][a-z]_{name}-{version}"))
+    for folder in folders:
+        stale = folder / "README.md"
+        if stale.exists():
+            stale.unlink()
+            print(f"ℹ removed {stale}: the card is made again from the new meta")
 
 
 def write(meta, output):

@@ -199,3 +199,47 @@ def test_start_workflows_end_by_packaging(workflow, step, var, metrics):
     changed = next(c for c in config["commands"] if c["name"] == step)
     assert "--package en_other " in changed["script"][-1]
     assert "en_other-" in changed["outputs"][0]
+
+
+def test_packaging_again_makes_the_card_again(tmp_path):
+    """``spacy package --force`` reuses a README.md it finds in the package
+    folder; make_meta --package-dir removes it, so a pipeline packaged a
+    second time gets the card of its new meta, not the first one's."""
+    import spacy
+    from spacy.cli.package import package
+
+    pipeline = tmp_path / "pipeline"
+    spacy.blank("en").to_disk(pipeline)
+    metrics = write_json(tmp_path / "answers.json", ANSWERS_METRICS)
+    summary = write_json(tmp_path / "summary.json", ANSWERS_SUMMARY)
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    make_meta = load_script("scripts/make_meta.py")
+    readme = packages / "en_attn_answers_x-0.0.1" / "README.md"
+    for budget in ("at most 9 steps", "at most 7 steps"):
+        meta = tmp_path / "meta.json"
+        make_meta.main(
+            [metrics, summary, str(meta), "--name", "attn_answers_x"]
+            + ["--version", "0.0.1", "--budget", budget]
+            + ["--package-dir", str(packages)]
+        )
+        package(pipeline, packages, meta_path=meta, create_sdist=False, force=True,
+                silent=True)  # fmt: skip
+        assert budget in readme.read_text()
+    # Without the option, the first card would have stayed.
+    make_meta.main(
+        [metrics, summary, str(meta), "--name", "attn_answers_x", "--version"]
+        + ["0.0.1", "--budget", "at most 5 steps"]
+    )
+    package(pipeline, packages, meta_path=meta, create_sdist=False, force=True,
+            silent=True)  # fmt: skip
+    assert "at most 7 steps" in readme.read_text()
+
+
+def test_every_package_command_removes_a_stale_card():
+    raw = srsly.read_yaml(REPO / "project.yml")
+    packaging = [c for c in raw["commands"] if "spacy package" in " ".join(c["script"])]
+    assert len(packaging) >= 5
+    for command in packaging:
+        script = " ".join(command["script"])
+        assert "scripts/make_meta.py" in script and "--package-dir packages" in script
