@@ -103,6 +103,22 @@ def test_labels_and_components_that_do_not_fit(start, tmp_path):
     assert "Traceback" not in result.output
 
 
+def test_a_ranking_start_needs_groups_or_a_new_head(start, tmp_path):
+    """The start ranks groups (MAP scorer): a file without a group column is
+    told at init-config, not at training's first evaluation."""
+    cfg = tmp_path / "x.cfg"
+    base = ["init-config", cfg, "--binary", "--positive-label", "yes"]
+    plain = [*base, "--init-from", start, "--label-map", '{"1": "yes", "0": "no"}']
+    result = run(*plain)
+    assert result.exit_code == 1 and not cfg.exists()
+    assert "pair_ranking_scorer.v1" in result.output and "--group-col" in result.output
+    assert "--new-head" in result.output and "Traceback" not in result.output
+    # Either way on works.
+    assert run(*plain, "--group-col", "question_id").exit_code == 0
+    result = run(*base, "--init-from", start, "--new-head")
+    assert result.exit_code == 0, result.output
+
+
 def _qa_start(tmp_path, *flags):
     """A span-QA pipeline initialized on two fixture questions, saved in
     ``tmp_path / "qa_start"``; its quickstart config in ``tmp_path / "qa.cfg"``."""

@@ -81,6 +81,8 @@ def start_from(
     if task != "qa":
         positive = config.get("vars", {}).get("positive_label")
         _check_labels(init_from, labels, positive, label_map)
+    if task == "pair":
+        _check_groups(init_from, start.config["components"][found[0]], config)
     out = Config(config)
     out["nlp"]["pipeline"] = list(start.pipe_names)
     # Sourced as they are: spaCy copies each component's config and weights
@@ -175,6 +177,24 @@ def _check_labels(
             f"--label-map {shlex.quote(example)}) and name the positive one of "
             f"them with --positive-label."
         )
+
+
+def _check_groups(init_from: str, component: Dict[str, Any], config: Config) -> None:
+    """A sourced component keeps the start's scorer. A ranking start's scorer
+    (MAP over each group's pairs) needs the dev file's group column, and
+    without one training would stop at its first evaluation: say so now,
+    with the two ways on."""
+    scorer = (component.get("scorer") or {}).get("@scorers", "")
+    if "ranking" not in scorer:
+        return
+    if config["corpora"]["dev"].get("group_col"):
+        return
+    fail(
+        f"--init-from {init_from}: the start ranks each group's pairs (scorer "
+        f"{scorer}, selected on MAP), and your files have no group column. Add "
+        "--group-col COLUMN (the column that groups a question's candidates), "
+        "or --new-head to train a new output layer with your task's own scorer."
+    )
 
 
 def json_map(labels: List[str]) -> str:
