@@ -83,12 +83,18 @@ def fine_tune(
         "init-config", cfg, "--task", "qa", "--no-answer", "--init-from", start,
         threads=args.threads,
     )  # fmt: skip
-    if args.train_unanswerable or args.dev_unanswerable:
+    if args.train_unanswerable or args.dev_unanswerable or args.freeze:
         from spacy.util import load_config
 
         # The config as init-config wrote it (SquadCorpus.v3 readers for a
         # start that says "no answer"), other rates of built questions.
         config = load_config(cfg)
+        if args.freeze:
+            config["initialize"]["after_init"] = {
+                "@callbacks": "spacy-attn.freeze_weights.v1",
+                "component": "attn_span_qa",
+                "modules": args.freeze,
+            }
         for split in ("train", "dev"):
             rate = getattr(args, f"{split}_unanswerable")
             if rate:
@@ -282,6 +288,12 @@ def main() -> None:
         "-1: the official best-F1 threshold)",
     )
     p.add_argument(
+        "--freeze",
+        default="",
+        help="parts of the DCN kept as the start has them while fine-tuning "
+        "(spacy-attn.freeze_weights.v1), e.g. encoder,fusion",
+    )
+    p.add_argument(
         "--fine-tuned-only",
         action="store_true",
         help="only the fine-tuned rows (probes of the fine-tuning settings)",
@@ -300,6 +312,7 @@ def main() -> None:
     args = p.parse_args()
     args.domains = [d for d in args.domains.split(",") if d]
     args.sizes = [s for s in args.sizes.split(",") if s]
+    args.freeze = [m for m in args.freeze.split(",") if m]
     page = functools.partial(render, doc=__doc__)
     transfer.run_benchmark(p, args, measure, page, failures)
 

@@ -44,7 +44,11 @@ REGISTERED = {
     ],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").
     "thinc_optimizers": ["spacy-attn.Adagrad.v1"],
-    "spacy_callbacks": ["spacy-attn.carry_pairs.v1", "spacy-attn.start_weights.v1"],
+    "spacy_callbacks": [
+        "spacy-attn.carry_pairs.v1",
+        "spacy-attn.start_weights.v1",
+        "spacy-attn.freeze_weights.v1",
+    ],
 }
 
 

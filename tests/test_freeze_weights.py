@@ -1,0 +1,89 @@
+"""``spacy-attn.freeze_weights.v1``: the named parts of a component's
+PyTorch model keep their values through training updates while the rest
+learns; a name that matches nothing is a clear error."""
+
+import pytest
+import torch
+from spacy.training import Example
+from spacy.util import load_config, load_model_from_config, registry
+from thinc.api import fix_random_seed
+from typer.testing import CliRunner
+
+from spacy_attn.cli import attn_cli
+from spacy_attn.freeze_weights import torch_modules
+from spacy_attn.squad import make_qa_doc
+
+from .util import squad_pairs
+
+
+@pytest.fixture
+def qa(tmp_path):
+    """A small span-QA pipeline with its examples, initialized."""
+    cfg = tmp_path / "qa.cfg"
+    result = CliRunner().invoke(attn_cli, ["init-config", str(cfg), "--task", "qa"])
+    assert result.exit_code == 0, result.output
+    fix_random_seed(0)
+    nlp = load_model_from_config(load_config(cfg), auto_fill=True)
+    examples = []
+    for q in squad_pairs(2):
+        ref = make_qa_doc(nlp, q)
+        pred = ref.copy()
+        del pred.spans["answers"]
+        examples.append(Example(pred, ref))
+    nlp.initialize(lambda: examples)
+    return nlp, examples
+
+
+def snapshot(nlp):
+    (module,) = torch_modules(nlp.get_pipe("attn_span_qa").model)
+    return {k: v.detach().clone() for k, v in module.named_parameters()}
+
+
+def test_frozen_parts_keep_their_values(qa):
+    nlp, examples = qa
+    make = registry.callbacks.get("spacy-attn.freeze_weights.v1")
+    make(component="attn_span_qa", modules=["encoder", "sentinel_q"])(nlp)
+    before = snapshot(nlp)
+    optimizer = nlp.create_optimizer()
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    after = snapshot(nlp)
+    frozen = [k for k in before if k.startswith("encoder.") or k == "sentinel_q"]
+    assert frozen and "sentinel_d" not in frozen
+    for name in frozen:
+        assert torch.equal(before[name], after[name]), name
+    moved = [
+        k for k in before if k not in frozen and not torch.equal(before[k], after[k])
+    ]
+    # The rest still trains: the decoder's and the fusion LSTM's weights move.
+    assert any(k.startswith("decoder.") for k in moved)
+    assert any(k.startswith("fusion.") for k in moved)
+
+
+def test_an_unknown_part_is_a_clear_error(qa):
+    nlp, _ = qa
+    make = registry.callbacks.get("spacy-attn.freeze_weights.v1")
+    with pytest.raises(
+        ValueError, match=r"no parameter .* under \['encodr'\].*'encoder'"
+    ):
+        make(component="attn_span_qa", modules=["encodr"])(nlp)
+    with pytest.raises(ValueError, match="no component 'qa'"):
+        make(component="qa", modules=["encoder"])(nlp)
+
+
+def test_a_config_freezes_at_initialize(qa, tmp_path):
+    """Named in [initialize.after_init], the callback runs when spacy train
+    initializes the pipeline (the way a fine-tuning config uses it)."""
+    nlp, examples = qa
+    config = nlp.config.copy()
+    config["initialize"]["after_init"] = {
+        "@callbacks": "spacy-attn.freeze_weights.v1",
+        "component": "attn_span_qa",
+        "modules": ["encoder"],
+    }
+    fresh = load_model_from_config(config, auto_fill=True)
+    fresh.initialize(lambda: examples)
+    (module,) = torch_modules(fresh.get_pipe("attn_span_qa").model)
+    grads = {k: p.requires_grad for k, p in module.named_parameters()}
+    assert not any(v for k, v in grads.items() if k.startswith("encoder."))
+    assert all(v for k, v in grads.items() if k.startswith("decoder."))
