@@ -4,16 +4,13 @@ learns; a name that matches nothing is a clear error."""
 
 import pytest
 import torch
-from spacy.training import Example
-from spacy.util import load_config, load_model_from_config, registry
-from thinc.api import fix_random_seed
+from spacy.util import load_model_from_config, registry
 from typer.testing import CliRunner
 
 from spacy_attn.cli import attn_cli
 from spacy_attn.freeze_weights import torch_modules
-from spacy_attn.squad import make_qa_doc
 
-from .util import squad_pairs
+from .util import initialized_qa
 
 
 @pytest.fixture
@@ -22,16 +19,7 @@ def qa(tmp_path):
     cfg = tmp_path / "qa.cfg"
     result = CliRunner().invoke(attn_cli, ["init-config", str(cfg), "--task", "qa"])
     assert result.exit_code == 0, result.output
-    fix_random_seed(0)
-    nlp = load_model_from_config(load_config(cfg), auto_fill=True)
-    examples = []
-    for q in squad_pairs(2):
-        ref = make_qa_doc(nlp, q)
-        pred = ref.copy()
-        del pred.spans["answers"]
-        examples.append(Example(pred, ref))
-    nlp.initialize(lambda: examples)
-    return nlp, examples
+    return initialized_qa(cfg)
 
 
 def snapshot(nlp):

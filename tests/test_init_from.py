@@ -122,21 +122,11 @@ def test_a_ranking_start_needs_groups_or_a_new_head(start, tmp_path):
 def _qa_start(tmp_path, *flags):
     """A span-QA pipeline initialized on two fixture questions, saved in
     ``tmp_path / "qa_start"``; its quickstart config in ``tmp_path / "qa.cfg"``."""
-    from spacy_attn.squad import make_qa_doc
-
-    from .util import squad_pairs
+    from .util import initialized_qa
 
     cfg = tmp_path / "qa.cfg"
     assert run("init-config", cfg, "--task", "qa", *flags).exit_code == 0
-    fix_random_seed(0)
-    nlp = load_model_from_config(load_config(cfg), auto_fill=True)
-    examples = []
-    for q in squad_pairs(2):
-        ref = make_qa_doc(nlp, q)
-        pred = ref.copy()
-        del pred.spans["answers"]
-        examples.append(Example(pred, ref))
-    nlp.initialize(lambda: examples)
+    nlp, _ = initialized_qa(cfg)
     nlp.to_disk(tmp_path / "qa_start")
     return nlp, cfg
 

@@ -242,3 +242,24 @@ def answering(
             ]
 
     return answer_questions
+
+
+def initialized_qa(cfg: Path, n_paragraphs: int = 2) -> Tuple[Any, List[Example]]:
+    """The span-QA pipeline of the config at ``cfg``, initialized (seed 0) on
+    the SQuAD questions of ``squad_pairs(n_paragraphs)``, and those examples
+    (the predicted docs without their answers)."""
+    from spacy.util import load_config, load_model_from_config
+    from thinc.api import fix_random_seed
+
+    from spacy_attn.squad import make_qa_doc
+
+    fix_random_seed(0)
+    nlp = load_model_from_config(load_config(cfg), auto_fill=True)
+    examples = []
+    for q in squad_pairs(n_paragraphs):
+        ref = make_qa_doc(nlp, q)
+        pred = ref.copy()
+        del pred.spans["answers"]
+        examples.append(Example(pred, ref))
+    nlp.initialize(lambda: examples)
+    return nlp, examples
