@@ -4,24 +4,19 @@ whole components; fine-tuning a started model on a few hundred examples may
 want to keep, say, the span-QA encoder as SQuAD trained it and train only
 the decoder (measured in ``benchmarks/qa_domains.py --freeze``)."""
 
-from typing import Callable, List, Sequence, Set, cast
+from typing import Any, Callable, List, Sequence, Set, cast
 
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.util import registry
 from thinc.api import Model
 
+from .start_weights import shim_modules
 
-def torch_modules(model: Model) -> List[object]:
-    """The PyTorch modules of ``model``'s shims (Thinc keeps them as the
-    shims' ``_model``: there is no public accessor)."""
-    found = []
-    for node in model.walk():
-        for shim in node.shims:
-            module = getattr(shim, "_model", None)
-            if module is not None:
-                found.append(module)
-    return found
+
+def torch_modules(model: Model) -> List[Any]:
+    """The PyTorch modules of every node of ``model``."""
+    return [module for node in model.walk() for module in shim_modules(node)]
 
 
 def freeze(model: Model, names: Sequence[str]) -> List[str]:
@@ -40,7 +35,7 @@ def freeze(model: Model, names: Sequence[str]) -> List[str]:
     matched: Set[str] = set()
     available: Set[str] = set()
     for module in torch_modules(model):
-        for param_name, param in module.named_parameters():  # type: ignore[attr-defined]
+        for param_name, param in module.named_parameters():
             available.add(param_name.split(".", 1)[0])
             for name in names:
                 if param_name == name or param_name.startswith(name + "."):

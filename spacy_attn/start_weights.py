@@ -18,6 +18,15 @@ from thinc.api import Model
 HEAD_LAYERS = ("pair_output",)
 
 
+def shim_modules(node: Model) -> Iterator[Any]:
+    """The PyTorch modules of ``node``'s own shims (Thinc keeps each as the
+    shim's ``_model``: there is no public accessor)."""
+    for shim in node.shims:
+        module = getattr(shim, "_model", None)
+        if module is not None:
+            yield module
+
+
 def named_weights(model: Model) -> Iterator[Tuple[str, str, Any]]:
     """Every weight of ``model`` as ``(node key, name, array or tensor)``:
     Thinc parameters and the tensors of its PyTorch shims' state dicts. The
@@ -28,11 +37,9 @@ def named_weights(model: Model) -> Iterator[Tuple[str, str, Any]]:
         for param in node.param_names:
             if node.has_param(param):
                 yield key, param, node.get_param(param)
-        for shim in node.shims:
-            module = getattr(shim, "_model", None)
-            if module is not None:
-                for name, tensor in module.state_dict().items():
-                    yield key, f"torch:{name}", tensor
+        for module in shim_modules(node):
+            for name, tensor in module.state_dict().items():
+                yield key, f"torch:{name}", tensor
 
 
 def copy_weights(
@@ -107,4 +114,10 @@ def make_start_weights(
     return start_weights
 
 
-__all__ = ["HEAD_LAYERS", "copy_weights", "make_start_weights", "named_weights"]
+__all__ = [
+    "HEAD_LAYERS",
+    "copy_weights",
+    "make_start_weights",
+    "named_weights",
+    "shim_modules",
+]
