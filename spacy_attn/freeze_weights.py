@@ -66,10 +66,12 @@ def make_freeze_weights(
     """
 
     def freeze_weights(nlp: Language) -> Language:
-        if component not in nlp.pipe_names:
+        # component_names: spacy train initializes with sourced (resumed)
+        # components disabled, and those are the ones fine-tuning freezes.
+        if component not in nlp.component_names:
             raise ValueError(
                 f"spacy-attn.freeze_weights.v1: no component {component!r} "
-                f"(the pipeline: {nlp.pipe_names})."
+                f"(the pipeline: {nlp.component_names})."
             )
         model = cast(TrainablePipe, nlp.get_pipe(component)).model
         freeze(model, modules)

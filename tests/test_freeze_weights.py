@@ -75,3 +75,25 @@ def test_a_config_freezes_at_initialize(qa, tmp_path):
     grads = {k: p.requires_grad for k, p in module.named_parameters()}
     assert not any(v for k, v in grads.items() if k.startswith("encoder."))
     assert all(v for k, v in grads.items() if k.startswith("decoder."))
+
+
+def test_a_sourced_component_is_frozen_too(qa, tmp_path):
+    """Fine-tuning sources the start's component, and spacy train initializes
+    with resumed components disabled (spacy.training.initialize.init_nlp):
+    the callback still finds and freezes it."""
+    nlp, examples = qa
+    nlp.to_disk(tmp_path / "start")
+    config = nlp.config.copy()
+    config["components"] = {"attn_span_qa": {"source": str(tmp_path / "start")}}
+    config["initialize"]["after_init"] = {
+        "@callbacks": "spacy-attn.freeze_weights.v1",
+        "component": "attn_span_qa",
+        "modules": ["encoder"],
+    }
+    tuned = load_model_from_config(config, auto_fill=True)
+    with tuned.select_pipes(disable=["attn_span_qa"]):
+        tuned.initialize(lambda: examples)
+    (module,) = torch_modules(tuned.get_pipe("attn_span_qa").model)
+    grads = {k: p.requires_grad for k, p in module.named_parameters()}
+    assert not any(v for k, v in grads.items() if k.startswith("encoder."))
+    assert all(v for k, v in grads.items() if k.startswith("decoder."))
