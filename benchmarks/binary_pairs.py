@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from bench import datafiles, machine, options, spacy_runs, tables
+from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
 NAME = "binary_pairs"
 SPLITS = ("train", "dev", "test")
@@ -397,7 +397,9 @@ def run_task(
         "positive_label": task.positive,
         "data": data,
         "init_config_command": _recorded(init_args),
-        "overlap_dev_tuned": overlap_dev_tuned(task, splits),
+        "overlap_dev_tuned": scoring.overlap_dev_tuned(
+            splits, task.text_cols, task.label_col, task.positive
+        ),
         "rows": {},
     }
     for arch in args.rows:
@@ -427,49 +429,6 @@ def run_task(
             datafiles.write_json(done, row)
         result["rows"][f"DA {arch}"] = row
     return result
-
-
-def overlap_dev_tuned(
-    task: Task, splits: Dict[str, List[Dict[str, str]]]
-) -> Dict[str, Any]:
-    """Test scores of ``spacy attn evaluate``'s word-overlap baseline
-    (``spacy_attn.baselines.word_overlap`` of the pair doc) with its threshold
-    tuned on dev, as the models' thresholds are, instead of on test: context,
-    not part of the verdict."""
-    import spacy
-
-    from spacy_attn import make_pair
-    from spacy_attn.baselines import word_overlap
-    from spacy_attn.scorers import best_threshold, prf
-
-    nlp = spacy.blank("en")
-    a, b = task.text_cols
-    overlap, golds = {}, {}
-    for split in ("dev", "test"):
-        rows = splits[split]
-        overlap[split] = [word_overlap(make_pair(nlp, r[a], r[b])) for r in rows]
-        golds[split] = [r[task.label_col] == task.positive for r in rows]
-    threshold, _ = best_threshold(overlap["dev"], golds["dev"])
-    t = 0.0 if threshold is None else threshold
-    pairs = [(x >= t, g) for x, g in zip(overlap["test"], golds["test"])]
-    pos = prf(
-        sum(p and g for p, g in pairs),
-        sum(p and not g for p, g in pairs),
-        sum(g and not p for p, g in pairs),
-    )
-    neg = prf(
-        sum(not p and not g for p, g in pairs),
-        sum(g and not p for p, g in pairs),
-        sum(p and not g for p, g in pairs),
-    )
-    return {
-        "pair_acc": sum(p == g for p, g in pairs) / len(pairs),
-        "pair_macro_f": (pos["f"] + neg["f"]) / 2,
-        "pair_pos_p": pos["p"],
-        "pair_pos_r": pos["r"],
-        "pair_pos_f": pos["f"],
-        "threshold": threshold,
-    }
 
 
 # -- verdict and report --------------------------------------------------------------

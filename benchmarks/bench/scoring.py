@@ -1,9 +1,10 @@
 """Metrics computed by the benchmarks themselves: trainable parameter
 counts, accuracy and macro-F, Spearman's rank correlation, mean and sd over
-seeds, and the official SQuAD v1.1 metric on a subset of questions."""
+seeds, the official SQuAD v1.1 metric on a subset of questions, and word
+overlap with its threshold tuned on dev."""
 
 import statistics
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Sequence
 
 from . import datafiles
 
@@ -93,3 +94,56 @@ def squad_scores(data: Dict[str, Any], preds: Dict[str, str]) -> Dict[str, float
     from spacy_attn.squad import squad_evaluate
 
     return squad_evaluate(datafiles.squad_subset(data, preds), preds)
+
+
+def overlap_dev_tuned(
+    splits: Dict[str, List[Dict[str, Any]]],
+    text_cols: Sequence[str],
+    label_col: str,
+    positive: str,
+) -> Dict[str, Any]:
+    """Test scores of ``spacy attn evaluate``'s word-overlap baseline
+    (``spacy_attn.baselines.word_overlap`` of the pair doc) with its threshold
+    tuned on dev, as the models' thresholds are, instead of on test.
+
+    splits (Dict[str, List[Dict[str, Any]]]): ``dev`` and ``test`` rows.
+    text_cols (Sequence[str]): The two text columns.
+    label_col (str): The label column (compared as text with ``positive``).
+    positive (str): The positive label.
+    RETURNS (Dict[str, Any]): accuracy, macro-F, positive P / R / F and the
+        threshold, under spacy-attn's score names.
+    """
+    import spacy
+
+    from spacy_attn import make_pair
+    from spacy_attn.baselines import word_overlap
+    from spacy_attn.scorers import best_threshold, prf
+
+    nlp = spacy.blank("en")
+    a, b = text_cols
+    overlap, golds = {}, {}
+    for split in ("dev", "test"):
+        rows = splits[split]
+        overlap[split] = [word_overlap(make_pair(nlp, r[a], r[b])) for r in rows]
+        golds[split] = [str(r[label_col]) == positive for r in rows]
+    threshold, _ = best_threshold(overlap["dev"], golds["dev"])
+    t = 0.0 if threshold is None else threshold
+    pairs = [(x >= t, g) for x, g in zip(overlap["test"], golds["test"])]
+    pos = prf(
+        sum(p and g for p, g in pairs),
+        sum(p and not g for p, g in pairs),
+        sum(g and not p for p, g in pairs),
+    )
+    neg = prf(
+        sum(not p and not g for p, g in pairs),
+        sum(g and not p for p, g in pairs),
+        sum(p and not g for p, g in pairs),
+    )
+    return {
+        "pair_acc": sum(p == g for p, g in pairs) / len(pairs),
+        "pair_macro_f": (pos["f"] + neg["f"]) / 2,
+        "pair_pos_p": pos["p"],
+        "pair_pos_r": pos["r"],
+        "pair_pos_f": pos["f"],
+        "threshold": threshold,
+    }
