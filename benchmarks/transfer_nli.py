@@ -133,7 +133,12 @@ def fine_tune(
     scores = transfer.evaluate(
         out / "model" / "model-best", files["test"], args.threads, label
     )
-    return {"command": run["command"], "seconds": run["seconds"], "scores": scores}
+    return {
+        "command": run["command"],
+        "seconds": run["seconds"],
+        "scores": scores,
+        "resumed": bool(run.get("resumed")),
+    }
 
 
 def row(task: str, system: str, scores: Dict[str, Any], seconds: Any) -> Dict[str, Any]:
@@ -173,6 +178,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
                 task, files, out, start, scratch=scratch, args=args, new_head=head
             )
             rows.append(row(task, system, done["scores"], done["seconds"]))
+            rows[-1]["resumed"] = done["resumed"]
             commands.append(done["command"])
             # The baselines depend on the test file only: one row each.
             baselines = baselines or done["scores"].get("baselines", {})
@@ -198,6 +204,15 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
     if any(r["system"] == NEW_HEAD for r in results["rows"]):
         text += NEW_HEAD_TEXT + "\n\n"
+    resumed = [
+        f"{r['task']} {r['system']}" for r in results["rows"] if r.get("resumed")
+    ]
+    if resumed:
+        text += (
+            f"Trained by an earlier run of the same training command and reused "
+            f"here (`--resume`): {', '.join(resumed)}; their minutes are that "
+            "run's. Every evaluation and baseline is this run's.\n\n"
+        )
     text += f"Start: `{results['start']}`.\n\n" + tables.md_table(head, body) + "\n"
     text += "\nTraining commands:\n\n" + "".join(
         f"- `{c}`\n" for c in results["train_commands"]
