@@ -97,3 +97,29 @@ def test_a_sourced_component_is_frozen_too(qa, tmp_path):
     grads = {k: p.requires_grad for k, p in module.named_parameters()}
     assert not any(v for k, v in grads.items() if k.startswith("encoder."))
     assert all(v for k, v in grads.items() if k.startswith("decoder."))
+
+
+def test_the_documented_config_block_freezes(qa):
+    """docs/span_qa.md's [initialize.after_init] block names parts the DCN
+    has, and the callback it builds freezes them."""
+    import re
+    import textwrap
+
+    from thinc.api import Config
+
+    from .util import REPO
+
+    text = (REPO / "docs" / "span_qa.md").read_text(encoding="utf8")
+    (block,) = [
+        textwrap.dedent(b)
+        for b in re.findall(r"```ini\n(.*?)```", text, flags=re.S)
+        if "freeze_weights" in b
+    ]
+    # A config's [initialize] section holds the block.
+    section = Config().from_str("[initialize]\n" + block)["initialize"]["after_init"]
+    nlp, _ = qa
+    callback = registry.resolve({"cb": section})["cb"]
+    callback(nlp)
+    (module,) = torch_modules(nlp.get_pipe("attn_span_qa").model)
+    frozen = {k for k, p in module.named_parameters() if not p.requires_grad}
+    assert frozen and all(k.split(".")[0] in section["modules"] for k in frozen)
