@@ -82,21 +82,26 @@ def split_domain(name: str, out: Path) -> Dict[str, Any]:
 
 
 def question_ids(path: Path) -> List[str]:
-    data = json.loads(path.read_text())
+    return _ids(json.loads(path.read_text()))
+
+
+def _ids(data: Dict[str, Any]) -> List[str]:
     return [qa["id"] for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
 
 
 def sample_file(path: Path, n: Optional[int], out: Path, *, salt: str) -> Path:
-    """``out``: the SQuAD file ``path`` kept to a seeded ``n`` of its
-    questions (None or more than it has: all); written once."""
+    """``out``: the SQuAD file ``path`` (optionally ``.gz``) kept to a seeded
+    ``n`` of its questions (None or more than it has: all); written once."""
     from spacy_attn.qa_eval.no_answer_eval import subset_by_ids
+    from spacy_attn.squad import load_squad_json
 
     if out.exists():
         return out
-    ids = question_ids(path)
+    data = load_squad_json(path)
+    ids = _ids(data)
     if n is not None and n < len(ids):
         ids = random.Random(f"0:{salt}").sample(ids, n)
-    data = json.loads(path.read_text())
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(subset_by_ids(data, ids)))
     return out
 
@@ -105,13 +110,7 @@ def in_domain_test(n: int, out: Path) -> Path:
     """``out``: a seeded ``n`` of the official SQuAD v1.1 dev questions (the
     start's own domain, never trained on), written once: the reference the
     domains' figures are read against."""
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        full = out.with_name("squad_dev_full.json")
-        full.write_text(gzip.open(machine.data_dir() / IN_DOMAIN, "rt").read())
-        sample_file(full, n, out, salt="squad_dev")
-        full.unlink()
-    return out
+    return sample_file(machine.data_dir() / IN_DOMAIN, n, out, salt="squad_dev")
 
 
 def with_built_unanswerable(path: Path, out: Path) -> Path:

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from thinc.api import Config
 
-from .config_templates import COMPONENTS
+from .config_templates import COMPONENTS, RANKING_SCORER
 from .errors import fail
 
 # Fine-tuning a trained span-QA pipeline on a user's few hundred questions:
@@ -185,7 +185,7 @@ def _check_groups(init_from: str, component: Dict[str, Any], config: Config) -> 
     without one training would stop at its first evaluation: say so now,
     with the two ways on."""
     scorer = (component.get("scorer") or {}).get("@scorers", "")
-    if "ranking" not in scorer:
+    if scorer != RANKING_SCORER:
         return
     if config["corpora"]["dev"].get("group_col"):
         return
