@@ -5,7 +5,8 @@ and word overlap.
 
     python benchmarks/transfer_nli.py --start START [--max-steps 1500]
         [--threads 1] [--name transfer_nli] [--quick] [--new-head]
-        [--tasks RTE,MRPC] [--systems scratch,start,head] [--seed N]
+        [--tasks RTE,MRPC] [--systems scratch,start,head,teacher,distill]
+        [--seed N] [--teacher PIPELINE] [--augment 8]
     python benchmarks/transfer_nli.py --report-only [--name transfer_nli]
 
 None of these sets is in the start's training data (``scripts/nli_start.py``).
@@ -27,8 +28,9 @@ import random
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+import distill
 import transfer
-from bench import machine, scoring, spacy_runs, tables
+from bench import datafiles, machine, scoring, spacy_runs, tables
 
 # task -> (train file, test file, positive label, the start's label per label)
 TASKS = {
@@ -51,13 +53,24 @@ NEW_HEAD_TEXT = (
     "weight of the start but its output layer (``spacy-attn.start_weights.v1``), "
     "the same steps."
 )
-# (row name, trains from scratch, new output layer), in the table's order.
-SYSTEMS = (
-    ("from scratch", True, False),
-    ("from the start", False, False),
-    (NEW_HEAD, False, True),
+TEACHER = "teacher: DA on MiniLM"
+DISTILLED = "from the start, new head, distilled from the teacher"
+DISTILL_TEXT = (
+    "Teacher: the quickstart transformer config (``init-config --backbone "
+    "transformer --binary``: the DA on the MiniLM listener, 30 times slower than "
+    "the GloVe student) trained on the task's training split. Distilled: the "
+    "new-head start trained by ``spacy attn distill`` on the teacher's scores of "
+    "the training rows and their augmented copies, the same steps, selected on dev."
 )
-SYSTEM_KEYS = {"from scratch": "scratch", "from the start": "start", NEW_HEAD: "head"}
+# (row name, key), in the table's order.
+SYSTEMS = (
+    ("from scratch", "scratch"),
+    ("from the start", "start"),
+    (NEW_HEAD, "head"),
+    (TEACHER, "teacher"),
+    (DISTILLED, "distill"),
+)
+SYSTEM_KEYS = dict(SYSTEMS)
 # The files' two text columns (the readers find them by themselves).
 TEXT_COLS = {"RTE": ("premise", "hypothesis"), "MRPC": ("text_a", "text_b")}
 OVERLAP_DEV = "word overlap, threshold tuned on dev"
@@ -96,15 +109,25 @@ def fine_tune(
     out: Path,
     start: Path,
     *,
-    scratch: bool,
+    kind: str,
     args: argparse.Namespace,
-    new_head: bool = False,
+    teacher: Optional[Path] = None,
 ) -> Dict[str, Any]:
+    """Write the ``kind`` system's config with ``init-config``, train it (or
+    distill it from ``teacher``) and evaluate its model-best on test."""
     _, _, positive, mapping = TASKS[task]
     cfg = out / "config.cfg"
-    if scratch:
+    if kind == "scratch":
         options = ["--backbone", "glove", "--binary", "--positive-label", positive]
-    elif new_head:  # the file's own labels, a new output layer
+    elif kind == "teacher":
+        options = [
+            "--backbone",
+            "transformer",
+            "--binary",
+            "--positive-label",
+            positive,
+        ]
+    elif kind in ("head", "distill"):  # the file's own labels, a new output layer
         options = ["--binary", "--positive-label", positive, "--init-from", start,
                    "--new-head"]  # fmt: skip
     else:
@@ -113,7 +136,7 @@ def fine_tune(
     done = transfer.attn("init-config", cfg, *options, threads=args.threads)
     if done.returncode:
         raise SystemExit(f"init-config failed:\n{done.stderr}")
-    overrides = {
+    overrides: Dict[str, Any] = {
         "paths.train": files["train"],
         "paths.dev": files["dev"],
         "training.max_steps": args.max_steps,
@@ -121,15 +144,22 @@ def fine_tune(
     }
     if args.seed:  # seed 0 is the configs' own: its commands stay as they were
         overrides["system.seed"] = args.seed
-    if scratch:
+    if kind == "scratch":
         overrides["paths.vectors"] = start
-    run = spacy_runs.spacy_train(
-        cfg, out / "model", overrides=overrides, threads=args.threads,
-        resume=args.resume,
-    )  # fmt: skip
-    if run["returncode"]:
-        raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")
-    label = ["--positive-label", positive if scratch or new_head else "entailment"]
+    if kind == "teacher":
+        overrides["paths.transformer"] = datafiles.minilm_dir()
+        overrides["training.max_steps"] = args.teacher_steps
+    if kind == "distill":
+        assert teacher is not None
+        run = distill_student(teacher, cfg, out / "model", overrides, args)
+    else:
+        run = spacy_runs.spacy_train(
+            cfg, out / "model", overrides=overrides, threads=args.threads,
+            resume=args.resume,
+        )  # fmt: skip
+        if run["returncode"]:
+            raise SystemExit(f"training failed: {spacy_runs.log_tail(run['log'])}")
+    label = ["--positive-label", positive if kind != "start" else "entailment"]
     scores = transfer.evaluate(
         out / "model" / "model-best", files["test"], args.threads, label
     )
@@ -139,6 +169,29 @@ def fine_tune(
         "scores": scores,
         "resumed": bool(run.get("resumed")),
     }
+
+
+def distill_student(
+    teacher: Path,
+    cfg: Path,
+    out: Path,
+    overrides: Dict[str, Any],
+    args: argparse.Namespace,
+) -> Dict[str, Any]:
+    """``spacy attn distill`` of the new-head config from ``teacher``
+    (``--resume``: reuse a finished run in ``out``, its saved log)."""
+    options: List[Any] = ["--augment", args.augment, "--temperature", args.temperature]
+    if args.augment:
+        options += ["--seed", args.seed]
+    resumed = bool(
+        args.resume
+        and (out / "model-best").exists()
+        and (out.parent / f"{out.name}.log").exists()
+    )
+    run = distill.distill_run(
+        teacher, cfg, out, options, overrides, args.threads, collect=resumed
+    )
+    return {**run, "resumed": resumed}
 
 
 def row(task: str, system: str, scores: Dict[str, Any], seconds: Any) -> Dict[str, Any]:
@@ -164,19 +217,24 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         )
     for task in args.tasks:
         files = split(task, runs / task)
-        systems = [
-            (system, scratch, head)
-            for system, scratch, head in SYSTEMS
-            if SYSTEM_KEYS[system] in args.systems
-        ]
+        systems = [(system, kind) for system, kind in SYSTEMS if kind in args.systems]
+        teacher = Path(args.teacher).resolve() if args.teacher else None
         baselines: Dict[str, Any] = {}
-        for system, scratch, head in systems:
+        for system, kind in systems:
             machine.log(f"{task}: {system}")
-            kind = "scratch" if scratch else "head" if head else "start"
             out = runs / f"{task}_{kind}"
+            if kind == "distill" and teacher is None:
+                teacher = runs / f"{task}_teacher" / "model" / "model-best"
+                if not teacher.exists():
+                    raise SystemExit(
+                        f"{teacher}: no teacher; add teacher to --systems or "
+                        "pass --teacher PIPELINE"
+                    )
             done = fine_tune(
-                task, files, out, start, scratch=scratch, args=args, new_head=head
+                task, files, out, start, kind=kind, args=args, teacher=teacher
             )
+            if kind == "teacher":
+                teacher = out / "model" / "model-best"
             rows.append(row(task, system, done["scores"], done["seconds"]))
             rows[-1]["resumed"] = done["resumed"]
             commands.append(done["command"])
@@ -186,7 +244,14 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
             if key in baselines:
                 rows.append(row(task, key, baselines[key], None))
         rows.append(row(task, OVERLAP_DEV, overlap_dev(task, files), None))
-    return {"rows": rows, "train_commands": commands, "start": machine.relative(start)}
+    return {
+        "rows": rows,
+        "train_commands": commands,
+        "start": machine.relative(start),
+        "teacher": machine.relative(Path(args.teacher).resolve())
+        if args.teacher
+        else None,
+    }
 
 
 def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
@@ -200,10 +265,14 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         ]
         for r in results["rows"]
     ]
-    text = tables.header("Transfer from the NLI start", meta)
+    text = tables.header("Transfer from a pretrained start", meta)
     text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
     if any(r["system"] == NEW_HEAD for r in results["rows"]):
         text += NEW_HEAD_TEXT + "\n\n"
+    if any(r["system"] in (TEACHER, DISTILLED) for r in results["rows"]):
+        text += DISTILL_TEXT + "\n\n"
+    if results.get("teacher"):
+        text += f"Teacher: `{results['teacher']}` (trained by an earlier run).\n\n"
     resumed = [
         f"{r['task']} {r['system']}" for r in results["rows"] if r.get("resumed")
     ]
@@ -220,14 +289,33 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     return text
 
 
-def majority_failure(results: Dict[str, Any]) -> Optional[str]:
+def baseline_failure(results: Dict[str, Any]) -> Optional[str]:
+    """What the start does not beat: the majority class zero-shot, or, fine-
+    tuned, the majority class and word overlap (``evaluate``'s, and tuned on
+    dev) on accuracy and positive F1."""
     rows = results["rows"]
     zero = {r["task"]: r for r in rows if r["system"] == "start, zero-shot"}
     majority = {r["task"]: r for r in rows if r["system"] == "majority class"}
-    missed = [t for t in zero if not zero[t]["pair_acc"] > majority[t]["pair_acc"]]
-    # (--fine-tune-only: no zero-shot rows, nothing to check here)
+    missed = [
+        f"{t} zero-shot"
+        for t in zero
+        if not zero[t]["pair_acc"] > majority[t]["pair_acc"]
+    ]
+    baselines = ("majority class", "word overlap", OVERLAP_DEV)
+    for r in rows:
+        if r["system"] not in (NEW_HEAD, DISTILLED, "from the start"):
+            continue
+        for b in rows:
+            if b["task"] != r["task"] or b["system"] not in baselines:
+                continue
+            for key, name in (("pair_acc", "accuracy"), ("pair_pos_f", "pos-F")):
+                if not (r[key] or 0) > (b[key] or 0):
+                    missed.append(
+                        f"{r['task']} {r['system']}: {name} {r[key]:.4f} vs "
+                        f"{b['system']} {b[key]:.4f}"
+                    )
     return (
-        f"The start does not beat the majority class zero-shot on {missed}."
+        "The start does not beat the trivial baselines: " + "; ".join(missed)
         if missed
         else None
     )
@@ -240,6 +328,15 @@ def main() -> None:
     p.add_argument("--tasks", default=",".join(TASKS), help="fine-tuning tasks")
     p.add_argument("--seed", type=int, default=0, help="system.seed of training")
     p.add_argument(
+        "--teacher",
+        default=None,
+        help="distill: this trained teacher (default: the teacher system's, trained "
+        "in this run's folder)",
+    )
+    p.add_argument("--teacher-steps", type=int, default=600, help="teacher: max_steps")
+    p.add_argument("--augment", type=int, default=8, help="distill: copies per row")
+    p.add_argument("--temperature", type=float, default=1.0, help="distill: T")
+    p.add_argument(
         "--resume",
         action="store_true",
         help="reuse trainings that finished with the same command (run.json)",
@@ -250,21 +347,23 @@ def main() -> None:
     p.add_argument(
         "--systems",
         default=None,
-        help="which fine-tuned rows, of scratch,start,head (default: scratch,start "
-        "and head with --new-head); a start whose labels are not NLI's (the "
-        "answer-selection start) runs head only",
+        help="which fine-tuned rows, of scratch,start,head,teacher,distill (default: "
+        "scratch,start and head with --new-head); a start whose labels are not "
+        "NLI's (the answer-selection start) runs head, teacher and distill",
     )
     args = p.parse_args()
     default = "scratch,start" + (",head" if args.new_head else "")
     args.systems = [s for s in (args.systems or default).split(",") if s]
     wrong = sorted(set(args.systems) - set(SYSTEM_KEYS.values()))
     if wrong:
-        p.error(f"unknown systems {wrong}: choose from scratch, start, head")
+        p.error(
+            f"unknown systems {wrong}: choose from {', '.join(SYSTEM_KEYS.values())}"
+        )
     args.tasks = [t for t in args.tasks.split(",") if t]
     unknown = sorted(set(args.tasks) - set(TASKS))
     if unknown:
         p.error(f"unknown tasks {unknown}: choose from {sorted(TASKS)}")
-    transfer.run_benchmark(p, args, measure, render, majority_failure)
+    transfer.run_benchmark(p, args, measure, render, baseline_failure)
 
 
 if __name__ == "__main__":
