@@ -57,8 +57,9 @@ TEACHER = "teacher: DA on MiniLM"
 DISTILLED = "from the start, new head, distilled from the teacher"
 DISTILL_TEXT = (
     "Teacher: the quickstart transformer config (``init-config --backbone "
-    "transformer --binary``: the DA on the MiniLM listener, 30 times slower than "
-    "the GloVe student) trained on the task's training split. Distilled: the "
+    "transformer --binary``: the DA on the MiniLM listener, about 30 times slower "
+    "than the GloVe student where docs/distill.md measured it) trained on the "
+    "task's training split. Distilled: the "
     "new-head start trained by ``spacy attn distill`` on the teacher's scores of "
     "the training rows and their augmented copies, the same steps, selected on dev."
 )
