@@ -421,6 +421,51 @@ def test_damaged_docbin_names_the_file(tmp_path, nlp, case):
             list(DocBin().from_bytes(data).get_docs(nlp.vocab))
 
 
+def test_read_docbin_gives_what_get_docs_gives(tmp_path, nlp):
+    """read_docbin decodes user_data itself (srsly's decoders looked up once,
+    not per doc): the docs must equal DocBin.get_docs', user_data included,
+    for values that need srsly's hooks (a numpy array), extension keys
+    (tuples), docs with user_data and docs without it."""
+    import numpy
+
+    from spacy_attn.readers import read_docbin
+
+    docbin = DocBin(store_user_data=True)
+    for i in range(4):
+        doc = make_pair(nlp, f"Premise {i}.", f"Hypothesis number {i}.")
+        doc.cats = {"yes": float(i % 2), "no": float(1 - i % 2)}
+        if i == 1:
+            doc.user_data[("._.", "vector", None, None)] = numpy.arange(3.0) + i
+            doc.user_data["nested"] = {"ids": [i, i + 1], "name": f"row {i}"}
+        docbin.add(doc)
+    plain = DocBin(store_user_data=False)
+    plain.add(nlp("No user data here."))
+    for name, data in (("pairs", docbin.to_bytes()), ("plain", plain.to_bytes())):
+        path = tmp_path / f"{name}.spacy"
+        path.write_bytes(data)
+        ours = list(read_docbin(path, nlp.vocab))
+        theirs = list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert a.to_bytes(exclude=["user_data"]) == b.to_bytes(
+                exclude=["user_data"]
+            )
+            assert a.user_data.keys() == b.user_data.keys()
+            for key in b.user_data:
+                if isinstance(b.user_data[key], numpy.ndarray):
+                    assert numpy.array_equal(a.user_data[key], b.user_data[key])
+                else:
+                    assert a.user_data[key] == b.user_data[key]
+    decoded = list(read_docbin(tmp_path / "pairs.spacy", nlp.vocab))[1].user_data
+    assert isinstance(decoded[("._.", "vector", None, None)], numpy.ndarray)
+    assert get_pair_texts(
+        list(read_docbin(tmp_path / "pairs.spacy", nlp.vocab))[3]
+    ) == (
+        "Premise 3.",
+        "Hypothesis number 3.",
+    )
+
+
 def test_gzipped_docbin_reads(tmp_path, nlp):
     path = tmp_path / "pairs.spacy.gz"
     with gzip.open(path, "wb") as f:
