@@ -21,10 +21,9 @@ from typing import Dict, List, Tuple
 
 import spacy
 from data_mirror import DataError, Mirror, sha256
-from spacy.tokens import DocBin
 
 from spacy_attn import make_pair
-from spacy_attn.readers import PairRow, cats_for, read_pair_rows
+from spacy_attn.readers import PairRow, cats_for, docbin_with_user_data, read_pair_rows
 
 # sha256 of official files, from public loaders (see project.yml asset
 # descriptions for the sources). Files not listed have no published checksum.
@@ -159,11 +158,13 @@ def load_task(
 
 
 def write_docbin(nlp, rows: Split, path: Path) -> int:
-    docbin = DocBin(store_user_data=True)
-    for row in rows:
-        doc = make_pair(nlp, row.first, row.second)
-        doc.cats = cats_for(row.label, None)
-        docbin.add(doc)
+    def docs():
+        for row in rows:
+            doc = make_pair(nlp, row.first, row.second)
+            doc.cats = cats_for(row.label, None)
+            yield doc
+
+    docbin = docbin_with_user_data(docs())
     path.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(path)
     return len(rows)

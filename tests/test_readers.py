@@ -466,6 +466,29 @@ def test_read_docbin_gives_what_get_docs_gives(tmp_path, nlp):
     )
 
 
+def test_docbin_with_user_data_writes_what_add_writes(nlp):
+    """docbin_with_user_data packs user_data itself (srsly's encoders chained
+    once): the DocBin's bytes must be DocBin.add's, user data that needs
+    srsly's hooks (a numpy array) and extension keys included."""
+    import numpy
+
+    from spacy_attn.readers import docbin_with_user_data
+
+    docs = []
+    for i in range(3):
+        doc = make_pair(nlp, f"Premise {i}.", f"Hypothesis number {i}.")
+        doc.cats = {"yes": float(i % 2), "no": float(1 - i % 2)}
+        doc.user_data[("._.", "vector", None, None)] = numpy.arange(3.0) + i
+        docs.append(doc)
+    docs.append(nlp("No pair, no user data."))
+    reference = DocBin(store_user_data=True)
+    for doc in docs:
+        reference.add(doc)
+    ours = docbin_with_user_data(iter(docs))
+    assert len(ours) == 4
+    assert ours.to_bytes() == reference.to_bytes()
+
+
 def test_gzipped_docbin_reads(tmp_path, nlp):
     path = tmp_path / "pairs.spacy.gz"
     with gzip.open(path, "wb") as f:

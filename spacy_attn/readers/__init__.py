@@ -5,7 +5,12 @@ prediction (``spacy_attn.readers.formats``)."""
 from ..errors import CorpusFormatError
 from .columns import PairColumns, PairRow
 from .distill_corpus import DistillCorpus, create_distill_corpus_reader
-from .formats import detect_format, is_docbin_name, read_docbin
+from .formats import (
+    detect_format,
+    docbin_with_user_data,
+    is_docbin_name,
+    read_docbin,
+)
 from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader, pair_doc
 from .pair_rows import ReadStats, check_binary_labels, iter_pair_rows, read_pair_rows
 from .rows import InputRow, RowReader
@@ -31,6 +36,7 @@ __all__ = [
     "create_pair_corpus_reader",
     "create_textcat_corpus_reader",
     "detect_format",
+    "docbin_with_user_data",
     "is_docbin_name",
     "iter_pair_rows",
     "pair_doc",

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..pairs import DEFAULT_PAIR_KEY
+from ..readers import docbin_with_user_data
 from .align import make_qa_doc
 from .data import (
     DEFAULT_ANSWERS_KEY,
@@ -138,12 +139,8 @@ def log_stats(path: Path, stats: SquadStats) -> None:
 def write_squad_docbin(examples: Iterable[Example], path: Union[str, Path]) -> int:
     """Save the reference docs of QA examples as a DocBin (span groups and
     their attrs included). RETURNS (int): The number of docs written."""
-    docbin = DocBin(store_user_data=True)
-    n = 0
-    for eg in examples:
-        docbin.add(eg.reference)
-        n += 1
+    docbin = docbin_with_user_data(eg.reference for eg in examples)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(path)
-    return n
+    return len(docbin)
