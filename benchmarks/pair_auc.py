@@ -109,10 +109,10 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
-    text = tables.header("Ranking pairs: ROC AUC beside word overlap", meta)
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
-    text += (
-        f"Test: `{results['test']}`, {results['pairs']:,} pairs, "
+    text = (
+        tables.header("Ranking pairs: ROC AUC beside word overlap", meta)
+        + tables.doc_body(__doc__)
+        + f"Test: `{results['test']}`, {results['pairs']:,} pairs, "
         f"{results['positives']:,} positive.\n\n"
     )
     head = [
@@ -141,9 +141,7 @@ def main() -> None:
     p.add_argument("--name", default="pair_auc")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--quick", action="store_true")
-    args = p.parse_args()
-    meta = machine.metadata()
-    tables.report(args.name, render, meta, measure(args), quick=args.quick)
+    tables.measure_and_report(p.parse_args(), measure, render)
 
 
 if __name__ == "__main__":

@@ -94,23 +94,21 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
 
 def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     text = tables.header("Reading a pair corpus: CSV vs DocBin", meta)
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
-    text += (
+    text += tables.doc_body(__doc__) + (
         f"File: `{results['csv']}`; `spacy attn convert` to `.spacy` took "
         f"{results['convert_seconds']:.1f} s; {results['repeats']} passes each.\n\n"
     )
-    head = ["pass", "items", "median s", "min–max s", "items/s (median)"]
-    body = [
-        [
-            r["path"],
-            f"{r['items']:,}",
-            f"{r['median']:.1f}",
-            f"{r['min']:.1f}–{r['max']:.1f}",
-            f"{r['items'] / r['median']:,.0f}",
-        ]
+    records = [
+        {
+            "pass": r["path"],
+            "items": f"{r['items']:,}",
+            "median s": f"{r['median']:.1f}",
+            "min–max s": f"{r['min']:.1f}–{r['max']:.1f}",
+            "items/s (median)": f"{r['items'] / r['median']:,.0f}",
+        }
         for r in results["rows"]
     ]
-    return text + tables.md_table(head, body) + "\n"
+    return text + tables.md_records(records) + "\n"
 
 
 def main() -> None:
@@ -122,9 +120,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--name", default="read_corpus")
     p.add_argument("--quick", action="store_true")
-    args = p.parse_args()
-    meta = machine.metadata()
-    tables.report(args.name, render, meta, measure(args), quick=args.quick)
+    tables.measure_and_report(p.parse_args(), measure, render)
 
 
 if __name__ == "__main__":

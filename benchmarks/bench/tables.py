@@ -49,6 +49,12 @@ def md_records(records: Sequence[Dict[str, Any]], align: str = "") -> str:
     return md_table(header, [[r.get(k, "") for k in header] for r in records], align)
 
 
+def doc_body(doc: Optional[str]) -> str:
+    """A benchmark module's docstring after its first two paragraphs (the
+    summary line and the usage), as the text under a results file's header."""
+    return (doc or "").split("\n\n", 2)[2].strip() + "\n\n"
+
+
 def header(title: str, meta: Dict[str, Any], *, measured: bool = True) -> str:
     """The top of every results file: title, command, commit, device.
 
@@ -111,6 +117,18 @@ def report(
     )
     print(md.read_text())
     return md
+
+
+def measure_and_report(
+    args: Any,
+    measure: Callable[[Any], Any],
+    render: Callable[[Dict[str, Any], Any], str],
+) -> Path:
+    """The end of a simple benchmark's ``main``: the machine's metadata,
+    ``measure(args)``, and ``report`` under ``args.name`` (``args.quick``:
+    into ``benchmarks/runs/``)."""
+    meta = machine.metadata()
+    return report(args.name, render, meta, measure(args), quick=args.quick)
 
 
 def rerender(
