@@ -305,7 +305,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     text = tables.header(
         "Distillation: SICK entailment", meta, measured=not results.get("collected")
     )
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += tables.doc_body(__doc__)
     text += (
         f"Teacher: `{results['teacher']}`. Every student: {s['steps']} steps, batch 32, "
         f"{s['threads']} torch thread(s); distilled with temperature {s['temperature']:g} "

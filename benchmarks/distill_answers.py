@@ -153,7 +153,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     text = tables.header(
         "Distillation: answer selection with a few hundred questions", meta
     )
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += tables.doc_body(__doc__)
     text += (
         f"{s['size']} labelled training questions, {s['pool']} in the pool; teacher "
         f"{s['teacher_steps']} steps, students {s['steps']} steps, temperature "

@@ -203,7 +203,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         ])  # fmt: skip
     s = results["settings"]
     text = tables.header("Distillation: Rotten Tomatoes polarity", meta)
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += tables.doc_body(__doc__)
     penalty = s.get("penalty")
     text += (
         f"Teacher {s['teacher_steps']} steps; students and BOW {s['steps']} steps, batch "

@@ -170,7 +170,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         for r in results["rows"]
     ]
     text = tables.header("Transfer: fine-tuning from a pretrained start", meta)
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += tables.doc_body(__doc__)
     text += f"Start: `{results['start']}`.\n\n" + tables.md_table(head, body) + "\n"
     text += "\nTraining commands:\n\n" + "".join(
         f"- `{c}`\n" for c in results["train_commands"]

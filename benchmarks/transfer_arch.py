@@ -140,7 +140,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     resumed = [r["variant"] for r in results["rows"] if r["pretrain"].get("resumed")]
     title = "Transfer: which architecture makes the best start"
     text = tables.header(title, meta, measured=not resumed)
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += tables.doc_body(__doc__)
     text += f"Pretraining: {results['pretrain_steps']:,} steps each.\n\n"
     if resumed:
         text += (

@@ -267,7 +267,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         for r in results["rows"]
     ]
     text = tables.header("Transfer from a pretrained start", meta)
-    text += __doc__.split("\n\n", 2)[2].strip() + "\n\n"
+    text += tables.doc_body(__doc__)
     if any(r["system"] == NEW_HEAD for r in results["rows"]):
         text += NEW_HEAD_TEXT + "\n\n"
     if any(r["system"] in (TEACHER, DISTILLED) for r in results["rows"]):

@@ -179,7 +179,7 @@ def read_docbin(path: Union[str, Path], vocab: Vocab) -> Iterator[Doc]:
         # (entry points included) on every call: 60% of reading a pair corpus
         # (profiled on 10,111 answer-selection pairs). So get_docs gets no
         # user_data, and it is decoded here with the decoders looked up once.
-        user_data: List[Optional[bytes]] = list(docbin.user_data)
+        user_data: List[Optional[bytes]] = docbin.user_data
         docbin.user_data = []
         load_user_data = _user_data_loader()
         docs = docbin.get_docs(vocab)
@@ -211,20 +211,14 @@ def docbin_with_user_data(docs: Iterable[Doc]) -> DocBin:
     """
     docbin = DocBin(store_user_data=False)
     packed: List[bytes] = []
-    pack = _user_data_packer()
+    # One srsly Packer chains srsly's encoders once, when it is made.
+    pack = srsly.msgpack.Packer(use_bin_type=True).pack
     for doc in docs:
         docbin.add(doc)
         packed.append(pack(doc.user_data))
     docbin.store_user_data = True
     docbin.user_data = packed  # type: ignore[assignment]
     return docbin
-
-
-def _user_data_packer() -> Callable[[Any], bytes]:
-    """``srsly.msgpack_dumps`` with srsly's encoders chained once (one
-    ``srsly.msgpack.Packer``, which chains them when it is made)."""
-    packer = srsly.msgpack.Packer(use_bin_type=True)
-    return packer.pack
 
 
 def _user_data_loader() -> Callable[[bytes], Any]:
