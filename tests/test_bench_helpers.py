@@ -2,7 +2,10 @@
 logs, paths, scores)."""
 
 import importlib
+import io
 import os
+import subprocess
+import tarfile
 
 import pytest
 
@@ -268,3 +271,41 @@ def test_git_commit_outside_a_checkout_reads_the_env(bench, monkeypatch, tmp_pat
     # In a checkout git wins over the variable.
     monkeypatch.setattr(bench.machine, "REPO", REPO)
     assert bench.machine.git_commit() != "291ed3f"
+
+
+def test_git_commit_outside_a_checkout_reads_the_archive_stamp(
+    bench, monkeypatch, tmp_path
+):
+    """Without .git and without SPACY_ATTN_COMMIT, the commit is the one
+    `git archive` stamped into ARCHIVED_COMMIT; its placeholder (a checkout)
+    or no file gives "unknown"."""
+    monkeypatch.setattr(bench.machine, "REPO", tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    monkeypatch.delenv("SPACY_ATTN_COMMIT", raising=False)
+    stamp = tmp_path / "archived_commit.txt"
+    monkeypatch.setattr(bench.machine, "ARCHIVED_COMMIT", stamp)
+    assert bench.machine.git_commit() == "unknown"
+    stamp.write_text("$Format:%h$\n")
+    assert bench.machine.git_commit() == "unknown"
+    stamp.write_text("51e2d18\n")
+    assert bench.machine.git_commit() == "51e2d18"
+
+
+def test_git_archive_stamps_the_commit(bench, tmp_path):
+    """.gitattributes asks `git archive` to fill in ARCHIVED_COMMIT, as the
+    GPU bundle's archive of HEAD does."""
+    path = bench.machine.ARCHIVED_COMMIT.relative_to(REPO).as_posix()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD", path],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        member = tar.extractfile(path)
+        assert member is not None
+        stamped = member.read().decode("utf8").strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    assert stamped and head.startswith(stamped), (stamped, head)

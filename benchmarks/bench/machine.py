@@ -116,10 +116,26 @@ def git_commit() -> str:
             text=True,
         ).stdout.strip()
         if not sha:  # a copy without .git (the GPU bundle): the caller says which
-            return os.environ.get("SPACY_ATTN_COMMIT", "unknown")
+            return os.environ.get("SPACY_ATTN_COMMIT") or archived_commit()
         return sha + ("-dirty" if dirty else "")
     except OSError:
         return "unknown"
+
+
+# ``git archive`` writes the archived commit into this file (``export-subst``
+# in .gitattributes): the GPU bundle is such an archive, without ``.git``.
+ARCHIVED_COMMIT = Path(__file__).with_name("archived_commit.txt")
+
+
+def archived_commit() -> str:
+    """The commit ``git archive`` stamped into ``ARCHIVED_COMMIT``, or
+    "unknown" in a checkout (where the file keeps its placeholder) or when
+    the file is missing."""
+    try:
+        text = ARCHIVED_COMMIT.read_text(encoding="utf8").strip()
+    except OSError:
+        return "unknown"
+    return text if text and not text.startswith("$Format") else "unknown"
 
 
 def log(msg: str, *, file: Optional[PathLike] = None) -> None:
