@@ -204,6 +204,10 @@ def run_benchmark(
     if not args.start:
         p.error("--start is required")
     meta = machine.metadata()
+    if args.threads:
+        # Every training and evaluation runs in a subprocess with --threads;
+        # this process's own torch threads measure nothing.
+        meta["machine"]["torch_threads"] = args.threads
     began = time.perf_counter()
     results = measure(args)
     results["wall_seconds"] = time.perf_counter() - began

@@ -79,3 +79,22 @@ def test_distilled_student_command(tn, tmp_path, monkeypatch):
         "resumed"
     ]
     assert seen["collect"]
+
+
+def test_results_header_names_the_trainings_threads(tn, monkeypatch):
+    """The trainings run in subprocesses with --threads: the header's torch
+    threads are theirs, not this process's."""
+    written = {}
+
+    def report(name, render, meta, results, *, quick=False):
+        written["meta"] = meta
+
+    transfer = tn.transfer
+    monkeypatch.setattr(transfer.tables, "report", report)
+    args = argparse.Namespace(
+        report_only=False, start="START", threads=7, name="x", quick=True
+    )
+    transfer.run_benchmark(
+        argparse.ArgumentParser(), args, lambda a: {}, lambda m, r: "", lambda r: None
+    )
+    assert written["meta"]["machine"]["torch_threads"] == 7
