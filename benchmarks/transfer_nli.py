@@ -53,6 +53,13 @@ NEW_HEAD_TEXT = (
     "weight of the start but its output layer (``spacy-attn.start_weights.v1``), "
     "the same steps."
 )
+LEXICAL = "from the start, new head, lexical features"
+LEXICAL_TEXT = (
+    "From the start, new head, lexical features (``--new-head "
+    "--lexical-features``): as the new head, in ``spacy-attn."
+    "DecomposableAttention.v5``, whose output layer also reads the two texts' "
+    "word and bigram overlap."
+)
 TEACHER = "teacher: DA on MiniLM"
 DISTILLED = "from the start, new head, distilled from the teacher"
 DISTILL_TEXT = (
@@ -68,6 +75,7 @@ SYSTEMS = (
     ("from scratch", "scratch"),
     ("from the start", "start"),
     (NEW_HEAD, "head"),
+    (LEXICAL, "lexical"),
     (TEACHER, "teacher"),
     (DISTILLED, "distill"),
 )
@@ -128,9 +136,11 @@ def fine_tune(
             "--positive-label",
             positive,
         ]
-    elif kind in ("head", "distill"):  # the file's own labels, a new output layer
+    elif kind in ("head", "lexical", "distill"):  # the file's own labels, a new head
         options = ["--binary", "--positive-label", positive, "--init-from", start,
                    "--new-head"]  # fmt: skip
+        if kind == "lexical":
+            options.append("--lexical-features")
     else:
         options = ["--binary", "--positive-label", "entailment", "--init-from", start,
                    "--label-map", json.dumps(mapping)]  # fmt: skip
@@ -270,6 +280,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     text += tables.doc_body(__doc__)
     if any(r["system"] == NEW_HEAD for r in results["rows"]):
         text += NEW_HEAD_TEXT + "\n\n"
+    if any(r["system"] == LEXICAL for r in results["rows"]):
+        text += LEXICAL_TEXT + "\n\n"
     if any(r["system"] in (TEACHER, DISTILLED) for r in results["rows"]):
         text += DISTILL_TEXT + "\n\n"
     if results.get("teacher"):
@@ -304,7 +316,7 @@ def baseline_failure(results: Dict[str, Any]) -> Optional[str]:
     ]
     baselines = ("majority class", "word overlap", OVERLAP_DEV)
     for r in rows:
-        if r["system"] not in (NEW_HEAD, DISTILLED, "from the start"):
+        if r["system"] not in (NEW_HEAD, LEXICAL, DISTILLED, "from the start"):
             continue
         for b in rows:
             if b["task"] != r["task"] or b["system"] not in baselines:
@@ -348,9 +360,10 @@ def main() -> None:
     p.add_argument(
         "--systems",
         default=None,
-        help="which fine-tuned rows, of scratch,start,head,teacher,distill (default: "
-        "scratch,start and head with --new-head); a start whose labels are not "
-        "NLI's (the answer-selection start) runs head, teacher and distill",
+        help="which fine-tuned rows, of scratch,start,head,lexical,teacher,distill "
+        "(default: scratch,start and head with --new-head); a start whose labels "
+        "are not NLI's (the answer-selection start) runs head, lexical, teacher "
+        "and distill",
     )
     args = p.parse_args()
     default = "scratch,start" + (",head" if args.new_head else "")

@@ -257,3 +257,71 @@ def test_a_new_head_keeps_every_other_weight(start, tmp_path):
         result.exit_code == 1
         and "--new-head: an option of --init-from" in result.output
     )
+
+
+def test_a_new_head_with_lexical_features_keeps_every_other_weight(start, tmp_path):
+    """``--new-head --lexical-features`` on a v4 start: the model becomes
+    spacy-attn.DecomposableAttention.v5 with its other settings the start's;
+    at [initialize] every weight but the (wider) output layer's is the
+    start's, as the overlap measures hold none."""
+    from spacy.training.initialize import init_nlp
+
+    from spacy_attn.models.decomposable_attention import N_LEXICAL
+    from spacy_attn.start_weights import named_weights
+
+    rows = [
+        {"premise": f"{a} sings.", "hypothesis": f"{a} {w} sings.", "label": label}
+        for a in ("Ann", "Ben")
+        for w, label in (("surely", "1"), ("never", "0"))
+    ]
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = tmp_path / "lf.cfg"
+    result = run(
+        "init-config", cfg, "--binary", "--positive-label", "1",
+        "--init-from", start, "--new-head", "--lexical-features",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = cfg.read_text()
+    assert "--new-head --lexical-features` (spacy-attn" in text
+    config = load_config(
+        cfg, overrides={"paths.train": str(data), "paths.dev": str(data)}
+    )
+    model = config["components"]["attn_pair_classifier"]["model"]
+    assert model["@architectures"] == "spacy-attn.DecomposableAttention.v5"
+    assert model["lexical_features"] is True
+    theirs_model = spacy.load(start).get_pipe("attn_pair_classifier").model
+    nlp = init_nlp(config)
+    tuned = nlp.get_pipe("attn_pair_classifier").model
+    hidden = theirs_model.get_ref("output_layer").get_dim("nI")
+    assert tuned.get_ref("output_layer").get_dim("nI") == hidden + N_LEXICAL
+    theirs = {(k, n): v for k, n, v in named_weights(theirs_model)}
+    same = 0
+    for key, name, value in named_weights(tuned):
+        if "pair_output" in key:
+            continue
+        assert numpy.array_equal(
+            numpy.asarray(value), numpy.asarray(theirs[(key, name)])
+        ), key
+        same += 1
+    assert same > 10
+
+
+def test_lexical_features_options_that_do_not_fit(start, tmp_path):
+    result = run(
+        "init-config", tmp_path / "a.cfg", "--binary", "--positive-label", "yes",
+        *COLS, "--init-from", start, "--lexical-features",
+    )  # fmt: skip
+    assert result.exit_code == 1 and "needs --new-head" in result.output
+    result = run(
+        "init-config", tmp_path / "b.cfg", "--task", "doc", "--lexical-features"
+    )
+    assert result.exit_code == 1 and "a pair task option" in result.output
+    assert "Traceback" not in result.output
+    # Without a start: the quickstart's model, v5 with the overlap.
+    cfg = tmp_path / "c.cfg"
+    result = run("init-config", cfg, "--binary", "--lexical-features")
+    assert result.exit_code == 0, result.output
+    model = load_config(cfg)["components"]["attn_pair_classifier"]["model"]
+    assert model["@architectures"] == "spacy-attn.DecomposableAttention.v5"
+    assert model["lexical_features"] is True

@@ -5,7 +5,7 @@ header."""
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 from thinc.api import Config
@@ -30,6 +30,7 @@ from .options import (
     InitFromOpt,
     LabelColOpt,
     LabelMapOpt,
+    LexicalFeaturesOpt,
     NewHeadOpt,
     Opt,
     QuotingOpt,
@@ -113,6 +114,7 @@ def init_config_cli(
     init_from: InitFromOpt = None,
     label_map: LabelMapOpt = None,
     new_head: NewHeadOpt = False,
+    lexical_features: LexicalFeaturesOpt = False,
 ) -> None:
     """Write a training config for a task (pair classification, doc
     classification, extractive QA) and a backbone, like `spacy init config`:
@@ -123,8 +125,20 @@ def init_config_cli(
     on MAP. QA task with --no-answer: a model that can answer "no answer"
     (spacy-attn.DynamicCoattention.v3), selected on the official SQuAD 2.0
     F1; after training, `spacy attn qa-threshold` sets its threshold. With
-    --init-from, training starts from a trained pipeline (spaCy's source)."""
+    --init-from, training starts from a trained pipeline (spaCy's source).
+    Pair task with --lexical-features: a model that also reads the two
+    texts' word and bigram overlap (spacy-attn.DecomposableAttention.v5)."""
     check_options(task, backbone, binary, positive_label, no_answer)
+    if lexical_features and task != "pair":
+        fail(
+            f"--lexical-features: a pair task option (--task pair), not --task {task}."
+        )
+    if lexical_features and init_from is not None and not new_head:
+        fail(
+            "--lexical-features with --init-from needs --new-head: a start's "
+            "component is sourced whole, model included; with a new head it "
+            "takes the start's weights into a model that also reads the overlap."
+        )
     positive_label = positive_label or DEFAULT_POSITIVE_LABEL
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
     columns = reader_table(task, columns, delimiter, quoting)
@@ -142,7 +156,48 @@ def init_config_cli(
     elif label_map or new_head:
         option = "--label-map" if label_map else "--new-head"
         fail(f"{option}: an option of --init-from (the start's labels).")
+    if lexical_features:
+        config, header = with_lexical_features(config, header)
     write_config(output, config, header)
+
+
+# The pair architectures --lexical-features turns into v5: v5 is v4 plus the
+# overlap measures, which hold no weights, so a v4 start's weights all fit.
+LEXICAL_ARCHITECTURES = (
+    "spacy-attn.DecomposableAttention.v4",
+    "spacy-attn.DecomposableAttention.v5",
+)
+
+
+def with_lexical_features(
+    config: Config, header: List[str]
+) -> Tuple[Config, List[str]]:
+    """The pair config with its model as ``spacy-attn.DecomposableAttention.v5``
+    with ``lexical_features = true`` (from v4 or v5 settings, the start's
+    with ``--new-head``), validated again; the header says so."""
+    from spacy.util import load_model_from_config
+
+    name = COMPONENTS["pair"]
+    out = Config(config)
+    model = dict(out["components"][name]["model"])
+    if model.get("@architectures") not in LEXICAL_ARCHITECTURES:
+        fail(
+            f"--lexical-features: the model is {model.get('@architectures')}; "
+            f"the overlap measures need {' or '.join(LEXICAL_ARCHITECTURES)}."
+        )
+    model["@architectures"] = LEXICAL_ARCHITECTURES[1]
+    model["lexical_features"] = True
+    out["components"][name]["model"] = model
+    load_model_from_config(out, auto_fill=True, validate=True)
+    line = (
+        "Model: spacy-attn.DecomposableAttention.v5 with lexical_features "
+        "(--lexical-features): the output layer also reads the two texts' "
+        "word and bigram overlap (docs/pair_classifier.md)."
+    )
+    lines = list(header)
+    lines[1] = lines[1].replace("` (spacy-attn", " --lexical-features` (spacy-attn", 1)
+    at = lines.index("Next:") if "Next:" in lines else len(lines)
+    return out, lines[:at] + [line] + lines[at:]
 
 
 def check_options(

@@ -150,6 +150,17 @@ NewHeadOpt = Annotated[
         ),
     ),
 ]
+LexicalFeaturesOpt = Annotated[
+    bool,
+    Opt(
+        "--lexical-features",
+        help=(
+            "Pair task: give the model the two texts' word and bigram overlap "
+            "(spacy-attn.DecomposableAttention.v5); for paraphrase and "
+            "duplicate data. With --init-from, needs --new-head"
+        ),
+    ),
+]
 GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 JsonOpt = Annotated[
     bool, Opt("--json", help="Print the scores as JSON instead of a table")
@@ -409,6 +420,7 @@ __all__ = [
     "GroupColOpt",
     "InitFromOpt",
     "NewHeadOpt",
+    "LexicalFeaturesOpt",
     "IdColOpt",
     "LabelColOpt",
     "LabelMapOpt",

@@ -17,7 +17,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
 from thinc.types import Floats2d, Floats3d, Ints2d
 
-from ..models.decomposable_attention import DecomposableAttention
+from ..models.decomposable_attention import N_LEXICAL, DecomposableAttention
 from ..pairs import DEFAULT_PAIR_KEY
 from .defaults import build_default_tok2vec
 from .exact_match import with_exact_match
@@ -96,8 +96,9 @@ def _da_model(
     null_token: bool = False,
     exact_match: bool = False,
     match_attr: str = "LOWER",
+    lexical_features: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """The model of v1 to v4 over the given segments layer."""
+    """The model of v1 to v5 over the given segments layer."""
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
     module = DecomposableAttention(
         nI,
@@ -110,9 +111,10 @@ def _da_model(
         init_std=init_std,
         null_token=null_token,
         exact_match=exact_match,
+        lexical_features=lexical_features,
     )
     inputs: Model = segments
-    if exact_match:
+    if exact_match or lexical_features:
         inputs = with_exact_match(segments, attr=match_attr)
     torch_layer = PyTorchWrapper_v2(
         module,
@@ -120,11 +122,13 @@ def _da_model(
         convert_outputs=convert_float32_outputs,
         mixed_precision=mixed_precision,
     )
-    output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
+    # The lexical features join the pair representation the output layer reads.
+    nP = hidden_width + N_LEXICAL * int(lexical_features)
+    output_layer = pair_output(nO, nP, multi_label=not exclusive_classes)
     model: Model[List[Doc], Floats2d] = chain(inputs, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
-    if exact_match:
+    if exact_match or lexical_features:
         model.set_ref("exact_match", inputs)
     model.set_ref("attention", torch_layer)
     model.set_ref("output_layer", output_layer)
@@ -456,4 +460,63 @@ def build_decomposable_attention_v4(
         null_token=null_token,
         exact_match=exact_match,
         match_attr=match_attr,
+    )
+
+
+# --- spacy-attn.DecomposableAttention.v5 -------------------------------------
+# v4 with sentence-level overlap measures beside the pair representation, also
+# NOT in the paper: see docs/pair_classifier.md, "Lexical features".
+
+
+@registry.architectures("spacy-attn.DecomposableAttention.v5")
+def build_decomposable_attention_v5(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    dropout: float = 0.2,
+    intra_attention: bool = False,
+    max_distance: int = 10,
+    init_std: Optional[float] = None,
+    null_token: bool = True,
+    exact_match: bool = True,
+    match_attr: str = "LOWER",
+    lexical_features: bool = True,
+    encode: str = "joint",
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Decomposable Attention over pair docs with an exact-match signal and
+    sentence-level overlap measures (beyond the paper); as
+    ``spacy-attn.DecomposableAttention.v4`` with:
+
+    lexical_features (bool): Give the output layer, beside the pair
+        representation, seven overlap measures of the two texts: the share
+        of each text's tokens and token bigrams found in the other (by
+        ``match_attr``), the smaller share of each kind, and the length
+        ratio. On by default; False computes what v4 computes. They hold
+        no weights, so every weight of a v4 model but its output layer fits
+        a v5 model of the same settings: a v4 start takes a v5 config with
+        a new head (``init-config --init-from START --new-head``).
+
+    The other settings are v4's (see ``build_decomposable_attention_v4``).
+    """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
+    return _da_model(
+        tok2vec,
+        segments_layer(tok2vec, encode),
+        hidden_width=hidden_width,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
+        far_bias=True,
+        init_std=init_std,
+        null_token=null_token,
+        exact_match=exact_match,
+        match_attr=match_attr,
+        lexical_features=lexical_features,
     )

@@ -142,6 +142,54 @@ def _normal_init(module: nn.Linear, std: float) -> None:
         nn.init.zeros_(module.bias)
 
 
+# The number of sentence-level overlap measures ``lexical_features`` returns.
+N_LEXICAL = 7
+LEXICAL_SCALE = 10.0
+
+
+def lexical_features(
+    same: torch.Tensor, A_lengths: torch.Tensor, B_lengths: torch.Tensor
+) -> torch.Tensor:
+    """Sentence-level overlap of two texts from their exact-match matrix:
+    the share of each text's tokens that occur in the other, the share of
+    its token bigrams that occur in the other, the smaller of each two, and
+    the shorter text's length over the longer's. Word overlap alone ranks
+    paraphrases (MRPC) as well as a fine-tuned DA does; given to the output
+    layer as they are, these need not be re-learnt from a few thousand
+    sums over tokens.
+
+    same (B, La, Lb) bool: token i of the first text has the form of token j
+        of the second (False on padding and on NULL tokens, which is all the
+        positions beyond the lengths and, with a NULL token, row / column 0).
+    A_lengths (B,), B_lengths (B,) int: the real tokens of each text.
+    RETURNS (B, N_LEXICAL) float in [0, 1]; zeros for an empty text.
+    """
+    same = same.bool()
+    n_a = A_lengths.to(torch.float32).clamp(min=1.0)
+    n_b = B_lengths.to(torch.float32).clamp(min=1.0)
+    words_a = same.any(dim=2).sum(dim=1) / n_a
+    words_b = same.any(dim=1).sum(dim=1) / n_b
+    # Token i, i+1 of the first text match tokens j, j+1 of the second.
+    bigrams = same[:, :-1, :-1] & same[:, 1:, 1:]
+    bigrams_a = bigrams.any(dim=2).sum(dim=1) / (n_a - 1.0).clamp(min=1.0)
+    bigrams_b = bigrams.any(dim=1).sum(dim=1) / (n_b - 1.0).clamp(min=1.0)
+    ratio = torch.minimum(n_a, n_b) / torch.maximum(n_a, n_b)
+    empty = (A_lengths == 0) | (B_lengths == 0)
+    ratio = torch.where(empty, torch.zeros_like(ratio), ratio)
+    return torch.stack(
+        [
+            words_a,
+            words_b,
+            torch.minimum(words_a, words_b),
+            bigrams_a,
+            bigrams_b,
+            torch.minimum(bigrams_a, bigrams_b),
+            ratio,
+        ],
+        dim=1,
+    )
+
+
 class DecomposableAttention(nn.Module):
     """Decomposable Attention for text pairs.
 
@@ -178,12 +226,18 @@ class DecomposableAttention(nn.Module):
         text. Soft alignment over fixed vectors does not find exact matches
         on its own (docs/pair_classifier.md, "Exact match"); the caller
         passes integer token ids (equal ids = the same form).
+    lexical_features (bool): Beyond the paper: append ``N_LEXICAL`` sentence
+        -level overlap measures of the two texts (``lexical_features``) to
+        the pair representation the output layer reads. They hold no
+        weights; the token ids are needed as for ``exact_match``.
 
     forward(A, A_lengths, B, B_lengths, A_ids=None, B_ids=None):
         A (B, La, nI) float, A_lengths (B,) int, B (B, Lb, nI), B_lengths (B,);
-        with ``exact_match``, A_ids (B, La) and B_ids (B, Lb) int token ids
-        (padding never compared: only positions within the lengths count).
-        RETURNS (B, nO) logits, or (B, nH) features when nO is None.
+        with ``exact_match`` or ``lexical_features``, A_ids (B, La) and B_ids
+        (B, Lb) int token ids (padding never compared: only positions within
+        the lengths count).
+        RETURNS (B, nO) logits, or (B, nH) features when nO is None
+        ((B, nH + N_LEXICAL) with ``lexical_features``).
     """
 
     def __init__(
@@ -199,9 +253,11 @@ class DecomposableAttention(nn.Module):
         init_std: Optional[float] = None,
         null_token: bool = False,
         exact_match: bool = False,
+        lexical_features: bool = False,
     ) -> None:
         super().__init__()
         self.nH = nH
+        self.lexical_features = lexical_features
         self.intra_attention = intra_attention
         self.null: Optional[nn.Parameter] = None
         # The paper projects the (fixed) word vectors to the hidden width
@@ -227,7 +283,8 @@ class DecomposableAttention(nn.Module):
         # With exact_match, G also reads the token's "has a match" flag.
         self.G = FeedForward(2 * nA + int(exact_match), nH, dropout)
         self.H = FeedForward(2 * nH, nH, dropout)
-        self.output = nn.Linear(nH, nO) if nO is not None else None
+        nP = nH + N_LEXICAL * int(lexical_features)
+        self.output = nn.Linear(nP, nO) if nO is not None else None
         if init_std is not None:
             # A lazy projection is drawn when its width is known (see
             # _NormalLazyLinear); every other linear map now.
@@ -263,8 +320,8 @@ class DecomposableAttention(nn.Module):
         match nothing. Masks are those of the real tokens."""
         if A_ids is None or B_ids is None:
             raise ValueError(
-                "This DecomposableAttention has exact_match=True: pass the "
-                "token ids A_ids and B_ids."
+                "This DecomposableAttention has exact_match=True or "
+                "lexical_features=True: pass the token ids A_ids and B_ids."
             )
         La, Lb = mask_a.shape[1], mask_b.shape[1]
         same = A_ids[:, :La].unsqueeze(2) == B_ids[:, :Lb].unsqueeze(1)
@@ -286,7 +343,7 @@ class DecomposableAttention(nn.Module):
         mask_a = length_mask(A_lengths, A.shape[1])  # (B, La)
         mask_b = length_mask(B_lengths, B.shape[1])  # (B, Lb)
         same = None
-        if self.match_bias is not None:
+        if self.match_bias is not None or self.lexical_features:
             same = self._same(A_ids, mask_a, B_ids, mask_b).to(A.dtype)
         a = self.project(A[mask_a])  # (Na, nH)
         b = self.project(B[mask_b])  # (Nb, nH)
@@ -325,7 +382,7 @@ class DecomposableAttention(nn.Module):
         # Compare, then aggregate by summing over each example's tokens.
         compare_a = [a, beta[mask_a]]
         compare_b = [b, alpha[mask_b]]
-        if same is not None:
+        if same is not None and self.match_bias is not None:
             # Whether each token's form occurs anywhere in the other text.
             compare_a.append(same.amax(dim=2)[mask_a].unsqueeze(-1).to(a.dtype))
             compare_b.append(same.amax(dim=1)[mask_b].unsqueeze(-1).to(b.dtype))
@@ -334,6 +391,10 @@ class DecomposableAttention(nn.Module):
         v1 = _segment_sum(v1, mask_a)  # (B, nH)
         v2 = _segment_sum(v2, mask_b)
         hidden = self.H(torch.cat([v1, v2], dim=-1))
+        if self.lexical_features and same is not None:
+            lexical = lexical_features(same, A_lengths, B_lengths).to(hidden.dtype)
+            lexical = (lexical - 0.5) * LEXICAL_SCALE
+            hidden = torch.cat([hidden, lexical], dim=-1)
         if self.output is None:
             return hidden
         return self.output(hidden)
