@@ -660,7 +660,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         if kind == "nli" and "alignment" not in r and best.exists():
             import spacy
 
-            from spacy_attn.layers.decomposable_attention import has_soft_alignment
+            from spacy_attn.layers.soft_alignment import has_soft_alignment
 
             nlp = spacy.load(best)
             if any(

@@ -9,7 +9,7 @@ from spacy.util import registry
 from thinc.api import fix_random_seed
 
 from spacy_attn import make_pair
-from spacy_attn.layers.decomposable_attention import NULL_TOKEN_LABEL, has_null_token
+from spacy_attn.layers.soft_alignment import NULL_TOKEN_LABEL, has_null_token
 from spacy_attn.models.decomposable_attention import DecomposableAttention
 
 from .util import make_examples, pair_config

@@ -129,16 +129,7 @@ def init_config_cli(
     Pair task with --lexical-features: a model that also reads the two
     texts' word and bigram overlap (spacy-attn.DecomposableAttention.v5)."""
     check_options(task, backbone, binary, positive_label, no_answer)
-    if lexical_features and task != "pair":
-        fail(
-            f"--lexical-features: a pair task option (--task pair), not --task {task}."
-        )
-    if lexical_features and init_from is not None and not new_head:
-        fail(
-            "--lexical-features with --init-from needs --new-head: a start's "
-            "component is sourced whole, model included; with a new head it "
-            "takes the start's weights into a model that also reads the overlap."
-        )
+    check_lexical_features(lexical_features, task, init_from, new_head)
     positive_label = positive_label or DEFAULT_POSITIVE_LABEL
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
     columns = reader_table(task, columns, delimiter, quoting)
@@ -146,19 +137,33 @@ def init_config_cli(
     settings.update(positive_label=positive_label, no_answer=no_answer)
     config = quickstart_config(task, backbone, **settings)
     header = config_header(task, backbone, **settings)
-    if init_from is not None:
-        from .init_from import start_from
-
-        mapping = parse_label_map(label_map)
-        config, header = start_from(
-            config, header, init_from, task=task, label_map=mapping, new_head=new_head
-        )
-    elif label_map or new_head:
-        option = "--label-map" if label_map else "--new-head"
-        fail(f"{option}: an option of --init-from (the start's labels).")
+    config, header = with_start(config, header, task, init_from, label_map, new_head)
     if lexical_features:
         config, header = with_lexical_features(config, header)
     write_config(output, config, header)
+
+
+def with_start(
+    config: Config,
+    header: List[str],
+    task: str,
+    init_from: Optional[str],
+    label_map: Optional[str],
+    new_head: bool,
+) -> Tuple[Config, List[str]]:
+    """The config and header changed to start from ``init_from`` (when
+    given: ``init_from.start_from``); a clear error for its options without it."""
+    if init_from is None:
+        if label_map or new_head:
+            option = "--label-map" if label_map else "--new-head"
+            fail(f"{option}: an option of --init-from (the start's labels).")
+        return config, header
+    from .init_from import start_from
+
+    mapping = parse_label_map(label_map)
+    return start_from(
+        config, header, init_from, task=task, label_map=mapping, new_head=new_head
+    )
 
 
 # The pair architectures --lexical-features turns into v5: v5 is v4 plus the
@@ -221,6 +226,25 @@ def check_options(
         fail(
             "--positive-label names the positive label of a binary task: add "
             "--binary, or leave it out for a multi-class task (--multiclass)."
+        )
+
+
+def check_lexical_features(
+    lexical_features: bool, task: str, init_from: Optional[str], new_head: bool
+) -> None:
+    """Fail when --lexical-features is given and cannot apply: not a pair
+    task, or a start sourced whole (its model with it)."""
+    if not lexical_features:
+        return
+    if task != "pair":
+        fail(
+            f"--lexical-features: a pair task option (--task pair), not --task {task}."
+        )
+    if init_from is not None and not new_head:
+        fail(
+            "--lexical-features with --init-from needs --new-head: a start's "
+            "component is sourced whole, model included; with a new head it "
+            "takes the start's weights into a model that also reads the overlap."
         )
 
 

@@ -10,7 +10,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.types import Floats2d
 
-from ..layers.decomposable_attention import (
+from ..layers.soft_alignment import (
     NULL_TOKEN_LABEL,
     has_null_token,
     has_soft_alignment,
@@ -161,7 +161,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         include_null (bool): Keep the row and column of the NULL token that
             a model with one (``spacy-attn.DecomposableAttention.v3``) puts
             before each text: they come first, labelled
-            ``spacy_attn.layers.decomposable_attention.NULL_TOKEN_LABEL``.
+            ``spacy_attn.layers.soft_alignment.NULL_TOKEN_LABEL``.
         RETURNS (List[numpy.ndarray]): One float32 (La, Lb) array per doc
             ((La + 1, Lb + 1) with ``include_null``): rows are the first
             text's tokens, columns the second text's, and each row sums to
