@@ -23,7 +23,7 @@ import spacy
 from data_mirror import DataError, Mirror, sha256
 
 from spacy_attn import make_pair
-from spacy_attn.readers import PairRow, cats_for, docbin_with_user_data, read_pair_rows
+from spacy_attn.readers import PairRow, cats_for, read_pair_rows, write_docbin
 
 # sha256 of official files, from public loaders (see project.yml asset
 # descriptions for the sources). Files not listed have no published checksum.
@@ -157,17 +157,14 @@ def load_task(
     raise PrepareError(f"Unknown task {task!r}: use sick, snli, mnli, qqp or mrpc.")
 
 
-def write_docbin(nlp, rows: Split, path: Path) -> int:
+def write_split(nlp, rows: Split, path: Path) -> int:
     def docs():
         for row in rows:
             doc = make_pair(nlp, row.first, row.second)
             doc.cats = cats_for(row.label, None)
             yield doc
 
-    docbin = docbin_with_user_data(docs())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    docbin.to_disk(path)
-    return len(rows)
+    return write_docbin(docs(), path)
 
 
 def main(argv=None) -> None:
@@ -205,7 +202,7 @@ def main(argv=None) -> None:
         dev = dev[: args.dev_limit]
     nlp = spacy.blank(args.lang)
     counts = {
-        name: write_docbin(nlp, rows, out / f"{name}.spacy")
+        name: write_split(nlp, rows, out / f"{name}.spacy")
         for name, rows in (("train", train), ("dev", dev), ("test", test))
     }
     labels = sorted({r.label for r in train})

@@ -489,6 +489,21 @@ def test_docbin_with_user_data_writes_what_add_writes(nlp):
     assert ours.to_bytes() == reference.to_bytes()
 
 
+def test_write_docbin_makes_the_folder_and_reads_back(nlp, tmp_path):
+    """write_docbin saves what docbin_with_user_data packs (folder made),
+    and read_docbin gives back the docs, pairs and cats included."""
+    from spacy_attn.readers import read_docbin, write_docbin
+
+    docs = [make_pair(nlp, f"Premise {i}.", f"Hypothesis {i}.") for i in range(3)]
+    for i, doc in enumerate(docs):
+        doc.cats = {"yes": float(i % 2), "no": float(1 - i % 2)}
+    path = tmp_path / "new" / "pairs.spacy"
+    assert write_docbin(iter(docs), path) == 3
+    back = list(read_docbin(path, nlp.vocab))
+    assert [get_pair_texts(d) for d in back] == [get_pair_texts(d) for d in docs]
+    assert [d.cats for d in back] == [d.cats for d in docs]
+
+
 def test_gzipped_docbin_reads(tmp_path, nlp):
     path = tmp_path / "pairs.spacy.gz"
     with gzip.open(path, "wb") as f:

@@ -138,7 +138,7 @@ def convert_pairs(
     RETURNS (ReadStats): The rows written, the unlabelled rows skipped and
         the labels.
     """
-    from ..readers import docbin_with_user_data, pair_doc, read_pair_rows
+    from ..readers import pair_doc, read_pair_rows, write_docbin
 
     rows, stats = read_pair_rows(
         input_path,
@@ -150,12 +150,13 @@ def convert_pairs(
         columns=columns,
         positive_label=positive_label,
     )
-    docbin = docbin_with_user_data(
-        pair_doc(nlp, row, pair_key=pair_key, positive_label=positive_label)
-        for row in rows
+    write_docbin(
+        (
+            pair_doc(nlp, row, pair_key=pair_key, positive_label=positive_label)
+            for row in rows
+        ),
+        output_path,
     )
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    docbin.to_disk(output_path)
     return stats
 
 

@@ -10,6 +10,7 @@ from .formats import (
     docbin_with_user_data,
     is_docbin_name,
     read_docbin,
+    write_docbin,
 )
 from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader, pair_doc
 from .pair_rows import ReadStats, check_binary_labels, iter_pair_rows, read_pair_rows
@@ -41,6 +42,7 @@ __all__ = [
     "iter_pair_rows",
     "pair_doc",
     "read_docbin",
+    "write_docbin",
     "read_pair_rows",
     "table_format",
 ]

@@ -221,6 +221,20 @@ def docbin_with_user_data(docs: Iterable[Doc]) -> DocBin:
     return docbin
 
 
+def write_docbin(docs: Iterable[Doc], path: Union[str, Path]) -> int:
+    """Save ``docs`` with their user_data as a DocBin at ``path`` (its folder
+    made if needed), packed by ``docbin_with_user_data``: what
+    ``read_docbin`` reads back.
+
+    RETURNS (int): The number of docs written.
+    """
+    docbin = docbin_with_user_data(docs)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(path)
+    return len(docbin)
+
+
 def _user_data_loader() -> Callable[[bytes], Any]:
     """``srsly.msgpack_loads(data, use_list=False)`` (what ``DocBin.get_docs``
     calls) with srsly's decoder hooks chained once, in srsly's order, instead

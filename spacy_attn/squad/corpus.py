@@ -15,7 +15,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..pairs import DEFAULT_PAIR_KEY
-from ..readers import docbin_with_user_data
+from ..readers import write_docbin
 from .align import make_qa_doc
 from .data import (
     DEFAULT_ANSWERS_KEY,
@@ -139,8 +139,4 @@ def log_stats(path: Path, stats: SquadStats) -> None:
 def write_squad_docbin(examples: Iterable[Example], path: Union[str, Path]) -> int:
     """Save the reference docs of QA examples as a DocBin (span groups and
     their attrs included). RETURNS (int): The number of docs written."""
-    docbin = docbin_with_user_data(eg.reference for eg in examples)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    docbin.to_disk(path)
-    return len(docbin)
+    return write_docbin((eg.reference for eg in examples), path)
