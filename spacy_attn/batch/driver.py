@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import CorpusFormatError
+from ..file_safety import check_outputs
 from ..readers.columns import check_against_trained
 from .engines import Engine, EngineInfo, InProcessEngine, Model
 from .errors import PredictError
@@ -195,11 +196,13 @@ class FileRun:
         """Check the options and the output files and open the input.
 
         RAISES (PredictError): On options or files that do not fit.
+        RAISES (OutputPathError): If OUTPUT or REJECTS is INPUT.
         """
         if batch_size < 1:
             raise PredictError(f"--batch-size must be >= 1, got {batch_size}.")
         if max_chars is not None and max_chars < 1:
             raise PredictError(f"--max-chars must be >= 1, got {max_chars}.")
+        check_run_paths(input_path, output_path, rejects)
         check_paths(output_path, rejects, resume=resume, overwrite=overwrite)
         self.input_path, self.output_path, self.rejects = (
             input_path,
@@ -240,6 +243,7 @@ class FileRun:
         has not finished)."""
         stats = self.stats
         stats.engine = engine.name
+        check_run_paths(self.input_path, self.output_path, self.rejects, model=model)
         info = engine.start(model, component=component)
         stats.startup_seconds = time.perf_counter() - self._start
         stats.component, stats.task = info.component, info.kind
@@ -366,6 +370,23 @@ def run_record(
     }
 
 
+def check_run_paths(
+    input_path: Union[str, Path],
+    output_path: Union[str, Path],
+    rejects_path: Optional[Union[str, Path]],
+    *,
+    model: Optional[Model] = None,
+) -> None:
+    """Refuse, before a run opens them, an OUTPUT or REJECTS that is INPUT
+    (a link to it included) or lies in the MODEL directory: --overwrite must
+    never empty the input.
+
+    RAISES (OutputPathError): Naming both paths (``spacy_attn.file_safety``).
+    """
+    outputs = {"OUTPUT": output_path, "--rejects": rejects_path}
+    check_outputs(outputs, {"INPUT": input_path, "MODEL": model})
+
+
 def predict_file(
     model: Model,
     input_path: Union[str, Path],
@@ -450,6 +471,7 @@ def predict_file(
 
 __all__ = [
     "Batch",
+    "check_run_paths",
     "FileRun",
     "make_batches",
     "predict_file",

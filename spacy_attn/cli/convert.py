@@ -10,7 +10,7 @@ from typing_extensions import Annotated
 
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
-from .errors import existing_file, fail, user_errors
+from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import (
     Arg,
     DelimiterOpt,
@@ -84,6 +84,7 @@ def convert_cli(
     from ..loading import load_pipeline
 
     existing_file(input_path, "INPUT")
+    refuse_overwrite({"OUTPUT": output_path}, {"INPUT": input_path, "--model": model})
     if input_format not in FORMATS:
         fail(f"--format: {input_format!r} is not one of {', '.join(FORMATS)}.")
     mapping = parse_label_map(label_map)

@@ -3,7 +3,7 @@ stderr and exit code 1, not a traceback."""
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NoReturn
+from typing import Any, Iterator, Mapping, NoReturn
 
 import typer
 
@@ -21,6 +21,7 @@ def user_errors() -> Iterator[None]:
     its traceback."""
     from ..batch import PredictError
     from ..errors import CorpusFormatError
+    from ..file_safety import OutputPathError
     from ..loading import PipelineLoadError
     from ..pipeline.base import ComponentLoadError
     from ..pipeline.lookup import ComponentLookupError
@@ -33,12 +34,26 @@ def user_errors() -> Iterator[None]:
         ComponentLoadError,
         ComponentLookupError,
         CorpusFormatError,
+        OutputPathError,
     ) as err:
         fail(" ".join(str(err).split()))
     except FileNotFoundError as err:
         fail(f"File not found: {err.filename or err}")
     except IsADirectoryError as err:
         fail(f"{err.filename}: a directory where a file was expected")
+
+
+def refuse_overwrite(outputs: Mapping[str, Any], inputs: Mapping[str, Any]) -> None:
+    """Fail with one line when a path the command writes is one it reads:
+    ``spacy_attn.file_safety.check_outputs``, called before anything is
+    opened (``outputs`` and ``inputs`` by the names the user knows them by,
+    e.g. {"OUTPUT": path}, {"INPUT": path, "MODEL": model})."""
+    from ..file_safety import OutputPathError, check_outputs
+
+    try:
+        check_outputs(outputs, inputs)
+    except OutputPathError as err:
+        fail(str(err))
 
 
 def existing_file(path: Path, what: str) -> None:
@@ -49,4 +64,4 @@ def existing_file(path: Path, what: str) -> None:
         fail(f"{what} {path} is a directory; pass a file.")
 
 
-__all__ = ["existing_file", "fail", "user_errors"]
+__all__ = ["existing_file", "fail", "refuse_overwrite", "user_errors"]

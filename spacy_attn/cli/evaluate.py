@@ -11,7 +11,7 @@ from typing_extensions import Annotated
 from ..baselines import COLUMNS, baseline_failure, score_table
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
-from .errors import existing_file, fail, user_errors
+from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import (
     Arg,
     DelimiterOpt,
@@ -104,6 +104,7 @@ def evaluate_cli(
     answering and the context's first words.
     """
     existing_file(data, "DATA")
+    refuse_overwrite({"--output": output}, {"DATA": data, "MODEL": model})
     if is_squad_json(data):
         return evaluate_qa_cli(
             model, data, batch_size=batch_size, gpu_id=gpu_id,
@@ -127,9 +128,7 @@ def evaluate_cli(
             quoting=quoting,
         )
     text = json.dumps(scores, indent=2)
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf8")
+    write_scores(output, text)
     baselines = scores.get("baselines", {})
     print_notes(scores)
     if as_json:
@@ -265,13 +264,19 @@ def evaluate_qa_cli(
     with user_errors():
         report = evaluate_qa_file(model, data, batch_size=batch_size, gpu_id=gpu_id)
     text = json.dumps(report, indent=2)
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf8")
+    write_scores(output, text)
     typer.echo(text if as_json else "\n".join(qa_report_lines(report)))
     failure = qa_failure(report, min_margin=100 * min_margin)
     if check and failure:
         fail(failure)
+
+
+def write_scores(output: Optional[Path], text: str) -> None:
+    """Write the scores' JSON to ``output`` (None: nowhere); the command
+    checked that it is none of its inputs (``refuse_overwrite``)."""
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf8")
 
 
 def print_notes(scores: Dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from .config_templates import (
     TASKS,
     base_config,
 )
-from .errors import fail
+from .errors import fail, refuse_overwrite
 from .options import (
     Arg,
     DelimiterOpt,
@@ -128,6 +128,7 @@ def init_config_cli(
     --init-from, training starts from a trained pipeline (spaCy's source).
     Pair task with --lexical-features: a model that also reads the two
     texts' word and bigram overlap (spacy-attn.DecomposableAttention.v5)."""
+    refuse_overwrite({"OUTPUT": output}, {"--init-from": init_from})
     check_options(task, backbone, binary, positive_label, no_answer)
     check_lexical_features(lexical_features, task, init_from, new_head)
     positive_label = positive_label or DEFAULT_POSITIVE_LABEL

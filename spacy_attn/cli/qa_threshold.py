@@ -10,7 +10,7 @@ import typer
 from typing_extensions import Annotated
 
 from .app import attn_cli
-from .errors import existing_file, fail, user_errors
+from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import Arg, GpuIdOpt, JsonOpt, ModelArg, Opt
 
 # The official SQuAD 2.0 figures in the table, by their keys.
@@ -140,6 +140,8 @@ def qa_threshold_cli(
     to the ranking of answers from many contexts (the pipeline's
     overlap_weight, used by answer_question and spacy attn predict)."""
     existing_file(data, "DATA")
+    # OUTPUT is written as a whole (nlp.to_disk): MODEL, or DATA inside it, is lost.
+    refuse_overwrite({"OUTPUT": output}, {"MODEL": model, "DATA": data})
     if max_has_answer_drop is not None and not max_has_answer_drop >= 0:
         fail(f"--max-has-answer-drop is F1 points, 0 or more: {max_has_answer_drop}")
     if output.exists() and not output.is_dir():

@@ -9,7 +9,7 @@ import typer
 from typing_extensions import Annotated
 
 from .app import attn_cli
-from .errors import existing_file, fail, user_errors
+from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import Arg, GpuIdOpt, ModelArg, Opt
 
 if TYPE_CHECKING:  # the pipeline is loaded when the command runs
@@ -81,6 +81,7 @@ def rank_cli(
     its text.
     """
     existing_file(candidates, "CANDIDATES")
+    refuse_overwrite({"--output": output}, {"CANDIDATES": candidates, "MODEL": model})
     if top_k < 0:
         fail(f"--top-k must be 0 (all) or more, got {top_k}.")
     lines = read_candidates(candidates)

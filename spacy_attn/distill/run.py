@@ -15,6 +15,7 @@ from spacy.language import Language
 from thinc.api import Config
 
 from ..batch import Engine
+from ..file_safety import check_outputs
 from ..pipeline.distill_loss import DistillSettings
 from ..readers.columns import PairColumns
 from ..readers.pair_rows import iter_pair_rows
@@ -31,6 +32,8 @@ from .transfer import (
 TRANSFER_DIR = "transfer"
 TRANSFER_FILE = "transfer.jsonl"
 STUDENT_CONFIG = "config.cfg"
+# What ``spacy train`` writes in the output directory.
+TRAINED = ("model-best", "model-last")
 
 
 @dataclass
@@ -93,6 +96,7 @@ def prepare(
     config = util.load_config(
         student_config, overrides=overrides or {}, interpolate=False
     )
+    _check_outputs(output_dir, teacher, student_config, unlabelled, config)
     nlp = _student_for_reading(config)
     train = training_rows(_train_examples(nlp, config))
     if not train:
@@ -177,6 +181,37 @@ def student_training_config(
     }
     config[section][name] = reader
     return config
+
+
+def _check_outputs(
+    output_dir: Union[str, Path],
+    teacher: Union[str, Path, Language],
+    student_config: Union[str, Path],
+    unlabelled: Optional[Union[str, Path]],
+    config: Config,
+) -> None:
+    """Refuse an OUTPUT whose entries are inputs: the teacher, the student's
+    config, --unlabelled, or a file of the config (its [paths], its
+    corpora's paths, named as the override that sets them: --paths.train).
+
+    RAISES (OutputPathError): Naming the input and the entry.
+    """
+    interpolated = Config(config).interpolate()
+    inputs: Dict[str, Any] = {
+        f"--paths.{key}": value for key, value in interpolated.get("paths", {}).items()
+    }
+    for key, reader in interpolated.get("corpora", {}).items():
+        if isinstance(reader, dict):
+            inputs[f"--corpora.{key}.path"] = reader.get("path")
+    inputs.update(
+        {
+            "TEACHER": teacher,
+            "STUDENT_CONFIG": student_config,
+            "--unlabelled": unlabelled,
+        }
+    )
+    written = [TRANSFER_DIR, STUDENT_CONFIG, *TRAINED]
+    check_outputs({"--output": output_dir}, inputs, entries={"--output": written})
 
 
 def _student_for_reading(config: Config) -> Language:
