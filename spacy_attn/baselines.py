@@ -1,19 +1,52 @@
-"""Trivial baselines of pair classification (the majority class, word overlap
-between the two texts), scored like a model, and the check that a model beats
-them (``spacy attn evaluate``, ``scripts/check_metrics.py``)."""
+"""Trivial baselines of pair classification, scored like a model, and the
+check that a model beats them (``spacy attn evaluate``,
+``scripts/check_metrics.py``): the majority class, and four lexical scores of
+the two texts (``spacy_attn.lexical``), each ranking the pairs and
+thresholded as a classifier.
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+* ``word overlap``: the Jaccard similarity of the two texts' sets of
+  lower-cased words, stopwords included (``word_overlap``).
+* ``shared words``: how many distinct content words the two texts share
+  (``lexical.content_words``: lower-cased, without punctuation, symbols and
+  spaCy's English stop words).
+* ``IDF shared words``: the shared content words, each weighted by its IDF.
+* ``BM25``: Okapi BM25 of the second text (the candidate) for the first
+  (the query), with ``k1`` and ``b`` (defaults 1.2 and 0.75).
+
+IDF and BM25's mean candidate length come from a ``lexical.IdfTable``: by
+default that of the evaluated pairs' distinct candidates, or of a training
+file's.
+"""
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from .lexical import (
+    BM25_B,
+    BM25_K1,
+    STOP_WORDS,
+    IdfTable,
+    bm25,
+    candidate_idf,
+    check_bm25_settings,
+    idf_shared_words,
+    pair_content_words,
+    shared_words,
+)
 from .pairs import DEFAULT_PAIR_KEY, get_pair_bounds
 from .pipeline.classifier import rescale_to_threshold
 from .scorers import best_threshold, pair_classifier_score
 
 MAJORITY = "majority class"
 OVERLAP = "word overlap"
+SHARED = "shared words"
+IDF_SHARED = "IDF shared words"
+BM25 = "BM25"
+# The lexical baselines, in the order of the tables.
+LEXICAL = (OVERLAP, SHARED, IDF_SHARED, BM25)
 
 # Metric key -> column title, in the order of the tables.
 COLUMNS = {
@@ -56,6 +89,51 @@ def word_overlap(doc: Doc, pair_key: str = DEFAULT_PAIR_KEY) -> float:
     return len(first & second) / len(union) if union else 0.0
 
 
+def lexical_scores(
+    docs: Sequence[Doc],
+    *,
+    names: Sequence[str] = LEXICAL,
+    pair_key: str = DEFAULT_PAIR_KEY,
+    idf: Optional[IdfTable] = None,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> Dict[str, numpy.ndarray]:
+    """Each lexical baseline's score of each pair doc (higher: the second
+    text answers the first better).
+
+    docs (Sequence[Doc]): Pair docs.
+    names (Sequence[str]): The baselines, of ``LEXICAL``.
+    pair_key (str): The name of the pair in the docs.
+    idf (Optional[IdfTable]): IDF and mean length (default: ``candidate_idf``
+        of the docs).
+    k1, b (float): BM25's settings.
+    RETURNS (Dict[str, numpy.ndarray]): float64 scores (one per doc) by name.
+    RAISES (ValueError): For an unknown name or BM25 setting.
+    """
+    unknown = [name for name in names if name not in LEXICAL]
+    if unknown:
+        raise ValueError(
+            f"Unknown lexical baseline {unknown[0]!r}: choose from {list(LEXICAL)}."
+        )
+    check_bm25_settings(k1=k1, b=b)
+    docs = list(docs)
+    table = idf
+    if table is None:  # the candidates' table, only where a baseline reads it
+        needed = IDF_SHARED in names or BM25 in names
+        table = candidate_idf(docs, pair_key) if needed else IdfTable(0, {}, 0.0)
+    words = [pair_content_words(doc, pair_key) for doc in docs]
+    scorers = {
+        OVERLAP: lambda i: word_overlap(docs[i], pair_key),
+        SHARED: lambda i: shared_words(*words[i]),
+        IDF_SHARED: lambda i: idf_shared_words(*words[i], table),
+        BM25: lambda i: bm25(*words[i], table, k1=k1, b=b),
+    }
+    return {
+        name: numpy.asarray([scorers[name](i) for i in range(len(docs))], dtype="f8")
+        for name in names
+    }
+
+
 def _gold_class(eg: Example) -> Optional[str]:
     gold = [label for label, value in eg.reference.cats.items() if value == 1.0]
     return gold[0] if gold else None
@@ -77,20 +155,28 @@ def baseline_scores(
     labels: Sequence[str],
     positive_label: Optional[str] = None,
     pair_key: str = DEFAULT_PAIR_KEY,
+    idf: Optional[IdfTable] = None,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
 ) -> Dict[str, Dict[str, Any]]:
     """The scores (``pair_classifier_score``) of the trivial baselines on the
     examples, so that they compare with the model's directly.
 
     Majority class: the examples' most frequent gold class for every pair,
     with the same score for each (so it ranks nothing: ties rank positives
-    last). Word overlap, for two labels with a positive one: P(positive) =
-    ``word_overlap``, positive from the threshold that maximizes the
-    positive class's F1 on these same examples (the baseline's best case).
+    last). The lexical baselines (``LEXICAL``, see ``lexical_scores``), for
+    two labels with a positive one: each ranks the pairs by its score, and
+    calls a pair positive from the threshold that maximizes the positive
+    class's F1 on these same examples (the baseline's best case), saved
+    under ``threshold`` (on the baseline's own scale).
 
     examples (Sequence[Example]): Gold examples with pair docs.
     labels (Sequence[str]): The model's labels (exclusive classes).
     positive_label (Optional[str]): The positive label of a binary task.
     pair_key (str): The name of the pair in the docs.
+    idf (Optional[IdfTable]): IDF and mean length of the lexical baselines
+        (default: ``candidate_idf`` of the examples).
+    k1, b (float): BM25's settings.
     RETURNS (Dict[str, Dict[str, Any]]): Scores by baseline name.
     """
     labelled = [eg for eg in examples if _gold_class(eg) is not None]
@@ -111,14 +197,107 @@ def baseline_scores(
     }
     if positive_label is None or len(labels) != 2 or positive_label not in labels:
         return results
-    overlap = numpy.asarray([word_overlap(eg.reference, pair_key) for eg in labelled])
-    golds = [eg.reference.cats.get(positive_label, 0.0) == 1.0 for eg in labelled]
-    threshold, _ = best_threshold(overlap.tolist(), golds)
-    pos = rescale_to_threshold(overlap, 0.5 if threshold is None else threshold)
     negative = [other for other in labels if other != positive_label][0]
-    cats = [{positive_label: float(p), negative: 1.0 - float(p)} for p in pos]
-    results[OVERLAP] = pair_classifier_score(_with_cats(labelled, cats), **kw)
+    golds = [eg.reference.cats.get(positive_label, 0.0) == 1.0 for eg in labelled]
+    docs = [eg.reference for eg in labelled]
+    scores = lexical_scores(docs, pair_key=pair_key, idf=idf, k1=k1, b=b)
+    for name, values in scores.items():
+        threshold, _ = best_threshold(values.tolist(), golds)
+        pos = thresholded(values, threshold)
+        cats = [{positive_label: float(p), negative: 1.0 - float(p)} for p in pos]
+        results[name] = pair_classifier_score(_with_cats(labelled, cats), **kw)
+        results[name]["threshold"] = threshold
     return results
+
+
+def lexical_settings(
+    idf: IdfTable, *, source: str, k1: float = BM25_K1, b: float = BM25_B
+) -> Dict[str, Any]:
+    """How the lexical baselines were computed, for a scores file.
+
+    idf (IdfTable): The table they used.
+    source (str): Where its candidates came from (a file name).
+    k1, b (float): BM25's settings.
+    RETURNS (Dict[str, Any]): ``words`` (which words count), ``stop_words``
+        (how many), ``idf_from``, ``idf_documents`` (distinct candidates),
+        ``bm25_k1`` and ``bm25_b``.
+    """
+    return {
+        "words": (
+            "lower-cased tokens with a letter or digit, without spaCy's English "
+            "stop words (spacy.lang.en.stop_words.STOP_WORDS)"
+        ),
+        "stop_words": len(STOP_WORDS),
+        "idf_from": source,
+        "idf_documents": idf.n_docs,
+        "bm25_k1": k1,
+        "bm25_b": b,
+    }
+
+
+def describe_lexical(settings: Dict[str, Any]) -> str:
+    """One line on ``lexical_settings``, for a command's output."""
+    return (
+        f"Lexical baselines: {settings['words']}; IDF from the "
+        f"{settings['idf_documents']:,} distinct candidates of "
+        f"{settings['idf_from']}; BM25 k1 {settings['bm25_k1']:g}, b "
+        f"{settings['bm25_b']:g}."
+    )
+
+
+def pair_baselines(
+    examples: Sequence[Example],
+    idf_examples: Iterable[Example],
+    *,
+    labels: Sequence[str],
+    positive_label: Optional[str] = None,
+    pair_key: str = DEFAULT_PAIR_KEY,
+    idf_source: str = "the evaluated pairs",
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> Dict[str, Any]:
+    """What ``spacy attn evaluate`` reports beside a pair classifier's scores:
+    ``baselines``, the trivial baselines' scores (``baseline_scores``) by
+    name, and, where the lexical ones apply (two labels, one positive),
+    ``lexical_baselines``, how they were computed (``lexical_settings``).
+
+    examples (Sequence[Example]): The gold examples scored.
+    idf_examples (Iterable[Example]): Those whose distinct candidates give
+        the IDF (``examples`` themselves, or a training file's: what a
+        deployed system would have indexed); read only where needed.
+    labels, positive_label, pair_key: As ``baseline_scores``.
+    idf_source (str): Where ``idf_examples`` come from (a file name).
+    k1, b (float): BM25's settings.
+    RETURNS (Dict[str, Any]): ``baselines`` and maybe ``lexical_baselines``.
+    """
+    lexical = positive_label in labels and len(labels) == 2
+    idf = None
+    if lexical:
+        idf = candidate_idf((eg.reference for eg in idf_examples), pair_key)
+    out: Dict[str, Any] = {
+        "baselines": baseline_scores(
+            examples,
+            labels=labels,
+            positive_label=positive_label,
+            pair_key=pair_key,
+            idf=idf,
+            k1=k1,
+            b=b,
+        )
+    }
+    if idf is not None and BM25 in out["baselines"]:
+        out["lexical_baselines"] = lexical_settings(idf, source=idf_source, k1=k1, b=b)
+    return out
+
+
+def thresholded(scores: numpy.ndarray, threshold: Optional[float]) -> numpy.ndarray:
+    """Non-negative scores as probabilities in [0, 1], in the same order,
+    ``threshold`` mapped to 0.5 (None, when nothing is positive: 0.5): so a
+    score at or above it is called positive and the ranking is unchanged."""
+    # x / (1 + x) maps [0, inf) into [0, 1) monotonically, which
+    # rescale_to_threshold needs; BM25 and the counts are unbounded.
+    t = 0.5 if threshold is None else threshold / (1.0 + threshold)
+    return rescale_to_threshold(scores / (1.0 + scores), t)
 
 
 def primary_metrics(scores: Dict[str, Any]) -> List[str]:
@@ -171,13 +350,22 @@ def baseline_failure(
 
 
 __all__ = [
+    "BM25",
     "COLUMNS",
+    "IDF_SHARED",
+    "LEXICAL",
     "MAJORITY",
     "OVERLAP",
+    "SHARED",
     "baseline_failure",
     "baseline_scores",
+    "describe_lexical",
+    "lexical_scores",
+    "lexical_settings",
     "majority_baseline",
+    "pair_baselines",
     "primary_metrics",
     "score_table",
+    "thresholded",
     "word_overlap",
 ]

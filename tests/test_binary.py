@@ -190,15 +190,45 @@ SELECTION = [
 ANSWERS = {"Melville wrote it in 1851.", "The sky is blue.", "Peace came in 1945."}
 
 
-def _selection_csv(path):
+# Two questions where the positive sentence shares the same content words
+# as a longer negative that repeats the question's stopwords: word overlap
+# (Jaccard) ranks the negative first, the content-word counts tie (ties rank
+# positives last), and only BM25, through its length normalisation, ranks
+# the short positive first.
+BM25_ONLY = [
+    ("q1", "What is the capital of France?", "Paris, capital France.", 0.9),
+    (
+        "q1",
+        "What is the capital of France?",
+        "What is the capital of the land next to France and Spain?",
+        0.1,
+    ),
+    ("q2", "Who is the author of Hamlet?", "Shakespeare: Hamlet author.", 0.2),
+    (
+        "q2",
+        "Who is the author of Hamlet?",
+        "Who is the author of the play that came before Hamlet and Othello?",
+        0.8,
+    ),
+    ("q3", "When did the war end?", "The war ended in 1945.", 0.7),
+    ("q3", "When did the war end?", "Birds fly south.", 0.3),
+]
+BM25_ONLY_ANSWERS = {
+    "Paris, capital France.",
+    "Shakespeare: Hamlet author.",
+    "The war ended in 1945.",
+}
+
+
+def _selection_csv(path, rows=SELECTION, answers=ANSWERS):
     lines = ["qid,question,sentence,answer"]
-    for qid, q, s, _ in SELECTION:
-        lines.append(f'{qid},"{q}","{s}",{"yes" if s in ANSWERS else "no"}')
+    for qid, q, s, _ in rows:
+        lines.append(f'{qid},"{q}","{s}",{"yes" if s in answers else "no"}')
     path.write_text("\n".join(lines) + "\n", encoding="utf8")
     return path
 
 
-def _evaluate(nlp, monkeypatch, tmp_path, p_yes, *extra):
+def _evaluate(nlp, monkeypatch, tmp_path, p_yes, *extra, data=None):
     from typer.testing import CliRunner
 
     from spacy_attn.cli import attn_cli
@@ -220,7 +250,7 @@ def _evaluate(nlp, monkeypatch, tmp_path, p_yes, *extra):
     import spacy_attn.batch  # noqa: F401
 
     monkeypatch.setattr("spacy_attn.loading.load_pipeline", lambda *a, **kw: nlp)
-    data = _selection_csv(tmp_path / "dev.csv")
+    data = data or _selection_csv(tmp_path / "dev.csv")
     args = ["evaluate", "model", str(data), "--text-cols", "question,sentence"]
     args += ["--label-col", "answer", "--group-col", "qid", *extra]
     return CliRunner().invoke(attn_cli, args)
@@ -238,16 +268,27 @@ def test_evaluate_passes_when_the_model_beats_the_baselines(
     assert lines[0].split() == [
         *"accuracy macro-F pos-P pos-R pos-F MAP MRR P@1".split()
     ]
-    model, majority, overlap = (line.split() for line in lines[1:4])
+    model, majority, overlap, shared, idf, bm25 = (row.split() for row in lines[1:7])
+    assert len(lines) == 7
     assert model[0] == "model" and model[6:] == ["1.0000", "1.0000", "1.0000"]
     assert overlap[:2] == ["word", "overlap"]
     assert float(overlap[7]) == pytest.approx((1 / 2 + 1 + 1 / 3) / 3, abs=1e-4)
     assert majority[:2] == ["majority", "class"] and majority[6] == "0.0000"
+    assert shared[:2] == ["shared", "words"] and idf[:3] == ["IDF", "shared", "words"]
+    assert bm25[0] == "BM25" and len(bm25) == 9
     saved = srsly.read_json(out)
-    assert saved["pair_map"] == 1.0 and set(saved["baselines"]) == {
+    assert saved["pair_map"] == 1.0 and list(saved["baselines"]) == [
         "majority class",
         "word overlap",
-    }
+        "shared words",
+        "IDF shared words",
+        "BM25",
+    ]
+    lexical = saved["lexical_baselines"]
+    assert (lexical["bm25_k1"], lexical["bm25_b"]) == (1.2, 0.75)
+    # 8 rows, 8 distinct sentences: each a document of the IDF.
+    assert lexical["idf_documents"] == 8 and lexical["idf_from"].endswith("dev.csv")
+    assert "Lexical baselines:" in result.stderr and "k1 1.2, b 0.75" in result.stderr
     as_json = _evaluate(nlp, monkeypatch, tmp_path, good, "--json")
     assert srsly.json_loads(as_json.stdout)["pair_map"] == 1.0
 
@@ -260,14 +301,76 @@ def test_evaluate_fails_when_the_baselines_win(binary_nlp, monkeypatch, tmp_path
     assert result.exit_code == 1
     # The rows read (every line counted), the groups MAP averages over, then
     # the failure: one line each.
-    read, groups, *lines = result.stderr.strip().splitlines()
+    read, lexical, groups, *lines = result.stderr.strip().splitlines()
     assert read.startswith("Read ") and "8 rows" in read and "0 bad" in read, read
+    assert lexical.startswith("Lexical baselines: "), lexical
     assert (
         groups == "MAP, MRR and P@1 over 3 groups (0 without a positive pair left out)."
     )
     assert len(lines) == 1 and "does not beat the trivial baselines" in lines[0]
     assert "MAP" in lines[0] and "word overlap" in lines[0], lines
     assert _evaluate(nlp, monkeypatch, tmp_path, bad, "--no-check").exit_code == 0
+
+
+def test_evaluate_fails_below_bm25_alone(binary_nlp, monkeypatch, tmp_path):
+    nlp, _ = binary_nlp
+    data = _selection_csv(tmp_path / "test.csv", BM25_ONLY, BM25_ONLY_ANSWERS)
+    # The model ranks q2's answer second: MAP (1 + 1/2 + 1) / 3.
+    p_yes = {s: p for _, _, s, p in BM25_ONLY}
+    result = _evaluate(nlp, monkeypatch, tmp_path, p_yes, "--json", data=data)
+    assert result.exit_code == 1
+    scores = srsly.json_loads(result.stdout)
+    maps = {name: b["pair_map"] for name, b in scores["baselines"].items()}
+    assert scores["pair_map"] == pytest.approx(5 / 6)
+    # Every other baseline ranks both q1 and q2 wrong: (1/2 + 1/2 + 1) / 3.
+    assert maps == pytest.approx(
+        {
+            "majority class": 0.5,
+            "word overlap": 2 / 3,
+            "shared words": 2 / 3,
+            "IDF shared words": 2 / 3,
+            "BM25": 1.0,
+        }
+    )
+    failure = result.stderr.strip().splitlines()[-1]
+    assert "does not beat the trivial baselines" in failure
+    assert "MAP 0.8333 vs BM25 1.0000" in failure and "word overlap" not in failure
+    # Without length normalisation (b 0) BM25 ties too, and the model passes.
+    flat = _evaluate(nlp, monkeypatch, tmp_path, p_yes, "--bm25-b", "0", data=data)
+    assert flat.exit_code == 0, flat.output
+    assert "BM25 k1 1.2, b 0." in flat.stderr
+
+
+def test_evaluate_idf_from_a_training_file(binary_nlp, monkeypatch, tmp_path):
+    nlp, _ = binary_nlp
+    p_yes = {s: p for _, _, s, p in SELECTION}
+    out = tmp_path / "scores.json"
+    own = _evaluate(nlp, monkeypatch, tmp_path, p_yes, "--output", str(out))
+    assert own.exit_code == 0, own.output
+    own_scores = srsly.read_json(out)
+    # A training file where "war" is in every candidate: its IDF falls, and
+    # with it q3's positive ("Peace came in 1945.", sharing no word) is no
+    # longer below the long negative that shares "war" twice.
+    train = tmp_path / "train.csv"
+    rows = [
+        ("t1", "Any question?", f"The war lasted {n} years.", 0.0) for n in range(9)
+    ]
+    _selection_csv(train, rows, set())
+    args = ("--output", str(out), "--idf-data", str(train))
+    trained = _evaluate(nlp, monkeypatch, tmp_path, p_yes, *args)
+    assert trained.exit_code == 0, trained.output
+    scores = srsly.read_json(out)
+    lexical = scores["lexical_baselines"]
+    assert lexical["idf_from"] == str(train) and lexical["idf_documents"] == 9
+    assert own_scores["lexical_baselines"]["idf_documents"] == 8
+    for name in ("IDF shared words", "BM25"):
+        assert (
+            scores["baselines"][name]["threshold"]
+            != own_scores["baselines"][name]["threshold"]
+        )
+    # The counts and the Jaccard score read no IDF.
+    for name in ("word overlap", "shared words"):
+        assert scores["baselines"][name] == own_scores["baselines"][name]
 
 
 def test_positive_label_given_at_initialize():

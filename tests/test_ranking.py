@@ -269,6 +269,51 @@ def test_cli_empty_or_missing_candidates(binary_path, tmp_path):
     assert result.exit_code == 1 and "CANDIDATES not found" in result.stderr
 
 
+def test_score_pairs_and_rank_by_bm25(binary):
+    from spacy_attn.baselines import BM25, lexical_scores
+    from spacy_attn.lexical import candidate_idf
+
+    pairs = [(QUERY, text) for text in CANDIDATES]
+    scores = score_pairs(binary, pairs, baseline=BM25)
+    docs = [spacy_attn.make_pair(binary, a, b) for a, b in pairs]
+    # IDF from the candidates scored; the model is not run.
+    expected = lexical_scores(docs, names=[BM25], idf=candidate_idf(docs))[BM25]
+    assert scores.dtype == numpy.float32 and scores.shape == (len(CANDIDATES),)
+    numpy.testing.assert_allclose(scores, expected, rtol=1e-6)
+    # Two candidates share one content word with the query, as rare (one
+    # candidate each): "playing" in the shorter one (1 content word, against
+    # 3 of "A man plays music.") ranks first, by length normalisation; the
+    # rest score 0 and keep their order.
+    ranked = rank_candidates(binary, QUERY, CANDIDATES, baseline=BM25, top_k=3)
+    assert [r.index for r in ranked] == [2, 0, 1] and ranked[2].score == 0.0
+    assert ranked[0].score > ranked[1].score == pytest.approx(float(scores[0]))
+    flat = score_pairs(binary, pairs, baseline=BM25, k1=0.0)
+    assert flat[0] == pytest.approx(candidate_idf(docs).idf("man"))
+    with pytest.raises(PairScoreError, match="Unknown baseline 'tfidf'"):
+        score_pairs(binary, pairs, baseline="tfidf")
+    with pytest.raises(PairScoreError, match="no label to choose"):
+        score_pairs(binary, pairs, baseline=BM25, label="entailment")
+    with pytest.raises(PairScoreError, match="b must be between 0 and 1"):
+        score_pairs(binary, pairs, baseline=BM25, b=2.0)
+
+
+def test_cli_ranks_by_a_baseline(binary, binary_path, tmp_path):
+    candidates = write_candidates(tmp_path / "candidates.txt")
+    output = tmp_path / "ranking.json"
+    args = ["rank", str(binary_path), QUERY, str(candidates), "--top-k", "0"]
+    args += ["--baseline", "BM25", "--bm25-k1", "2", "--output", str(output)]
+    result = CliRunner().invoke(attn_cli, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads(output.read_text(encoding="utf8"))
+    assert (record["baseline"], record["label"]) == ("BM25", None)
+    assert (record["bm25_k1"], record["bm25_b"]) == (2.0, 0.75)
+    expected = rank_candidates(binary, QUERY, CANDIDATES, baseline="BM25", k1=2.0)
+    assert [r["text"] for r in record["results"]] == [e.text for e in expected]
+    assert record["results"][0]["score"] == pytest.approx(expected[0].score)
+    bad = CliRunner().invoke(attn_cli, args[:-2] + ["--baseline", "tfidf"])
+    assert bad.exit_code == 1 and "Unknown baseline 'tfidf'" in bad.stderr
+
+
 @pytest.mark.slow
 def test_cli_n_process_2_equals_1(binary_path, tmp_path):
     """Forked workers (in a subprocess with a timeout: a hang fails)."""

@@ -1,5 +1,5 @@
-"""``spacy attn evaluate``: a pipeline's scores on a pair corpus, beside two
-trivial baselines that it must beat."""
+"""``spacy attn evaluate``: a pipeline's scores on a pair corpus, beside the
+trivial baselines that it must beat (``spacy_attn.baselines``)."""
 
 import json
 from pathlib import Path
@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 import typer
 from typing_extensions import Annotated
 
-from ..baselines import COLUMNS, baseline_failure, score_table
+from ..baselines import COLUMNS, baseline_failure, describe_lexical, score_table
+from ..lexical import BM25_B, BM25_K1
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
 from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import (
     Arg,
+    Bm25BOpt,
+    Bm25K1Opt,
     DelimiterOpt,
     FormatOpt,
     GpuIdOpt,
@@ -59,6 +62,20 @@ EvalOutputOpt = Annotated[
 ]
 
 
+IdfDataOpt = Annotated[
+    Optional[Path],
+    Opt(
+        "--idf-data",
+        help=(
+            "Pair corpus (e.g. the training file, read like DATA) whose distinct "
+            "second texts give the lexical baselines' IDF and BM25's mean length "
+            "(default: DATA's)"
+        ),
+        show_default=False,
+    ),
+]
+
+
 @attn_cli.command("evaluate", no_args_is_help=True)
 def evaluate_cli(
     model: ModelArg,
@@ -91,19 +108,25 @@ def evaluate_cli(
         float,
         Opt("--min-margin", help="How far (0-1) the model must beat the baselines"),
     ] = 0.0,
+    idf_data: IdfDataOpt = None,
+    bm25_k1: Bm25K1Opt = BM25_K1,
+    bm25_b: Bm25BOpt = BM25_B,
 ) -> None:
     """Evaluate a pipeline on a pair corpus, like `spacy evaluate` but keeping
     each doc's pair (read with spacy-attn.PairCorpus.v1). Prints accuracy,
     macro-F, the positive class's P/R/F (with a positive label) and MAP, MRR
-    and P@1 (with --group-col, or docs with group ids) beside two trivial
-    baselines on the same data, the majority class and the word overlap of
-    the two texts; exits 1 when the model does not beat them. A span-QA
+    and P@1 (with --group-col, or docs with group ids) beside trivial
+    baselines on the same data: the majority class and, for a binary task,
+    word overlap, shared content words, IDF-weighted shared words and Okapi
+    BM25; exits 1 when the model does not beat the strongest. A span-QA
     pipeline on a SQuAD JSON file (.json, .json.gz): the official EM / F1
     of its answers, "no answer" where its threshold says so, how often it
     refuses an answerable question, beside always-no-answer, always
     answering and the context's first words.
     """
     existing_file(data, "DATA")
+    if idf_data is not None:
+        existing_file(idf_data, "--idf-data")
     refuse_overwrite({"--output": output}, {"DATA": data, "MODEL": model})
     if is_squad_json(data):
         return evaluate_qa_cli(
@@ -126,7 +149,25 @@ def evaluate_cli(
             input_format=input_format,
             delimiter=delimiter,
             quoting=quoting,
+            idf_data=idf_data,
+            bm25_k1=bm25_k1,
+            bm25_b=bm25_b,
         )
+    report_pair_scores(
+        scores, output=output, as_json=as_json, check=check, min_margin=min_margin
+    )
+
+
+def report_pair_scores(
+    scores: Dict[str, Any],
+    *,
+    output: Optional[Path],
+    as_json: bool,
+    check: bool,
+    min_margin: float,
+) -> None:
+    """``evaluate`` of a pair pipeline, once scored (``evaluate_pairs``):
+    write, print and check the scores beside the baselines'."""
     text = json.dumps(scores, indent=2)
     write_scores(output, text)
     baselines = scores.get("baselines", {})
@@ -155,6 +196,9 @@ def evaluate_pairs(
     input_format: str = "auto",
     delimiter: Optional[str] = None,
     quoting: str = "auto",
+    idf_data: Optional[Path] = None,
+    bm25_k1: float = BM25_K1,
+    bm25_b: float = BM25_B,
 ) -> Dict[str, Any]:
     """The scores of a pipeline on a pair corpus (``nlp.evaluate`` on the
     examples of spacy-attn.PairCorpus.v1, which keep each doc's pair).
@@ -167,12 +211,14 @@ def evaluate_pairs(
         (``spacy_attn.readers.table_format``).
     positive_label (Optional[str]): The positive label of a binary task
         (default: the one the pair classifier learned in training, if any).
+    idf_data (Optional[Path]): A pair corpus, read like ``data``, whose
+        candidates give the lexical baselines' IDF (default: ``data``'s).
+    bm25_k1, bm25_b (float): BM25's settings.
     RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them,
-        and ``baselines``: the same scores of the trivial baselines (see
-        ``spacy_attn.baselines.baseline_scores``) by name.
+        and those of ``spacy_attn.baselines.pair_baselines``.
     RAISES (CorpusFormatError): For a gold label the model does not know.
     """
-    from ..baselines import baseline_scores
+    from ..baselines import pair_baselines
     from ..loading import load_pipeline
     from ..pipeline.pair_classifier import PairClassifier
     from ..readers import PairCorpus
@@ -183,17 +229,12 @@ def evaluate_pairs(
     columns, note = columns_for(trained, columns)
     if label_map is None:  # as the pipeline's training files were read
         label_map = trained.get("label_map")
-    corpus = PairCorpus(
-        data,
-        format=input_format,
-        delimiter=delimiter,
-        quoting=quoting,
-        pair_key=pair_key,
-        label_map=label_map,
-        positive_label=positive_label,
-        limit=limit,
+    read: Dict[str, Any] = dict(
+        format=input_format, delimiter=delimiter, quoting=quoting,
+        pair_key=pair_key, label_map=label_map, positive_label=positive_label,
         columns=columns,
-    )
+    )  # fmt: skip
+    corpus = PairCorpus(data, limit=limit, **read)
     classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
     known = [label for pipe in classifiers for label in pipe.labels]
     if known:
@@ -206,13 +247,14 @@ def evaluate_pairs(
     scorer_cfg = {"positive_label": positive_label} if positive_label else None
     scores = nlp.evaluate(examples, batch_size=batch_size, scorer_cfg=scorer_cfg)
     if len(classifiers) == 1 and not classifiers[0].multi_label:
-        clf = classifiers[0]
-        scores["baselines"] = baseline_scores(
-            examples,
-            labels=clf.labels,
+        clf = classifiers[0]  # IDF from DATA's candidates, or idf_data's
+        idf_rows = PairCorpus(idf_data, **read)(nlp) if idf_data else examples
+        baselines = pair_baselines(
+            examples, idf_rows, labels=clf.labels, pair_key=clf.pair_key,
             positive_label=positive_label or clf.positive_label,
-            pair_key=clf.pair_key,
-        )
+            idf_source=str(idf_data or data), k1=bm25_k1, b=bm25_b,
+        )  # fmt: skip
+        scores.update(baselines)
     if note:
         scores["note"] = note
     if corpus.stats is not None:
@@ -280,12 +322,15 @@ def write_scores(output: Optional[Path], text: str) -> None:
 
 
 def print_notes(scores: Dict[str, Any]) -> None:
-    """On stderr: the lines read, a note on the columns, and how many groups
-    MAP averages over (stdout may be the scores' JSON)."""
+    """On stderr: the lines read, a note on the columns, how the lexical
+    baselines were computed, and how many groups MAP averages over (stdout
+    may be the scores' JSON)."""
     if scores.get("read"):
         typer.echo(f"Read {scores['read']}", err=True)
     if scores.get("note"):
         typer.echo(f"Note: {scores['note']}", err=True)
+    if scores.get("lexical_baselines"):
+        typer.echo(describe_lexical(scores["lexical_baselines"]), err=True)
     if scores.get("pair_map_groups") is not None:
         typer.echo(
             f"MAP, MRR and P@1 over {scores['pair_map_groups']:,} groups "

@@ -165,6 +165,11 @@ GpuIdOpt = Annotated[int, Opt("--gpu-id", help="GPU to use, -1 for the CPU")]
 JsonOpt = Annotated[
     bool, Opt("--json", help="Print the scores as JSON instead of a table")
 ]
+# The lexical baselines' settings (``spacy_attn.baselines``): evaluate, rank.
+Bm25K1Opt = Annotated[
+    float, Opt("--bm25-k1", help="BM25's term-frequency saturation k1 (>= 0)")
+]
+Bm25BOpt = Annotated[float, Opt("--bm25-b", help="BM25's length normalisation b (0-1)")]
 
 
 # The options of `spacy attn predict` (engines, workers, resume, limits).
@@ -417,6 +422,8 @@ __all__ = [
     "QuotingOpt",
     "GpuIdOpt",
     "JsonOpt",
+    "Bm25BOpt",
+    "Bm25K1Opt",
     "GroupColOpt",
     "InitFromOpt",
     "NewHeadOpt",

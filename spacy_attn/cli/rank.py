@@ -1,5 +1,6 @@
 """``spacy attn rank``: rank the candidate texts of a file for a query with a
-pair classifier pipeline (``spacy_attn.rank_candidates``)."""
+pair classifier pipeline (``spacy_attn.rank_candidates``), or with a lexical
+baseline such as BM25 to compare."""
 
 import json
 from pathlib import Path
@@ -8,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 import typer
 from typing_extensions import Annotated
 
+from ..lexical import BM25_B, BM25_K1
 from .app import attn_cli
 from .errors import existing_file, fail, refuse_overwrite, user_errors
-from .options import Arg, GpuIdOpt, ModelArg, Opt
+from .options import Arg, Bm25BOpt, Bm25K1Opt, GpuIdOpt, ModelArg, Opt
 
 if TYPE_CHECKING:  # the pipeline is loaded when the command runs
     from ..ranking import RankedCandidate
@@ -39,6 +41,18 @@ RankLabelOpt = Annotated[
         help=(
             "Label whose probability ranks (default: the only label of a "
             "binary classifier)"
+        ),
+        show_default=False,
+    ),
+]
+BaselineOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--baseline",
+        help=(
+            "Rank by this lexical baseline, IDF from the candidates, instead of "
+            "the model (the pipeline only tokenizes): 'BM25', 'IDF shared "
+            "words', 'shared words' or 'word overlap' (default: the model)"
         ),
         show_default=False,
     ),
@@ -74,11 +88,15 @@ def rank_cli(
         int, Opt("--n-process", help="Processes for nlp.pipe (CPU)")
     ] = 1,
     gpu_id: GpuIdOpt = -1,
+    baseline: BaselineOpt = None,
+    bm25_k1: Bm25K1Opt = BM25_K1,
+    bm25_b: Bm25BOpt = BM25_B,
 ) -> None:
     """Rank the candidates of a file for a query, best first: each line is
     paired with the query (query first) and scored by the pipeline's pair
-    classifier. Prints rank, score, the candidate's line index (0-based) and
-    its text.
+    classifier (with --baseline, by a lexical baseline: BM25 with its IDF
+    from the file's candidates, ...). Prints rank, score, the candidate's
+    line index (0-based) and its text.
     """
     existing_file(candidates, "CANDIDATES")
     refuse_overwrite({"--output": output}, {"CANDIDATES": candidates, "MODEL": model})
@@ -97,6 +115,8 @@ def rank_cli(
         batch_size=batch_size,
         n_process=n_process,
         gpu_id=gpu_id,
+        baseline=baseline,
+        bm25=(bm25_k1, bm25_b),
     )
     results: List[Dict[str, Any]] = [
         {
@@ -117,6 +137,8 @@ def rank_cli(
             "model": str(model),
             "query": query,
             "label": label,
+            "baseline": baseline,
+            **({"bm25_k1": bm25_k1, "bm25_b": bm25_b} if baseline else {}),
             "results": results,
         }
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -134,12 +156,15 @@ def rank_lines(
     batch_size: int,
     n_process: int,
     gpu_id: int,
-) -> Tuple[str, List["RankedCandidate"]]:
-    """Load the pipeline and rank ``texts`` for ``query`` (``top_k`` 0: all);
-    a user's mistake ends the command with one line.
+    baseline: Optional[str] = None,
+    bm25: Tuple[float, float] = (BM25_K1, BM25_B),
+) -> Tuple[Optional[str], List["RankedCandidate"]]:
+    """Load the pipeline and rank ``texts`` for ``query`` (``top_k`` 0: all),
+    with its pair classifier or, with ``baseline``, that lexical baseline
+    (``bm25``: its k1 and b); a user's mistake ends the command with one line.
 
-    RETURNS (Tuple[str, List[RankedCandidate]]): The label that ranked, and
-        the ranking.
+    RETURNS (Tuple[Optional[str], List[RankedCandidate]]): The label that
+        ranked (None for a baseline), and the ranking.
     """
     from ..loading import load_pipeline
     from ..pairs import PairError
@@ -149,6 +174,16 @@ def rank_lines(
 
     with user_errors():
         nlp = load_pipeline(model, gpu_id=gpu_id)
+        if baseline is not None:
+            try:
+                k1, b = bm25
+                ranked = rank_candidates(
+                    nlp, query, texts, top_k=top_k or None, label=label,
+                    baseline=baseline, k1=k1, b=b,
+                )  # fmt: skip
+            except PairScoreError as err:
+                fail(" ".join(str(err).split()))
+            return None, ranked
         try:
             name, _ = find_component(
                 nlp, component, tasks=("pair",), option="--component"
