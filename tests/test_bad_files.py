@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from spacy_attn import make_pair
 from spacy_attn.cli import attn_cli
 from spacy_attn.errors import CorpusFormatError
-from spacy_attn.readers import PairColumns, RowReader, cats_for, read_pair_rows
+from spacy_attn.readers import Columns, RowReader, cats_for, read_pair_rows
 from spacy_attn.readers.pair_corpus import one_line_corpus_errors
 
 HEADER = "QuestionID\tQuestion\tSentence\tLabel\n"
@@ -81,7 +81,7 @@ def test_tsv_with_raw_quotes_reads_every_line(tmp_path, trained_path):
     assert [r.record["Sentence"] for r in rows] == [r[2] for r in RAW_QUOTES]
     assert (reader.counts.lines, reader.counts.rows, reader.counts.bad) == (7, 6, 0)
     read, stats = read_pair_rows(
-        src, columns=PairColumns(["Question", "Sentence"], "Label")
+        src, columns=Columns(["Question", "Sentence"], "Label")
     )
     assert [r.second for r in read] == [r[2] for r in RAW_QUOTES]
     assert "7 lines: 1 header, 6 rows, 0 blank, 0 bad" in stats.describe()
@@ -124,7 +124,7 @@ def test_a_csv_quote_that_does_not_close_is_its_lines_error(tmp_path, trained_pa
     rows, _ = read_pair_rows(
         src,
         quoting="multiline",
-        columns=PairColumns(["Question", "Sentence"], "Label"),
+        columns=Columns(["Question", "Sentence"], "Label"),
     )
     assert [(r.second, r.line) for r in rows] == [("Two\nlines.", 2), ("Ann.", 4)]
     src.write_text('Question,Sentence,Label\nWhy?,"Two lines.,1\nWho?,Ann.,0\n')
@@ -132,12 +132,12 @@ def test_a_csv_quote_that_does_not_close_is_its_lines_error(tmp_path, trained_pa
         read_pair_rows(
             src,
             quoting="multiline",
-            columns=PairColumns(["Question", "Sentence"], "Label"),
+            columns=Columns(["Question", "Sentence"], "Label"),
         )
 
 
 def test_binary_labels_are_checked_before_training(tmp_path):
-    cols = PairColumns(["Question", "Sentence"], "Label")
+    cols = Columns(["Question", "Sentence"], "Label")
     src = write_tsv(tmp_path / "01.tsv", RAW_QUOTES)
     with pytest.raises(CorpusFormatError, match="no row has the positive label 'yes'"):
         read_pair_rows(src, columns=cols, positive_label="yes")
@@ -186,15 +186,15 @@ def test_weak_messages_name_the_fix(tmp_path):
     semi = tmp_path / "semi.csv"
     semi.write_text("Question;Sentence;Label\nWhy?;Because.;1\n", "utf8")
     with pytest.raises(CorpusFormatError, match="holds ';': pass --delimiter ';'"):
-        read_pair_rows(semi, columns=PairColumns(["Question", "Sentence"], "Label"))
+        read_pair_rows(semi, columns=Columns(["Question", "Sentence"], "Label"))
     rows, _ = read_pair_rows(
-        semi, delimiter=";", columns=PairColumns(["Question", "Sentence"], "Label")
+        semi, delimiter=";", columns=Columns(["Question", "Sentence"], "Label")
     )
     assert rows[0].second == "Because."
     tabbed = tmp_path / "tabbed.csv"
     tabbed.write_text("Question\tSentence\tLabel\nWhy?\tBecause.\t1\n", "utf8")
     with pytest.raises(CorpusFormatError, match="holds tabs: pass --format tsv"):
-        read_pair_rows(tabbed, columns=PairColumns(["Question", "Sentence"], "Label"))
+        read_pair_rows(tabbed, columns=Columns(["Question", "Sentence"], "Label"))
     latin = tmp_path / "latin.tsv"
     latin.write_bytes(HEADER.encode() + "q\tCaf\xe9?\tYes.\t1\n".encode("latin-1"))
     (row,) = RowReader(latin).rows()

@@ -82,7 +82,10 @@ def test_pairs_jsonl_ids_and_cats_equal_nlp_pipe(pipelines, tmp_path):
         0,
         "pair",
     )
-    assert stats.columns.texts == ("premise", "hypothesis") and stats.columns.id == "id"
+    assert (
+        stats.columns.text_cols == ("premise", "hypothesis")
+        and stats.columns.id_col == "id"
+    )
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [r["id"] for r in records]
     expected = pipe_cats(nlp, [(r["premise"], r["hypothesis"]) for r in records])
@@ -99,7 +102,7 @@ def test_doc_embedder_line_ids_embedding_equal_nlp_pipe(pipelines, tmp_path):
     stats = predict_file(
         nlp, src, tmp_path / "out.jsonl", batch_size=BATCH, progress=False
     )
-    assert stats.columns.id is None and stats.written == 20
+    assert stats.columns.id_col is None and stats.written == 20
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == [1, 2] + list(range(4, 22))
     docs = list(nlp.pipe(texts, batch_size=BATCH))
@@ -202,7 +205,7 @@ def test_csv_line_numbers_count_physical_lines(pipelines, tmp_path):
     stats = predict_file(
         nlp, src, tmp_path / "out.jsonl", progress=False, quoting="multiline"
     )
-    assert stats.columns.texts == ("sentence1", "sentence2")
+    assert stats.columns.text_cols == ("sentence1", "sentence2")
     # Header on line 1; the second row spans lines 3-4.
     assert [row["id"] for row in read_jsonl(tmp_path / "out.jsonl")] == [2, 3, 5]
 
@@ -222,7 +225,7 @@ def test_text_cols_and_id_col(pipelines, tmp_path):
         id_col="key",
         progress=False,
     )
-    assert (stats.columns.texts, stats.columns.id) == (("a", "b"), "key")
+    assert (stats.columns.text_cols, stats.columns.id_col) == (("a", "b"), "key")
     out = read_jsonl(tmp_path / "out.jsonl")
     assert [row["id"] for row in out] == list(range(5))
     assert [row["cats"] for row in out] == pipe_cats(

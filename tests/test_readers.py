@@ -15,8 +15,8 @@ from spacy.util import registry
 from spacy_attn import get_pair_texts, has_pair, make_pair
 from spacy_attn.pairs import GROUP_ID_KEY, ROW_ID_KEY
 from spacy_attn.readers import (
+    Columns,
     CorpusFormatError,
-    PairColumns,
     PairCorpus,
     read_pair_rows,
 )
@@ -154,7 +154,7 @@ SELECTION_CSV = (
     "q1,Who wrote it?,It rains.,no\n"
     '\nq2,Where is it?,"It is in\nParis.",yes\n'
 )
-SELECTION_COLUMNS = PairColumns(["question", "sentence"], "label", "question_id")
+SELECTION_COLUMNS = Columns(["question", "sentence"], "label", "question_id")
 
 
 def test_csv_with_any_column_names(tmp_path, nlp):
@@ -170,7 +170,7 @@ def test_csv_with_any_column_names(tmp_path, nlp):
     # The same file gzipped, an id column named, and the label detected.
     gz = tmp_path / "sel.csv.gz"
     gz.write_bytes(gzip.compress(SELECTION_CSV.encode()))
-    columns = PairColumns(["question", "sentence"], id_col="question_id")
+    columns = Columns(["question", "sentence"], id_col="question_id")
     read = read_pair_rows(gz, columns=columns, quoting="multiline")[0]
     assert [r.id for r in read] == ["q1", "q1", "q2"]
 
@@ -191,7 +191,7 @@ def test_group_and_row_ids_travel_with_the_docs_through_a_docbin(tmp_path, nlp):
         "yes": 1.0
     }
     out = tmp_path / "sel.spacy"
-    columns = PairColumns(["question", "sentence"], None, "question_id", "sentence")
+    columns = Columns(["question", "sentence"], None, "question_id", "sentence")
     convert_pairs(nlp, path, out, columns=columns, quoting="multiline")
     docs = [e.reference for e in PairCorpus(out)(nlp)]
     assert [d.user_data[GROUP_ID_KEY] for d in docs] == ["q1", "q1", "q2"]
@@ -205,7 +205,7 @@ def test_jsonl_ids_default_to_the_id_column(tmp_path, nlp):
         {"qid": 1, "premise": "a", "hypothesis": "c", "label": 0},
     ]
     path = write(tmp_path / "x.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    read = read_pair_rows(path, columns=PairColumns(group_col="qid"))[0]
+    read = read_pair_rows(path, columns=Columns(group_col="qid"))[0]
     assert [(r.id, r.group, r.label) for r in read] == [
         ("7", "1", "1"),
         (None, "1", "0"),
@@ -246,45 +246,45 @@ def test_registered_reader_takes_the_column_settings(tmp_path, nlp):
         (
             "sel.csv",
             SELECTION_CSV,
-            PairColumns(),
+            Columns(),
             r"sel.csv:1: the header has no column for text 2 .*--text-cols .*"
             r"found columns \['question_id', 'question', 'sentence', 'label'\]",
         ),
         (
             "sel.csv",
             SELECTION_CSV,
-            PairColumns(["question", "sentence"], "answer"),
+            Columns(["question", "sentence"], "answer"),
             r"sel.csv:1: the header has no column 'answer' \(--label-col .*found",
         ),
         (
             "sel.csv",
             SELECTION_CSV,
-            PairColumns(["question", "sentence"], group_col="qid"),
+            Columns(["question", "sentence"], group_col="qid"),
             r"sel.csv:1: .*no column 'qid' \(--group-col \(group_col in a reader",
         ),
         (
             "x.jsonl",
             '{"a": "x", "b": "y", "label": "1"}\n{"a": "x", "label": "1"}\n',
-            PairColumns(["a", "b"]),
+            Columns(["a", "b"]),
             r"x.jsonl:2: no column 'b' \(--text-cols.*found columns \['a', 'label'\]",
         ),
-        ("empty.csv", "", PairColumns(), r"empty.csv: no rows"),
+        ("empty.csv", "", Columns(), r"empty.csv: no rows"),
         (
             "head.tsv",
             "premise\thypothesis\tlabel\n",
-            PairColumns(),
+            Columns(),
             r"head.tsv: no rows",
         ),
         (
             "unl.jsonl",
             '{"premise": "a", "hypothesis": "b", "label": "-"}\n',
-            PairColumns(),
+            Columns(),
             r"unl.jsonl: only unlabelled rows \(1",
         ),
         (
             "bad.csv",
             "premise,hypothesis,label\na,b,c,d\n",
-            PairColumns(),
+            Columns(),
             r"bad.csv:2: expected 3 comma-separated fields",
         ),
     ],
@@ -304,7 +304,7 @@ def test_format_and_column_count_mistakes(tmp_path, nlp):
     ):
         read_pair_rows(path, format="xml")
     with pytest.raises(CorpusFormatError, match=r"--text-cols .*2 text columns"):
-        PairColumns(["question"])
+        Columns(["question"])
 
 
 def test_check_labels_names_the_row_and_the_model_labels(tmp_path, nlp):

@@ -5,13 +5,12 @@ lines and rejects in input order)."""
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import CorpusFormatError
 from ..file_safety import check_outputs
-from ..readers.columns import check_against_trained
 from .engines import Engine, EngineInfo, InProcessEngine, Model
 from .errors import PredictError
 from .output import (
@@ -25,7 +24,7 @@ from .output import (
 )
 from .pool import WorkerDied
 from .predictor import row_error_reason, text_limits
-from .rows import Columns, InputRow, RowReader, Task, count_rows, resolve_columns
+from .rows import Columns, InputRow, RowReader, Task, count_rows
 
 
 @dataclass
@@ -60,7 +59,7 @@ def make_batches(
         else:
             # Columns are None only for an input without rows.
             assert columns is not None
-            extracted = columns.extract(row)
+            extracted = columns.task(row)
         if index < n_done:
             batch.done += 1
         if isinstance(extracted, str) and not keep_going and index >= n_done:
@@ -228,19 +227,12 @@ class FileRun:
         self._bar: Any = None
 
     def start(
-        self,
-        engine: Engine,
-        model: Model,
-        *,
-        component: Optional[str],
-        text_cols: Optional[Sequence[str]],
-        id_col: Optional[str],
-        group_col: Optional[str] = None,
-        label_col: Optional[str] = None,
+        self, engine: Engine, model: Model, *, component: Optional[str], given: Columns
     ) -> None:
-        """Start the engine, resolve the task's columns, write or check the
-        run record and pick the rows to predict (all, or those a resumed run
-        has not finished)."""
+        """Start the engine, resolve the task's columns (``given``: those
+        named, the rest from the pipeline's training or detected), write or
+        check the run record and pick the rows to predict (all, or those a
+        resumed run has not finished)."""
         stats = self.stats
         stats.engine = engine.name
         check_run_paths(self.input_path, self.output_path, self.rejects, model=model)
@@ -251,26 +243,19 @@ class FileRun:
         columns = None
         trained = info.trained_columns if info.kind == "pair" else {}
         try:
-            stats.note = check_against_trained(text_cols, trained)
-        except CorpusFormatError as err:
-            raise PredictError(str(err)) from None
-        if text_cols is None and trained:
             # The model knows its columns: the file it was trained on needs
             # no --text-cols, and a file that lacks them fails by their names.
-            text_cols = trained.get("text_cols")
-        if group_col is None and trained.get("group_col") in (self.available or ()):
-            group_col = trained["group_col"]
-        if self.available is not None:
-            columns = self._resolve_columns(
-                info.kind,
-                self.available,
-                text_cols=text_cols,
-                id_col=id_col,
-                where=str(self.input_path),
-                header=self.reader.header is not None,
-                group_col=group_col,
-                label_col=label_col,
+            given, stats.note = given.for_kind(info.kind).with_trained(
+                trained, ("text_cols",)
             )
+        except CorpusFormatError as err:
+            raise PredictError(str(err)) from None
+        if given.group_col is None and trained.get("group_col") in (
+            self.available or ()
+        ):
+            given = replace(given, group_col=trained["group_col"])
+        if self.available is not None:
+            columns = self._resolve_columns(given, self.available)
         limits = text_limits(
             info.kind, max_length=info.max_length, limit=self.max_chars
         )
@@ -295,17 +280,18 @@ class FileRun:
             rows, columns, self.batch_size, keep_going=keep_going, n_done=n_done
         )
 
-    def _resolve_columns(
-        self, kind: str, available: Sequence[str], **options: Any
-    ) -> Columns:
+    def _resolve_columns(self, given: Columns, available: Sequence[str]) -> Columns:
         # The columns, or the error with what to pass when the header was
         # read as one column (a semicolon-separated or tab-separated ".csv").
         try:
-            return resolve_columns(kind, available, **options)
+            return given.resolve(
+                available,
+                where=str(self.input_path),
+                header=self.reader.header is not None,
+                hint=self.reader.delimiter_hint(),
+            )
         except CorpusFormatError as err:
-            hint = self.reader.delimiter_hint()
-            message = str(err) if hint is None else f"{str(err).rstrip('.')}; {hint}."
-            raise PredictError(message) from None
+            raise PredictError(str(err)) from None
 
     def write(self, engine: Engine, *, progress: bool) -> None:
         """Predict the batches on the engine and write each one, then the run
@@ -356,10 +342,10 @@ def run_record(
     return {
         "model": info.model_hash,
         "component": info.component,
-        "text_cols": list(columns.texts) if columns else None,
-        "id_col": columns.id if columns else None,
-        "group_col": columns.group if columns else None,
-        "label_col": columns.label if columns else None,
+        "text_cols": list(columns.text_cols or ()) if columns else None,
+        "id_col": columns.id_col if columns else None,
+        "group_col": columns.group_col if columns else None,
+        "label_col": columns.label_col if columns else None,
         "input_format": reader.format,
         "delimiter": reader.table.delimiter,
         "quoting": reader.table.quoting,
@@ -438,6 +424,12 @@ def predict_file(
     RAISES (PredictError): On a bad row without ``rejects_path`` (the rows
         before it written), or on options that do not fit.
     """
+    try:
+        given = Columns(
+            text_cols, label_col, group_col, id_col, kind=None, in_config=False
+        )
+    except CorpusFormatError as err:
+        raise PredictError(str(err)) from None
     run = FileRun(
         Path(input_path),
         Path(output_path),
@@ -453,15 +445,7 @@ def predict_file(
     runner = engine if engine is not None else InProcessEngine()
     failed = True
     try:
-        run.start(
-            runner,
-            model,
-            component=component,
-            text_cols=text_cols,
-            id_col=id_col,
-            group_col=group_col,
-            label_col=label_col,
-        )
+        run.start(runner, model, component=component, given=given)
         run.write(runner, progress=progress)
         failed = False
     finally:

@@ -243,7 +243,7 @@ def check_resume(
     if last_reject is not None and _json_field(last_reject, "line") == row.line:
         return
     if last_output is not None and row.error is None and columns is not None:
-        extracted = columns.extract(row)
+        extracted = columns.task(row)
         if (
             not isinstance(extracted, str)
             and _json_field(last_output, "id") == extracted[0]

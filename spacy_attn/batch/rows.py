@@ -1,17 +1,11 @@
 """Rows and columns of batch input: read the rows of a jsonl / csv / tsv file
 (optionally gzipped), a bad row as a row with an error, and find each row's
-texts and id."""
+texts and id (``readers.columns.Columns``)."""
 
 from pathlib import Path
 from typing import Optional, Union
 
-from ..readers.columns import (
-    DEFAULT_ID_COLUMN,
-    TASK_COLUMNS,
-    Columns,
-    Task,
-    resolve_columns,
-)
+from ..readers.columns import DEFAULT_ID_COLUMN, TASK_COLUMNS, Columns, Task
 from ..readers.formats import open_binary
 from ..readers.rows import InputRow, RowReader
 
@@ -60,5 +54,4 @@ __all__ = [
     "Columns",
     "count_rows",
     "prefix_sha256",
-    "resolve_columns",
 ]

@@ -29,7 +29,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from ..readers import PairColumns, ReadStats
+    from ..readers import Columns, ReadStats
 
 FORMATS = ("auto", "jsonl", "csv", "tsv")
 
@@ -129,12 +129,12 @@ def convert_pairs(
     label_map: Optional[Dict[str, str]] = None,
     positive_label: Optional[str] = None,
     limit: int = 0,
-    columns: Optional["PairColumns"] = None,
+    columns: Optional["Columns"] = None,
 ) -> "ReadStats":
     """Write the labelled rows of a pair corpus as pair docs (tokenized by
     ``nlp``) to a DocBin, each with its group and row id in ``user_data``.
 
-    columns (Optional[PairColumns]): The columns (default: detected).
+    columns (Optional[Columns]): The columns (default: detected).
 
     RETURNS (ReadStats): The rows written, the unlabelled rows skipped and
         the labels.

@@ -36,7 +36,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from ..readers import PairColumns
+    from ..readers import Columns
 
 
 EvalDataArg = Annotated[
@@ -192,7 +192,7 @@ def evaluate_pairs(
     limit: int = 0,
     batch_size: int = 256,
     gpu_id: int = -1,
-    columns: Optional["PairColumns"] = None,
+    columns: Optional["Columns"] = None,
     input_format: str = "auto",
     delimiter: Optional[str] = None,
     quoting: str = "auto",
@@ -205,8 +205,8 @@ def evaluate_pairs(
 
     model (Union[str, Path]): A pipeline directory or package name.
     data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
-    columns (Optional[PairColumns]): The columns of a row file (default:
-        detected).
+    columns (Optional[Columns]): The columns of a row file (default: those
+        the pipeline was trained with, else detected).
     input_format, delimiter, quoting: How a row file is read
         (``spacy_attn.readers.table_format``).
     positive_label (Optional[str]): The positive label of a binary task
@@ -221,12 +221,16 @@ def evaluate_pairs(
     from ..baselines import pair_baselines
     from ..loading import load_pipeline
     from ..pipeline.pair_classifier import PairClassifier
-    from ..readers import PairCorpus
+    from ..readers import Columns, PairCorpus
     from ..readers.columns import trained_columns
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
     trained = trained_columns(nlp.config)
-    columns, note = columns_for(trained, columns)
+    given = columns if columns is not None else Columns()
+    # Those not given: as the pipeline's training files were read.
+    columns, note = given.with_trained(
+        trained, ("text_cols", "label_col", "group_col")
+    )
     if label_map is None:  # as the pipeline's training files were read
         label_map = trained.get("label_map")
     read: Dict[str, Any] = dict(
@@ -357,30 +361,6 @@ def check_positives(data: Path, examples: List[Any], positive: Optional[str]) ->
         f"nothing; evaluate on a file with positives (or name the label column "
         f"with --label-col, the labels with --label-map)."
     )
-
-
-def columns_for(
-    trained: Dict[str, Any], columns: Optional["PairColumns"]
-) -> "tuple[PairColumns, Optional[str]]":
-    """The columns to read: those given, the rest from the columns the
-    pipeline was trained with (``trained``: ``readers.columns.trained_columns``).
-
-    RETURNS (Tuple[PairColumns, Optional[str]]): The columns, and a note when
-        the text columns given differ from the trained ones.
-    RAISES (CorpusFormatError): When the text columns given swap the trained ones.
-    """
-    from ..readers import PairColumns
-    from ..readers.columns import check_against_trained
-
-    given = columns if columns is not None else PairColumns()
-    note = check_against_trained(given.text_cols, trained)
-    merged = PairColumns(
-        given.text_cols if given.text_cols is not None else trained.get("text_cols"),
-        given.label_col if given.label_col is not None else trained.get("label_col"),
-        given.group_col if given.group_col is not None else trained.get("group_col"),
-        given.id_col,
-    )
-    return merged, note
 
 
 __all__ = ["evaluate_cli", "evaluate_pairs"]

@@ -307,14 +307,7 @@ def reader_columns(
         return None
     if task != "pair":
         fail("--text-cols, --label-col, --group-col and --id-col: --task pair only.")
-    columns = pair_columns(text_cols, label_col, group_col, id_col)
-    settings = {
-        "text_cols": list(columns.text_cols) if columns.text_cols else None,
-        "label_col": columns.label_col,
-        "group_col": columns.group_col,
-        "id_col": columns.id_col,
-    }
-    return {key: value for key, value in settings.items() if value is not None}
+    return pair_columns(text_cols, label_col, group_col, id_col).settings()
 
 
 def quickstart_config(

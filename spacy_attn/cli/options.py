@@ -11,7 +11,7 @@ from typing_extensions import Annotated
 from .errors import fail
 
 if TYPE_CHECKING:
-    from ..readers import PairColumns
+    from ..readers import Columns
 
 Arg = typer.Argument
 Opt = typer.Option
@@ -366,13 +366,10 @@ def parse_label_map(value: Optional[str]) -> Optional[Dict[str, str]]:
 
 
 def parse_text_cols(value: Optional[str]) -> Optional[List[str]]:
-    """``--text-cols question,sentence`` as a list (None: detect them)."""
-    if not value:
-        return None
-    columns = [c.strip() for c in value.split(",")]
-    if not all(columns):
-        fail(f"--text-cols: an empty column name in {value!r}.")
-    return columns
+    """``--text-cols question,sentence`` as a list (None: detect them), for a
+    command whose pipeline says how many texts a row has (predict, distill)."""
+    columns = pair_columns(value, kind=None, in_config=False).text_cols
+    return list(columns) if columns is not None else None
 
 
 def pair_columns(
@@ -380,16 +377,19 @@ def pair_columns(
     label_col: Optional[str] = None,
     group_col: Optional[str] = None,
     id_col: Optional[str] = None,
-) -> "PairColumns":
-    """The columns of a pair file from the column options."""
+    *,
+    kind: Optional[str] = "pair",
+    in_config: bool = True,
+) -> "Columns":
+    """The columns of the column options (``Columns.parse``), or one line
+    naming the mistake."""
     from ..errors import CorpusFormatError
-    from ..readers import PairColumns
+    from ..readers import Columns
 
-    columns = parse_text_cols(text_cols)
-    if columns is not None and len(columns) != 2:
-        fail(f"--text-cols: a pair needs 2 text columns, got {columns}.")
     try:
-        return PairColumns(columns, label_col, group_col, id_col)
+        return Columns.parse(
+            text_cols, label_col, group_col, id_col, kind=kind, in_config=in_config
+        )
     except CorpusFormatError as err:
         fail(str(err))
 

@@ -219,7 +219,8 @@ def summary(stats: "PredictStats", output_path: Path, rejects: Optional[Path]) -
         + (f", {stats.skipped} already done (--resume)" if stats.skipped else "")
         + f" in {stats.seconds:.1f} s ({rate:,.0f} rows/s){where}"
         + (
-            f"; texts {list(columns_read.texts)}, id {columns_read.id or 'line number'}"
+            f"; texts {list(columns_read.text_cols or ())}, "
+            f"id {columns_read.id_col or 'line number'}"
             if columns_read
             else ""
         )

@@ -6,7 +6,7 @@ train`` (the student is selected on its dev corpus like any training run)."""
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -15,10 +15,11 @@ from spacy.language import Language
 from thinc.api import Config
 
 from ..batch import Engine
+from ..errors import CorpusFormatError
 from ..file_safety import check_outputs
 from ..pipeline.distill_loss import DistillSettings
-from ..readers.columns import PairColumns
-from ..readers.pair_rows import iter_pair_rows
+from ..readers.columns import Columns
+from ..readers.rows import RowReader
 from .teacher import label_rows
 from .transfer import (
     Augmenter,
@@ -246,25 +247,26 @@ def _pair_key(nlp: Language) -> str:
 def _read_unlabelled(
     path: Optional[Union[str, Path]], cols: Optional[Sequence[str]], *, pair: bool
 ) -> List[TransferRow]:
+    """The texts of an unlabelled file, in the columns named (``cols``) or
+    detected; a bad row stops the read with its line."""
     if path is None:
         return []
-    if not pair:
-        from ..readers.rows import RowReader
-
-        column = cols[0] if cols else "text"
-        texts = []
-        for row in RowReader(Path(path)).rows():
-            if row.error is not None:
-                raise ValueError(f"{path}:{row.line}: {row.error}")
-            assert row.record is not None
-            texts.append((str(row.record[column]),))
-        return unlabelled_rows(texts)
-    columns = PairColumns(list(cols) if cols else None, None, None, None)
-    pairs: List[Tuple[str, ...]] = [
-        (row.first, row.second)
-        for _, row in iter_pair_rows(path, need_label=False, columns=columns)
-    ]
-    return unlabelled_rows(pairs)
+    reader = RowReader(Path(path))
+    columns = Columns(cols, kind="pair" if pair else "doc").resolve(
+        reader.columns() or [],
+        where=str(path),
+        header=reader.header is not None,
+        hint=reader.delimiter_hint(),
+    )
+    # The rows' ids mean nothing here: a row without one is not a bad row.
+    columns = replace(columns, id_col=None)
+    texts: List[Tuple[str, ...]] = []
+    for row in reader.rows():
+        task = columns.task(row) if row.error is None else row.error
+        if isinstance(task, str):
+            raise CorpusFormatError(f"{path}:{row.line}: {task}.")
+        texts.append(task[1])
+    return unlabelled_rows(texts)
 
 
 def _describe(counts: Dict[str, int]) -> str:

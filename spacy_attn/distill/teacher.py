@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..batch import Engine, PredictError, predict_file
+from ..readers.distill_corpus import TRANSFER_COLUMNS
 from .transfer import TransferRow
 
 TEACHER_INPUT = "teacher_input.jsonl"
@@ -56,7 +57,7 @@ def label_rows(
     work_dir.mkdir(parents=True, exist_ok=True)
     input_path, output_path = work_dir / TEACHER_INPUT, work_dir / TEACHER_CATS
     pair = bool(rows) and len(rows[0].texts) == 2
-    text_cols = ["first", "second"] if pair else ["text"]
+    text_cols = list(TRANSFER_COLUMNS["pair" if pair else "doc"].text_cols or ())
     with input_path.open("w", encoding="utf8") as file:
         for i, row in enumerate(rows):
             record: Dict[str, Any] = {"id": i}

@@ -21,6 +21,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..pairs import get_pair_texts, has_pair
+from ..readers.distill_corpus import TRANSFER_COLUMNS
 
 # What a masked word becomes: BERT-style tokenizers read it as their mask
 # token; a vectors student reads one unknown token sequence, always the same.
@@ -43,11 +44,8 @@ class TransferRow:
     def record(self, teacher: Dict[str, float]) -> Dict[str, Any]:
         """RETURNS (Dict[str, Any]): The row as ``spacy-attn.DistillCorpus.v1``
         reads it, with the teacher's cats."""
-        head: Dict[str, Any] = (
-            {"first": self.texts[0], "second": self.texts[1]}
-            if len(self.texts) == 2
-            else {"text": self.texts[0]}
-        )
+        columns = TRANSFER_COLUMNS["pair" if len(self.texts) == 2 else "doc"]
+        head: Dict[str, Any] = dict(zip(columns.text_cols or (), self.texts))
         head.update({"cats": self.cats, "teacher": teacher, "source": self.source})
         return head
 

@@ -3,7 +3,7 @@
 prediction (``spacy_attn.readers.formats``)."""
 
 from ..errors import CorpusFormatError
-from .columns import PairColumns, PairRow
+from .columns import Columns, PairRow
 from .distill_corpus import DistillCorpus, create_distill_corpus_reader
 from .formats import (
     detect_format,
@@ -20,10 +20,10 @@ from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
 
 __all__ = [
     "QUOTINGS",
+    "Columns",
     "CorpusFormatError",
     "DistillCorpus",
     "InputRow",
-    "PairColumns",
     "PairCorpus",
     "PairRow",
     "ReadCounts",

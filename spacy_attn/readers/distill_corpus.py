@@ -17,6 +17,19 @@ from spacy.util import ensure_path, registry
 from ..errors import CorpusFormatError
 from ..pairs import DEFAULT_PAIR_KEY, make_pair
 from ..pipeline.distill_loss import DistillSettings, set_teacher_target
+from .columns import Columns
+
+# The text columns of a transfer set, by task: what ``spacy attn distill``
+# writes (``TransferRow.record``), gives its teacher and reads back here.
+TRANSFER_COLUMNS = {
+    "pair": Columns(("first", "second")),
+    "doc": Columns(("text",), kind="doc"),
+}
+
+
+def transfer_columns(record: Dict[str, Any]) -> Columns:
+    """The text columns of a transfer row: "text" for a doc, else the pair's."""
+    return TRANSFER_COLUMNS["doc" if "text" in record else "pair"]
 
 
 @registry.readers("spacy-attn.DistillCorpus.v1")
@@ -107,9 +120,11 @@ class DistillCorpus:
             yield Example(predicted, reference)
 
     def _doc(self, nlp: Language, row: Dict[str, Any]) -> Doc:
-        if "text" in row:
-            return nlp.make_doc(row["text"])
-        return make_pair(nlp, row["first"], row["second"], pair_key=self.pair_key)
+        columns = transfer_columns(row)
+        texts = [row[column] for column in columns.text_cols or ()]
+        if columns.kind == "doc":
+            return nlp.make_doc(texts[0])
+        return make_pair(nlp, texts[0], texts[1], pair_key=self.pair_key)
 
 
 def _checked_row(line: str, where: str) -> Dict[str, Any]:
@@ -119,12 +134,17 @@ def _checked_row(line: str, where: str) -> Dict[str, Any]:
         raise CorpusFormatError(f"{where}: not a JSON object ({err.msg}).") from None
     if not isinstance(row, dict):
         raise CorpusFormatError(f"{where}: not a JSON object.")
-    has_pair = isinstance(row.get("first"), str) and isinstance(row.get("second"), str)
-    if not has_pair and not isinstance(row.get("text"), str):
+    columns = transfer_columns(row)
+    texts = columns.text_cols or ()
+    if any(column not in row for column in texts):
         raise CorpusFormatError(
             f'{where}: a transfer row needs "first" and "second" (a pair) or '
             f'"text" (a doc), got keys {sorted(row)}.'
         )
+    for k in range(len(texts)):
+        problem = columns.cell_problem(row, k)
+        if problem is not None:
+            raise CorpusFormatError(f"{where}: {problem}.")
     teacher = row.get("teacher")
     if not isinstance(teacher, dict) or not teacher:
         raise CorpusFormatError(
@@ -133,4 +153,9 @@ def _checked_row(line: str, where: str) -> Dict[str, Any]:
     return row
 
 
-__all__ = ["DistillCorpus", "create_distill_corpus_reader"]
+__all__ = [
+    "TRANSFER_COLUMNS",
+    "DistillCorpus",
+    "create_distill_corpus_reader",
+    "transfer_columns",
+]

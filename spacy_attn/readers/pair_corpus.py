@@ -30,7 +30,7 @@ from ..pairs import (
     renamed_pair_key,
     upgrade_pair,
 )
-from .columns import PairColumns, PairRow
+from .columns import Columns, PairRow
 from .formats import detect_format, read_docbin
 from .pair_rows import ReadStats, read_pair_rows
 
@@ -129,7 +129,7 @@ def create_pair_corpus_reader(
         limit=limit,
         shuffle=shuffle,
         seed=seed,
-        columns=PairColumns(text_cols, label_col, group_col, id_col),
+        columns=Columns(text_cols, label_col, group_col, id_col),
     )
 
 
@@ -198,7 +198,7 @@ def create_pair_corpus_reader_v2(
         limit=limit,
         shuffle=shuffle,
         seed=seed,
-        columns=PairColumns(text_cols, label_col, group_col, id_col),
+        columns=Columns(text_cols, label_col, group_col, id_col),
     )
 
 
@@ -220,12 +220,12 @@ class PairCorpus:
         limit: int = 0,
         shuffle: bool = False,
         seed: int = 0,
-        columns: Optional[PairColumns] = None,
+        columns: Optional[Columns] = None,
         report: bool = False,
     ) -> None:
         """Initialize the reader; see ``create_pair_corpus_reader_v2``.
 
-        columns (Optional[PairColumns]): The columns of a row file (default:
+        columns (Optional[Columns]): The columns of a row file (default:
             detected).
         report (bool): Print the line counts (``stats``) on stderr when the
             rows are first read (the registered readers do, for ``spacy

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from ..errors import CorpusFormatError
-from .columns import PairColumns, PairRow
+from .columns import Columns, PairRow
 from .rows import RowReader
 from .table import ReadCounts, TableFormat
 
@@ -62,13 +62,13 @@ def iter_pair_rows(
     delimiter: Optional[str] = None,
     quoting: str = "auto",
     need_label: bool = True,
-    columns: Optional[PairColumns] = None,
+    columns: Optional[Columns] = None,
 ) -> Iterator[Tuple[int, PairRow]]:
     """Yield ``(line_number, PairRow)`` from a jsonl, csv or tsv pair file;
     the first bad row stops the read with its line.
 
     format, delimiter, quoting: How to read it (``readers.table.table_format``).
-    columns (Optional[PairColumns]): The columns (default: detected).
+    columns (Optional[Columns]): The columns (default: detected).
     RAISES (CorpusFormatError): For a bad row or a missing column, naming
         file and line.
     """
@@ -86,35 +86,44 @@ def _pair_reader(
 
 
 def _pair_rows(
-    reader: RowReader, columns: Optional[PairColumns], need_label: bool
+    reader: RowReader, columns: Optional[Columns], need_label: bool
 ) -> Iterator[Tuple[int, PairRow]]:
-    """The pair rows of ``reader``'s file (``reader.counts`` counts its lines)."""
+    """The pair rows of ``reader``'s file (``reader.counts`` counts its lines):
+    the columns are resolved once, against the header or the first row."""
     path = reader.path
-    cols = columns if columns is not None else PairColumns()
-    checked = False
+    given = columns if columns is not None else Columns()
+    resolved: Optional[Columns] = None
     for row in reader.rows():
-        if not checked and reader.header is not None:
-            _check_header(cols, reader, path, need_label)
-        checked = True
+        if resolved is None and reader.header is not None:
+            resolved = _resolve(given, reader, reader.header, need_label)
         if row.error is not None:
             raise CorpusFormatError(f"{path}:{row.line}: {row.error}.")
         assert row.record is not None
-        yield row.line, cols.row(row.record, path, row.line, need_label=need_label)
-    if not checked and reader.header is not None:
-        _check_header(cols, reader, path, need_label)
+        if resolved is None:
+            resolved = _resolve(given, reader, list(row.record), need_label, row.line)
+        yield (
+            row.line,
+            resolved.pair_row(row.record, path, row.line, need_label=need_label),
+        )
+    if resolved is None and reader.header is not None:
+        _resolve(given, reader, reader.header, need_label)
 
 
-def _check_header(
-    cols: PairColumns, reader: RowReader, path: Path, need_label: bool
-) -> None:
-    assert reader.header is not None
-    try:
-        cols.check_header(reader.header, path, need_label=need_label)
-    except CorpusFormatError as err:
-        hint = reader.delimiter_hint()
-        if hint is None:
-            raise
-        raise CorpusFormatError(f"{str(err).rstrip('.')}; {hint}.") from None
+def _resolve(
+    columns: Columns,
+    reader: RowReader,
+    available: List[str],
+    need_label: bool,
+    line: int = 0,
+) -> Columns:
+    header = reader.header is not None
+    return columns.resolve(
+        available,
+        where=str(reader.path) if header else f"{reader.path}:{line}",
+        header=header,
+        need_label=need_label,
+        hint=reader.delimiter_hint(),
+    )
 
 
 def read_pair_rows(
@@ -125,13 +134,13 @@ def read_pair_rows(
     quoting: str = "auto",
     label_map: Optional[Dict[str, str]] = None,
     limit: int = 0,
-    columns: Optional[PairColumns] = None,
+    columns: Optional[Columns] = None,
     positive_label: Optional[str] = None,
 ) -> Tuple[List[PairRow], ReadStats]:
     """Read the labelled rows of a pair file, mapping labels with
     ``label_map`` and skipping unlabelled ("-" or empty) rows.
 
-    columns (Optional[PairColumns]): The columns (default: detected).
+    columns (Optional[Columns]): The columns (default: detected).
     positive_label (Optional[str]): A binary task's positive label: the
         labels read must be it and one other (``check_binary_labels``).
     RETURNS (Tuple[List[PairRow], ReadStats]): Rows and counts.
