@@ -228,9 +228,7 @@ def evaluate_pairs(
     trained = trained_columns(nlp.config)
     given = columns if columns is not None else Columns()
     # Those not given: as the pipeline's training files were read.
-    columns, note = given.with_trained(
-        trained, ("text_cols", "label_col", "group_col")
-    )
+    columns, note = given.with_trained(trained, ("text_cols", "label_col", "group_col"))
     if label_map is None:  # as the pipeline's training files were read
         label_map = trained.get("label_map")
     read: Dict[str, Any] = dict(
