@@ -272,7 +272,8 @@ class Columns:
 
     def cell_problem(self, record: Dict[str, Any], k: int) -> Optional[str]:
         """Why the ``k``-th text cell of a record cannot be read (a value
-        that is not a string, one over ``max_chars``), or None. The last text column of a QA task may hold
+        that is not a string, an empty or whitespace-only text, one over
+        ``max_chars``), or None. The last text column of a QA task may hold
         a list of strings (many contexts)."""
         assert self.text_cols is not None, "resolve() names every text column"
         column = self.text_cols[k]
@@ -285,6 +286,10 @@ class Columns:
             if not isinstance(item, str):
                 what = "a string or a list of strings" if may_be_list else "a string"
                 return f"column {column!r} must be {what}, got {_describe_value(item)}"
+            if not item.strip() and not may_be_list:
+                # An empty text would be scored, or trained on, as a text; an
+                # empty QA context is an answer: it holds none (answers: []).
+                return f"column {column!r} is empty (a text is needed)"
             if self.max_chars is not None and len(item) > self.max_chars[k]:
                 return (
                     f"column {column!r} has {len(item):,} characters, over the "
@@ -297,7 +302,7 @@ class Columns:
     ) -> Tuple[Optional[str], Optional[str]]:
         """The value of a record's group, id or label column (``setting``) as
         a string (a jsonl number as its text) and why it cannot be read, one
-        of them None."""
+        of them None; an empty group id cannot be."""
         column, option = getattr(self, setting), self.hint(setting)
         if column not in record:
             return None, f"missing column {column!r} ({option}; found {sorted(record)})"
@@ -310,6 +315,12 @@ class Columns:
             return None, (
                 f"column {column!r} ({option}) must be a string or number, got "
                 f"{_describe_value(value)}"
+            )
+        if setting == "group_col" and not str(value).strip():
+            # Empty group ids would put every such row in one group.
+            return None, (
+                f"column {column!r} ({option}) is empty: every row needs the id of "
+                f"its group (query) to be ranked with it"
             )
         return str(value), None
 

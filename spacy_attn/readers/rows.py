@@ -13,12 +13,14 @@ rows used to disappear without a word.
 """
 
 import codecs
+import collections
 import csv
 import hashlib
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple, Union
 
 from ..errors import CorpusFormatError
 from .formats import DAMAGED_FILE_ERRORS, damaged_text, open_binary, open_text
@@ -71,6 +73,15 @@ def _undecodable(text: str) -> Optional[str]:
         return f"byte 0x{byte.hex()} at column {err.start + 1}"
     return None
 
+
+_CONTINUED = (
+    "continues the quoted cell that opens on line {line} (a cell with a line "
+    "break), not a row of its own: pass --quoting multiline (quoting in a "
+    "reader config)"
+)
+# How far a quoted cell that does not close on its line is followed, to tell
+# a cell with line breaks (Excel) from a stray quote.
+_CELL_LINES = 20
 
 _NOT_UTF8 = (
     "invalid UTF-8 ({where}): the file is in another encoding (e.g. Latin-1 or "
@@ -234,9 +245,12 @@ class RowReader:
     def _line_rows(self) -> Iterator[InputRow]:
         # One physical line, one row: a bad quote cannot take the next lines.
         digest = hashlib.sha256()
+        # Line -> the line where the quoted cell it continues opens.
+        continued: Dict[int, int] = {}
         # surrogateescape: an undecodable byte rejects its row, not the file.
         with open_text(self.path, errors="surrogateescape") as text:
-            for line_no, line in enumerate(_physical_lines(text), start=1):
+            lines = _Lookahead(enumerate(_physical_lines(text), start=1))
+            for line_no, line in lines:
                 self.counts.lines += 1
                 digest.update(line.encode("utf-8", "surrogateescape"))
                 content = line.rstrip("\r\n")
@@ -244,13 +258,47 @@ class RowReader:
                     self._read_header(*self._split(content))
                     self.counts.header = 1
                     continue
+                if line_no in continued:
+                    cell = _CONTINUED.format(line=continued.pop(line_no))
+                    yield _stamp(
+                        InputRow(line_no, _escape(content), error=cell), digest
+                    )
+                    continue
                 if not content:
                     self.counts.blank += 1
                     continue
                 fields, error = self._split(content)
+                if error == _NO_CLOSE:
+                    for later in self._cell_lines(line, lines.peek(_CELL_LINES)):
+                        continued[later] = line_no
                 yield _stamp(
                     self._parse_fields(line_no, content, fields, error), digest
                 )
+
+    def _cell_lines(self, line: str, upcoming: List[Tuple[int, str]]) -> List[int]:
+        """The lines after ``line`` (whose quote does not close on it) that
+        hold the rest of its quoted cell: those that, joined to it, make one
+        row of the header's width (else none: a stray quote)."""
+        joined = line
+        for k, (_, later) in enumerate(upcoming):
+            joined += later
+            try:
+                records = list(
+                    csv.reader(
+                        io.StringIO(joined, newline=""),
+                        delimiter=self.table.delimiter,
+                        strict=True,
+                    )
+                )
+            except csv.Error as err:
+                if "end of data" in str(err):
+                    continue  # still inside the quoted cell
+                return []
+            width = len(self.header or ())
+            if len(records) == 1 and len(records[0]) == width:
+                return [n for n, _ in upcoming[: k + 1]]
+            return []
+        return []
 
     def _multiline_rows(self) -> Iterator[InputRow]:
         text = open_text(self.path, errors="surrogateescape")
@@ -313,6 +361,15 @@ class RowReader:
             raise CorpusFormatError(
                 f"{self.path}:1: the header row is {_NOT_UTF8.format(where=bad)}."
             )
+        twice = [n for n, name in enumerate(fields) if name in fields[:n]]
+        if twice:
+            # A dict of the row keeps one of the two cells: every row read wrong.
+            name = fields[twice[0]]
+            raise CorpusFormatError(
+                f"{self.path}:1: the header names column {name!r} twice (fields "
+                f"{fields.index(name) + 1} and {twice[0] + 1} of {fields}); give "
+                f"each column its own name."
+            )
         self.header = fields
 
     def _parse_fields(
@@ -326,6 +383,14 @@ class RowReader:
         assert self.header is not None and fields is not None
         if len(fields) != len(self.header):
             return InputRow(line_no, raw, error=self._count_error(fields))
+        if fields == self.header:
+            # Two files joined: their second header would be read as a row.
+            return InputRow(
+                line_no,
+                raw,
+                error="this line repeats the header (line 1), as where two files "
+                "were joined; remove it",
+            )
         if bad is not None:
             return InputRow(line_no, raw, error=_NOT_UTF8.format(where=bad))
         return InputRow(line_no, raw, record=dict(zip(self.header, fields)))
@@ -372,6 +437,29 @@ def _physical_lines(text: Any) -> Iterator[str]:
             pending = ""
     if pending:
         yield pending
+
+
+class _Lookahead:
+    """An iterator whose next items can be looked at before they are taken."""
+
+    def __init__(self, items: Iterator[Tuple[int, str]]) -> None:
+        self._items = items
+        self._ahead: Deque[Tuple[int, str]] = collections.deque()
+
+    def __iter__(self) -> "_Lookahead":
+        return self
+
+    def __next__(self) -> Tuple[int, str]:
+        return self._ahead.popleft() if self._ahead else next(self._items)
+
+    def peek(self, n: int) -> List[Tuple[int, str]]:
+        """Up to ``n`` next items, left to be taken."""
+        while len(self._ahead) < n:
+            item = next(self._items, None)
+            if item is None:
+                break
+            self._ahead.append(item)
+        return list(self._ahead)[:n]
 
 
 def _undamaged(rows: Iterator[InputRow], path: Path) -> Iterator[InputRow]:
