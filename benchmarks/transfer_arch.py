@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import transfer
-from bench import machine, spacy_runs, tables
+from bench import lexical, machine, spacy_runs, tables
 
 BASE = "configs/answers_glove.cfg"
 VARIANTS = ("v4", "v3", "v4_intra", "v4_tok2vec")
@@ -150,18 +150,19 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
             "this one; the other variants were trained by this run. Minutes "
             "depend on what ran beside them and compare only roughly.\n\n"
         )
-    text += tables.md_table(head, body) + "\n\nPretraining commands:\n\n"
+    text += tables.md_table(head, body) + "\n" + lexical.note(meta)
+    text += "\nPretraining commands:\n\n"
     text += "".join(f"- `{r['pretrain']['command']}`\n" for r in results["rows"])
     return text
 
 
 def overlap_failure(results: Dict[str, Any]) -> Optional[str]:
-    overlap = results["baselines"].get("word overlap") or 0.0
+    name, base = lexical.strongest(results["baselines"])
     behind = [
-        r["variant"] for r in results["rows"] if not r["tuned"]["pair_map"] > overlap
+        r["variant"] for r in results["rows"] if not r["tuned"]["pair_map"] > base
     ]
     if behind:
-        return f"Fine-tuned from {behind}: MAP not above word overlap's {overlap:.3f}."
+        return f"Fine-tuned from {behind}: MAP not above {name}'s {base:.3f}."
     return None
 
 

@@ -136,8 +136,12 @@ def rerender(
 ) -> Path:
     """``--report-only``: rewrite ``<name>.md`` from the ``<name>.json`` that
     ``report`` wrote (after a change to the script's ``render``)."""
-    saved = json.loads(
-        ((machine.RUNS if quick else machine.RESULTS) / f"{name}.json").read_text()
-    )
+    saved = load_results(name, quick=quick)
     results = saved.pop("results")
     return report(name, render, saved, results, quick=quick)
+
+
+def load_results(name: str, *, quick: bool = False) -> Dict[str, Any]:
+    """The ``<name>.json`` that ``report`` wrote: metadata and ``results``."""
+    path = (machine.RUNS if quick else machine.RESULTS) / f"{name}.json"
+    return json.loads(path.read_text())

@@ -1,0 +1,109 @@
+"""The lexical baselines of ``spacy attn evaluate`` (``spacy_attn.baselines``:
+word overlap, shared words, IDF shared words, BM25) for the results tables:
+computed from a table's test file alone, so that they join a committed table
+without re-running its models (``benchmarks/lexical_baselines.py``)."""
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import machine
+
+# The rows the tables had before, and the ones this module adds.
+OVERLAP = "word overlap"
+ADDED = ("shared words", "IDF shared words", "BM25")
+
+
+def baseline_rows(
+    test: Path,
+    *,
+    text_cols: Sequence[str],
+    label_col: str,
+    group_col: Optional[str],
+    positive: str,
+) -> Dict[str, Any]:
+    """``spacy_attn.baselines.pair_baselines`` of a test file read as
+    ``spacy attn evaluate`` reads it (a blank English tokenizer, the
+    tokenizer of every pipeline the tables score): ``baselines`` by name and
+    ``lexical_baselines``, how they were computed (IDF from the test file's
+    distinct candidates)."""
+    import spacy
+
+    from spacy_attn.baselines import pair_baselines
+    from spacy_attn.readers import Columns, PairCorpus
+
+    nlp = spacy.blank("en")
+    columns = Columns(tuple(text_cols), label_col, group_col)
+    corpus = PairCorpus(test, columns=columns, positive_label=positive)
+    examples = list(corpus(nlp))
+    labels = sorted({k for eg in examples for k, v in eg.reference.cats.items() if v})
+    return pair_baselines(
+        examples,
+        examples,
+        labels=labels,
+        positive_label=positive,
+        idf_source=machine.relative(test),
+    )
+
+
+def provenance(settings: Dict[str, Any], test: str) -> Dict[str, Any]:
+    """Who added the rows: command, commit, date, device, and the settings."""
+    meta = machine.metadata()
+    return {
+        "command": meta["command"],
+        "commit": meta["commit"],
+        "date": meta["date"],
+        "device": meta["machine"]["device"],
+        "test": test,
+        "settings": settings,
+    }
+
+
+def check_overlap(name: str, recorded: float, computed: float) -> None:
+    """Stop unless the rebuilt test file gives the table's own word-overlap
+    score: the proof that it is the file the models were scored on.
+
+    RAISES (SystemExit): When the two differ."""
+    if abs(recorded - computed) > 1e-9:
+        raise SystemExit(
+            f"{name}: word overlap on the rebuilt test file is {computed:.6f}, "
+            f"the table says {recorded:.6f}: not the same test file."
+        )
+
+
+def with_rows(
+    rows: List[Dict[str, Any]], new: List[Dict[str, Any]], key: str = "system"
+) -> List[Dict[str, Any]]:
+    """``rows`` with ``new`` right after the word-overlap row (replacing rows
+    of the same names from an earlier run of this)."""
+    names = {r[key] for r in new}
+    kept = [r for r in rows if r[key] not in names]
+    at = next(i for i, r in enumerate(kept) if r[key] == OVERLAP) + 1
+    return kept[:at] + new + kept[at:]
+
+
+def strongest(maps: Dict[str, Optional[float]]) -> Tuple[str, float]:
+    """The lexical baseline with the highest score among ``maps`` (name ->
+    score), word overlap and the added ones."""
+    known = {n: v for n, v in maps.items() if n in (OVERLAP, *ADDED) and v is not None}
+    name = max(known, key=lambda n: known[n])
+    return name, float(known[name])
+
+
+def note(meta: Dict[str, Any]) -> str:
+    """The paragraph under a table whose lexical rows were added later
+    (empty for a table without them)."""
+    added = meta.get("lexical_baselines")
+    if not added:
+        return ""
+    s = added["settings"]
+    return (
+        f"\nRows {', '.join(ADDED)} added {added['date']} at commit "
+        f"`{added['commit']}` on **{added['device']}** by `{added['command']}`: "
+        f"`spacy attn evaluate`'s lexical baselines, computed from the same test "
+        f"file ({added['test']}, rebuilt by the benchmark's own functions; its "
+        f"word-overlap MAP equals the table's to 1e-9), no model run. "
+        f"{s['words'][0].upper()}{s['words'][1:]}; IDF from its "
+        f"{s['idf_documents']:,} distinct candidates; BM25 k1 {s['bm25_k1']:g}, "
+        f"b {s['bm25_b']:g}; ranked as `evaluate` ranks every row (equal scores "
+        f"put positives last).\n"
+    )

@@ -1,0 +1,47 @@
+"""benchmarks/bench/lexical.py: the lexical rows added to results tables,
+where they go, which is the strongest, and the check that the rebuilt test
+file is the table's."""
+
+import pytest
+from bench import lexical
+
+
+def test_baseline_rows_score_a_test_file_as_evaluate_does(tmp_path):
+    test = tmp_path / "test.csv"
+    test.write_text(
+        "qid,question,sentence,label\n"
+        "q1,Where is Denver?,Denver is in Colorado.,yes\n"
+        "q1,Where is Denver?,It snowed.,no\n"
+        "q2,Who wrote Hamlet?,Shakespeare wrote Hamlet.,yes\n"
+        "q2,Who wrote Hamlet?,Hamlet is long and Hamlet is sad and old.,no\n",
+        encoding="utf8",
+    )
+    out = lexical.baseline_rows(
+        test, text_cols=("question", "sentence"), label_col="label",
+        group_col="qid", positive="yes",
+    )  # fmt: skip
+    rows = out["baselines"]
+    assert list(rows) == ["majority class", lexical.OVERLAP, *lexical.ADDED]
+    # q2's negative shares "Hamlet" only; its positive shares "wrote" too.
+    assert rows["BM25"]["pair_map"] == 1.0 and rows["majority class"]["pair_map"] == 0.5
+    assert out["lexical_baselines"]["idf_documents"] == 4
+
+
+def test_rows_go_after_word_overlap_and_replace_earlier_ones():
+    rows = [{"system": s} for s in ("model", "majority class", "word overlap", "x")]
+    new = [{"system": "BM25", "v": 1}]
+    once = lexical.with_rows(rows, new)
+    assert [r["system"] for r in once] == [
+        "model", "majority class", "word overlap", "BM25", "x",
+    ]  # fmt: skip
+    again = lexical.with_rows(once, [{"system": "BM25", "v": 2}])
+    assert [r.get("v") for r in again] == [None, None, None, 2, None]
+
+
+def test_strongest_and_the_overlap_check():
+    maps = {"majority class": 0.9, "word overlap": 0.84, "BM25": 0.876, "x": 0.99}
+    assert lexical.strongest(maps) == ("BM25", 0.876)
+    lexical.check_overlap("t", 0.8402, 0.8402)
+    with pytest.raises(SystemExit, match="not the same test file"):
+        lexical.check_overlap("t", 0.8402, 0.8403)
+    assert lexical.note({}) == ""
