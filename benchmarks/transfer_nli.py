@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional
 
 import distill
 import transfer
-from bench import datafiles, machine, scoring, spacy_runs, tables
+from bench import datafiles, lexical, machine, scoring, spacy_runs, tables
 
 # task -> (train file, test file, positive label, the start's label per label)
 TASKS = {
@@ -296,6 +296,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
             "run's. Every evaluation and baseline is this run's.\n\n"
         )
     text += f"Start: `{results['start']}`.\n\n" + tables.md_table(head, body) + "\n"
+    text += lexical.note(meta)
     text += "\nTraining commands:\n\n" + "".join(
         f"- `{c}`\n" for c in results["train_commands"]
     )
@@ -304,8 +305,8 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
 
 def baseline_failure(results: Dict[str, Any]) -> Optional[str]:
     """What the start does not beat: the majority class zero-shot, or, fine-
-    tuned, the majority class and word overlap (``evaluate``'s, and tuned on
-    dev) on accuracy and positive F1."""
+    tuned, the majority class and the lexical baselines (``evaluate``'s, and
+    word overlap tuned on dev) on accuracy and positive F1."""
     rows = results["rows"]
     zero = {r["task"]: r for r in rows if r["system"] == "start, zero-shot"}
     majority = {r["task"]: r for r in rows if r["system"] == "majority class"}
@@ -314,7 +315,7 @@ def baseline_failure(results: Dict[str, Any]) -> Optional[str]:
         for t in zero
         if not zero[t]["pair_acc"] > majority[t]["pair_acc"]
     ]
-    baselines = ("majority class", "word overlap", OVERLAP_DEV)
+    baselines = ("majority class", "word overlap", *lexical.ADDED, OVERLAP_DEV)
     for r in rows:
         if r["system"] not in (NEW_HEAD, LEXICAL, DISTILLED, "from the start"):
             continue

@@ -36,12 +36,20 @@ def test_rows_go_after_word_overlap_and_replace_earlier_ones():
     ]  # fmt: skip
     again = lexical.with_rows(once, [{"system": "BM25", "v": 2}])
     assert [r.get("v") for r in again] == [None, None, None, 2, None]
+    # Per task: after that task's word-overlap row.
+    two = [{"task": t, "system": "word overlap"} for t in ("RTE", "MRPC")]
+    new = [{"task": "MRPC", "system": "BM25"}]
+    placed = lexical.with_rows(two, new, where=lambda r: r["task"] == "MRPC")
+    assert [r["task"] for r in placed] == ["RTE", "MRPC", "MRPC"]
+    assert placed[2]["system"] == "BM25"
 
 
 def test_strongest_and_the_overlap_check():
     maps = {"majority class": 0.9, "word overlap": 0.84, "BM25": 0.876, "x": 0.99}
     assert lexical.strongest(maps) == ("BM25", 0.876)
-    lexical.check_overlap("t", 0.8402, 0.8402)
-    with pytest.raises(SystemExit, match="not the same test file"):
-        lexical.check_overlap("t", 0.8402, 0.8403)
+    lexical.check_overlap("t", {"pair_map": 0.8402}, {"pair_map": 0.8402})
+    with pytest.raises(SystemExit, match="pair_acc on the rebuilt test file"):
+        lexical.check_overlap(
+            "t", {"pair_acc": 0.5}, {"pair_acc": 0.51}, keys=("pair_acc",)
+        )
     assert lexical.note({}) == ""

@@ -4,7 +4,7 @@ computed from a table's test file alone, so that they join a committed table
 without re-running its models (``benchmarks/lexical_baselines.py``)."""
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import machine
 
@@ -45,39 +45,50 @@ def baseline_rows(
     )
 
 
-def provenance(settings: Dict[str, Any], test: str) -> Dict[str, Any]:
-    """Who added the rows: command, commit, date, device, and the settings."""
+def provenance(tests: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """Who added the rows: command, commit, date, device, and the settings
+    (``lexical_baselines`` of ``baseline_rows``) by test file."""
     meta = machine.metadata()
     return {
         "command": meta["command"],
         "commit": meta["commit"],
         "date": meta["date"],
         "device": meta["machine"]["device"],
-        "test": test,
-        "settings": settings,
+        "tests": tests,
     }
 
 
-def check_overlap(name: str, recorded: float, computed: float) -> None:
+def check_overlap(
+    name: str,
+    recorded: Dict[str, Any],
+    computed: Dict[str, Any],
+    keys: Sequence[str] = ("pair_map",),
+) -> None:
     """Stop unless the rebuilt test file gives the table's own word-overlap
-    score: the proof that it is the file the models were scored on.
+    scores: the proof that it is the file the models were scored on.
 
-    RAISES (SystemExit): When the two differ."""
-    if abs(recorded - computed) > 1e-9:
-        raise SystemExit(
-            f"{name}: word overlap on the rebuilt test file is {computed:.6f}, "
-            f"the table says {recorded:.6f}: not the same test file."
-        )
+    RAISES (SystemExit): When they differ."""
+    for key in keys:
+        if abs(recorded[key] - computed[key]) > 1e-9:
+            raise SystemExit(
+                f"{name}: word overlap's {key} on the rebuilt test file is "
+                f"{computed[key]:.6f}, the table says {recorded[key]:.6f}: not "
+                f"the same test file."
+            )
 
 
 def with_rows(
-    rows: List[Dict[str, Any]], new: List[Dict[str, Any]], key: str = "system"
+    rows: List[Dict[str, Any]],
+    new: List[Dict[str, Any]],
+    key: str = "system",
+    where: Callable[[Dict[str, Any]], bool] = lambda r: True,
 ) -> List[Dict[str, Any]]:
-    """``rows`` with ``new`` right after the word-overlap row (replacing rows
-    of the same names from an earlier run of this)."""
+    """``rows`` with ``new`` right after the word-overlap row (of the rows
+    ``where`` selects; replacing rows of the same names there from an
+    earlier run of this)."""
     names = {r[key] for r in new}
-    kept = [r for r in rows if r[key] not in names]
-    at = next(i for i, r in enumerate(kept) if r[key] == OVERLAP) + 1
+    kept = [r for r in rows if not (where(r) and r[key] in names)]
+    at = next(i for i, r in enumerate(kept) if where(r) and r[key] == OVERLAP) + 1
     return kept[:at] + new + kept[at:]
 
 
@@ -95,15 +106,18 @@ def note(meta: Dict[str, Any]) -> str:
     added = meta.get("lexical_baselines")
     if not added:
         return ""
-    s = added["settings"]
+    tests = added["tests"]
+    s = next(iter(tests.values()))
+    idf = "; ".join(f"{t}: {v['idf_documents']:,}" for t, v in tests.items())
     return (
         f"\nRows {', '.join(ADDED)} added {added['date']} at commit "
         f"`{added['commit']}` on **{added['device']}** by `{added['command']}`: "
         f"`spacy attn evaluate`'s lexical baselines, computed from the same test "
-        f"file ({added['test']}, rebuilt by the benchmark's own functions; its "
-        f"word-overlap MAP equals the table's to 1e-9), no model run. "
-        f"{s['words'][0].upper()}{s['words'][1:]}; IDF from its "
-        f"{s['idf_documents']:,} distinct candidates; BM25 k1 {s['bm25_k1']:g}, "
-        f"b {s['bm25_b']:g}; ranked as `evaluate` ranks every row (equal scores "
-        f"put positives last).\n"
+        f"files (rebuilt by the benchmark's own functions; their word-overlap "
+        f"scores equal the table's to 1e-9), no model run. "
+        f"{s['words'][0].upper()}{s['words'][1:]}; IDF from each test file's "
+        f"distinct second texts ({idf}); BM25 k1 {s['bm25_k1']:g}, b "
+        f"{s['bm25_b']:g}; thresholds at their best F1 on the test file, as "
+        f"`evaluate` sets word overlap's; rankings as `evaluate` ranks every row "
+        f"(equal scores put positives last).\n"
     )
