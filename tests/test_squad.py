@@ -237,7 +237,7 @@ def test_unaligned_and_empty_are_counted_and_logged(tmp_path, nlp, caplog):
         ({"data": [{"title": "T"}]}, r"article 0 has no 'paragraphs'"),
         (
             {"data": [{"title": "T", "paragraphs": [{"qas": []}]}]},
-            r"article 0 \('T'\), paragraph 0: missing a string 'context'",
+            r"article 0 \('T'\), paragraph 0: no string 'context'",
         ),
         (
             {
@@ -270,7 +270,7 @@ def test_unaligned_and_empty_are_counted_and_logged(tmp_path, nlp, caplog):
                     }
                 ]
             },
-            r"paragraph 0, question 0: needs a string 'id'",
+            r"paragraph 0, question 0: 'id' is missing; every question needs",
         ),
     ],
 )

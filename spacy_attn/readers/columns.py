@@ -289,7 +289,10 @@ class Columns:
             if not item.strip() and not may_be_list:
                 # An empty text would be scored, or trained on, as a text; an
                 # empty QA context is an answer: it holds none (answers: []).
-                return f"column {column!r} is empty (a text is needed)"
+                return (
+                    f"column {column!r} is empty (a text is needed): fill the cell "
+                    f"or remove the row"
+                )
             if self.max_chars is not None and len(item) > self.max_chars[k]:
                 return (
                     f"column {column!r} has {len(item):,} characters, over the "
@@ -389,13 +392,14 @@ class Columns:
             raise CorpusFormatError(
                 f"{where}: no {'; no '.join(missing)}; found columns {sorted(record)}."
             )
-        for k in range(len(self.text_cols)):
+        for k, column in enumerate(self.text_cols):
             problem = self.cell_problem(record, k)
-            if problem is not None:
-                raise CorpusFormatError(
-                    f"{where}: {problem}; name the text columns with "
-                    f"{self.hint('text_cols')}."
-                )
+            if problem is None:
+                continue
+            if not isinstance(record[column], str):
+                # Not text: perhaps not the text column.
+                problem += f"; name the text columns with {self.hint('text_cols')}"
+            raise CorpusFormatError(f"{where}: {problem}.")
         first, second = (record[column] for column in self.text_cols)
         label = self._label(record, where) if need_label else None
         group = self._id(record, "group_col", where)

@@ -83,12 +83,20 @@ class SquadStats:
         return asdict(self)
 
 
-def load_squad_json(path: Union[str, Path]) -> Dict[str, Any]:
+# A file of rows, not SQuAD JSON: how pair and doc corpora are written.
+_ROW_SUFFIXES = (".csv", ".tsv", ".jsonl", ".txt")
+
+
+def load_squad_json(path: Union[str, Path], *, check: bool = True) -> Dict[str, Any]:
     """Load a SQuAD-format JSON file (optionally ``.gz``) and check its layout.
 
+    check (bool): Also check every article, paragraph, question and answer
+        (``check_squad``: a pass over the loaded JSON, no tokenization), so
+        that a malformed question stops the reading with its id instead of a
+        ``KeyError`` later.
     RAISES (CorpusFormatError): If the file is damaged (truncated gzip or
-        JSON, not UTF-8), not valid JSON, or lacks the
-        ``{"data": [{"paragraphs": [...]}]}`` layout; the message names it.
+        JSON, not UTF-8), not valid JSON, or not in the SQuAD layout; the
+        message names the file (and the article / question) and the fix.
     """
     path = Path(path)
     if not path.exists():
@@ -99,9 +107,8 @@ def load_squad_json(path: Union[str, Path]) -> Dict[str, Any]:
             data = json.load(f)
     except json.JSONDecodeError as err:
         raise CorpusFormatError(
-            f"{path}: invalid JSON ({err.msg} at line {err.lineno}); the file is "
-            f"damaged (e.g. truncated by an interrupted download or copy) or not "
-            f"SQuAD JSON."
+            f"{path}: invalid JSON ({err.msg}: line {err.lineno}, column {err.colno}); "
+            + _not_squad_hint(path)
         ) from None
     except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as err:
         # gzip and the codec name neither the file nor the cause: a truncated
@@ -116,7 +123,37 @@ def load_squad_json(path: Union[str, Path]) -> Dict[str, Any]:
             f"{path}: not a SQuAD-format file; expected a JSON object with a "
             f"'data' list of articles ({{'data': [{{'title', 'paragraphs': [...]}}]}})."
         )
+    if check:
+        check_squad(data, path=path)
     return data
+
+
+def _not_squad_hint(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[: -len(".gz")]
+    if name.endswith(_ROW_SUFFIXES):
+        return (
+            "a QA corpus is SQuAD JSON (.json, .json.gz) or a .spacy DocBin of QA "
+            "docs, and this is a file of rows: for pairs use a pair config "
+            "(spacy-attn.PairCorpus.v2) and a pair model, or write the questions "
+            "as SQuAD JSON (docs/span_qa.md)."
+        )
+    return (
+        "the file is damaged (e.g. truncated by an interrupted download or copy) "
+        "or not SQuAD JSON."
+    )
+
+
+def check_squad(data: Dict[str, Any], *, path: Union[str, Path] = "<data>") -> None:
+    """Check the layout of every article, paragraph, question and answer of
+    loaded SQuAD JSON (a pass over the dicts: no tokenization).
+
+    RAISES (CorpusFormatError): At the first malformed part, naming the
+        file, the article / paragraph / question id and the fix.
+    """
+    for _ in iter_squad_questions(data, path=path):
+        pass
 
 
 def _article_filter(
@@ -139,6 +176,64 @@ def _article_filter(
     return titles, indices
 
 
+def _json_type(value: Any) -> str:
+    """How JSON names the type of ``value``: "null", "a string", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, dict):
+        return "an object"
+    return "a list" if isinstance(value, list) else "a string"
+
+
+def _question(qa: Any, where: str, q_i: int) -> Tuple[str, str, List[Tuple[str, int]]]:
+    """The id, question and (text, answer_start) answers of one question of
+    a paragraph's 'qas' (``where`` names the paragraph, ``q_i`` its index).
+
+    RAISES (CorpusFormatError): Naming the question and the fix.
+    """
+    if not isinstance(qa, dict):
+        raise CorpusFormatError(
+            f"{where} {q_i}: {_json_type(qa)} where a question object was expected "
+            f"({{'id': ..., 'question': ..., 'answers': [...]}}); fix or remove it."
+        )
+    qid = qa.get("id")
+    where = f"{where} {qid!r}" if isinstance(qid, str) else f"{where} {q_i}"
+    for key in ("id", "question"):
+        if not isinstance(qa.get(key), str):
+            got = _json_type(qa[key]) if key in qa else "missing"
+            raise CorpusFormatError(
+                f"{where}: '{key}' is {got}; every question needs a string 'id' "
+                f"and 'question'."
+            )
+    if not isinstance(qa.get("answers"), list):
+        got = _json_type(qa["answers"]) if "answers" in qa else "missing"
+        raise CorpusFormatError(
+            f"{where}: 'answers' is {got}; give every question an 'answers' list: "
+            f"its gold answers ({{'text': ..., 'answer_start': ...}}), or [] for a "
+            f"question its context does not answer (SQuAD 2.0)."
+        )
+    answers = []
+    for ans in qa["answers"]:
+        start = ans.get("answer_start") if isinstance(ans, dict) else None
+        if (
+            not isinstance(ans, dict)
+            or not isinstance(ans.get("text"), str)
+            or not isinstance(start, int)
+            or isinstance(start, bool)
+        ):
+            raise CorpusFormatError(
+                f"{where}: each answer needs a string 'text' and an integer "
+                f"'answer_start' (its character offset in the context), got "
+                f"{ans!r}; fix or remove that answer."
+            )
+        answers.append((ans["text"], start))
+    return qa["id"], qa["question"], answers
+
+
 def iter_squad_questions(
     data: Dict[str, Any],
     *,
@@ -158,7 +253,11 @@ def iter_squad_questions(
         if not isinstance(article, dict) or not isinstance(
             article.get("paragraphs"), list
         ):
-            raise CorpusFormatError(f"{path}: article {a_i} has no 'paragraphs' list.")
+            raise CorpusFormatError(
+                f"{path}: article {a_i} has no 'paragraphs' list; each article of "
+                f"'data' is {{'title': ..., 'paragraphs': [{{'context': ..., "
+                f"'qas': [...]}}]}}."
+            )
         title = str(article.get("title", a_i))
         if keep is not None and title not in keep[0] and a_i not in keep[1]:
             continue
@@ -167,42 +266,17 @@ def iter_squad_questions(
         for p_i, para in enumerate(article["paragraphs"]):
             where = f"{path}: article {a_i} ({title!r}), paragraph {p_i}"
             if not isinstance(para, dict) or not isinstance(para.get("context"), str):
-                raise CorpusFormatError(f"{where}: missing a string 'context'.")
+                raise CorpusFormatError(
+                    f"{where}: no string 'context'; give each paragraph its text "
+                    f"as 'context' and its questions as 'qas'."
+                )
             if not isinstance(para.get("qas"), list):
-                raise CorpusFormatError(f"{where}: missing a 'qas' list.")
+                raise CorpusFormatError(
+                    f"{where}: no 'qas' list; give each paragraph its questions "
+                    f"('qas': [] for none)."
+                )
             if stats is not None:
                 stats.paragraphs += 1
             for q_i, qa in enumerate(para["qas"]):
-                if not isinstance(qa, dict):
-                    raise CorpusFormatError(
-                        f"{where}, question {q_i}: expected an object."
-                    )
-                qid = qa.get("id")
-                qwhere = (
-                    f"{where}, question {qid!r}"
-                    if qid is not None
-                    else f"{where}, question {q_i}"
-                )
-                if not isinstance(qid, str) or not isinstance(qa.get("question"), str):
-                    raise CorpusFormatError(
-                        f"{qwhere}: needs a string 'id' and 'question'."
-                    )
-                raw_answers = qa.get("answers", [])
-                if not isinstance(raw_answers, list):
-                    raise CorpusFormatError(f"{qwhere}: 'answers' must be a list.")
-                answers = []
-                for ans in raw_answers:
-                    if (
-                        not isinstance(ans, dict)
-                        or not isinstance(ans.get("text"), str)
-                        or not isinstance(ans.get("answer_start"), int)
-                        or isinstance(ans.get("answer_start"), bool)
-                    ):
-                        raise CorpusFormatError(
-                            f"{qwhere}: each answer needs a string 'text' and an integer "
-                            f"'answer_start', got {ans!r}."
-                        )
-                    answers.append((ans["text"], ans["answer_start"]))
-                yield SquadQuestion(
-                    qid, qa["question"], para["context"], answers, title, a_i
-                )
+                qid, question, answers = _question(qa, f"{where}, question", q_i)
+                yield SquadQuestion(qid, question, para["context"], answers, title, a_i)

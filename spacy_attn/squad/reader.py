@@ -21,8 +21,10 @@ from spacy.training import Example
 from spacy.util import ensure_path, registry
 from spacy.vocab import Vocab
 
+from ..errors import CorpusFormatError
 from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key, upgrade_pair
 from ..readers import is_docbin_name, read_docbin
+from ..readers.pair_corpus import one_line_corpus_errors
 from .align import make_qa_doc
 from .corpus import (
     log_stats,
@@ -65,8 +67,11 @@ def create_squad_corpus_reader(
         unset (``null``).
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
         ``stats`` (a ``SquadStats``) are set once the JSON has been read.
+    RAISES (CorpusFormatError): If the file is not SQuAD JSON or a question
+        is malformed (``SquadCorpus.check``): under ``spacy train``, one line.
     """
-    return SquadCorpus(
+    one_line_corpus_errors()
+    corpus = SquadCorpus(
         path,
         answers_key=answers_key,
         pair_key=renamed_pair_key(pair_key, span_key, "spacy-attn.SquadCorpus.v1"),
@@ -75,6 +80,8 @@ def create_squad_corpus_reader(
         shuffle=shuffle,
         seed=seed,
     )
+    corpus.check()
+    return corpus
 
 
 class SquadCorpus:
@@ -124,6 +131,29 @@ class SquadCorpus:
             self._docs = [eg.reference for eg in examples]
             self._vocab = nlp.vocab
         return self._docs
+
+    def check(self) -> None:
+        """Check the file's structure now, without tokenizing: the registered
+        readers call it when ``spacy train`` builds them, before its first
+        step, so a bad dev file stops the run before any training (and
+        leaves no half-trained ``model-last``).
+
+        RAISES (CorpusFormatError): Naming the file, the article / question
+            and the fix.
+        """
+        if self.path is None or is_docbin_name(self.path):
+            return
+        if not self.path.exists():
+            raise CorpusFormatError(
+                f"{self.path}: file not found; check the corpus path of the "
+                f"config ([paths], or --paths.train / --paths.dev)."
+            )
+        self._read_structure()
+
+    def _read_structure(self) -> None:
+        # v1 builds its docs later, from the JSON read again then.
+        assert self.path is not None
+        load_squad_json(self.path)
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         if self.path is None:
@@ -182,8 +212,11 @@ def create_squad_corpus_reader_v2(
     seed (int): The seed of the shuffles.
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
         ``stats`` (a ``SquadStats``) are those of its first complete pass.
+    RAISES (CorpusFormatError): As v1's (the questions are read when the
+        reader is made; ``SquadCorpusStream.check``).
     """
-    return SquadCorpusStream(
+    one_line_corpus_errors()
+    corpus = SquadCorpusStream(
         path,
         answers_key=answers_key,
         pair_key=pair_key,
@@ -192,6 +225,8 @@ def create_squad_corpus_reader_v2(
         shuffle=shuffle,
         seed=seed,
     )
+    corpus.check()
+    return corpus
 
 
 @registry.readers("spacy-attn.SquadCorpus.v3")
@@ -219,7 +254,8 @@ def create_squad_corpus_reader_v3(
     """
     if not 0.0 <= build_unanswerable <= 1.0:
         raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
-    return SquadCorpusStream(
+    one_line_corpus_errors()
+    corpus = SquadCorpusStream(
         path,
         answers_key=answers_key,
         pair_key=pair_key,
@@ -229,6 +265,8 @@ def create_squad_corpus_reader_v3(
         seed=seed,
         build_unanswerable=build_unanswerable,
     )
+    corpus.check()
+    return corpus
 
 
 class SquadCorpusStream(SquadCorpus):
@@ -249,6 +287,25 @@ class SquadCorpusStream(SquadCorpus):
         self._read_stats = SquadStats()
         self.passes = 0
 
+    def _read_structure(self) -> None:
+        # The questions the check reads are those every pass reads: kept,
+        # so checking costs no second reading.
+        self._load_questions()
+
+    def _load_questions(self) -> List[SquadQuestion]:
+        # Read once and kept (with build_unanswerable's added questions).
+        if self._questions is None:
+            assert self.path is not None  # check / __call__ return first without
+            data = load_squad_json(self.path)
+            if self.build_unanswerable:
+                data, _ = with_unanswerable(
+                    data, rate=self.build_unanswerable, seed=self.seed
+                )
+            self._questions = squad_questions(
+                data, path=self.path, articles=self.articles, stats=self._read_stats
+            )
+        return self._questions
+
     def _pass_order(self, items: Iterable[T]) -> List[T]:
         """This pass's selection of ``items``: shuffled with (seed, pass)
         when ``shuffle``, then cut to ``limit``."""
@@ -266,16 +323,7 @@ class SquadCorpusStream(SquadCorpus):
                 upgrade_pair(reference, self.pair_key)
                 yield Example(without_answers(reference, self.answers_key), reference)
             return
-        if self._questions is None:
-            data = load_squad_json(self.path)
-            if self.build_unanswerable:
-                data, _ = with_unanswerable(
-                    data, rate=self.build_unanswerable, seed=self.seed
-                )
-            self._questions = squad_questions(
-                data, path=self.path, articles=self.articles, stats=self._read_stats
-            )
-        questions = self._pass_order(self._questions)
+        questions = self._pass_order(self._load_questions())
         # Alignment counts of this pass (kept once a pass is complete).
         stats = SquadStats(
             articles=self._read_stats.articles,
