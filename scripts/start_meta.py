@@ -64,6 +64,9 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
     train = summary["splits"]["train"]
     overlap = metrics["baselines"]["word overlap"]
     majority = metrics["baselines"]["majority class"]
+    # evaluate's lexical rows since BM25 joined them (older metrics lack it).
+    bm25 = metrics["baselines"].get("BM25")
+    bm25_map = f"BM25 MAP {bm25['pair_map']:.3f}, " if bm25 else ""
     questions = metrics["pair_map_groups"]
     return {
         "name": args.name,
@@ -77,8 +80,9 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
             f"question-sentence pairs), {args.vectors} vectors kept fixed. On "
             f"{questions:,} official SQuAD v1.1 dev questions never trained on: MAP "
             f"{metrics['pair_map']:.3f}, MRR {metrics['pair_mrr']:.3f}, P@1 "
-            f"{metrics['pair_p_at_1']:.3f} (word overlap MAP {overlap['pair_map']:.3f}, "
-            f"majority class MAP {majority['pair_map']:.3f}). Use it zero-shot or "
+            f"{metrics['pair_p_at_1']:.3f} ({bm25_map}word overlap MAP "
+            f"{overlap['pair_map']:.3f}, majority class MAP "
+            f"{majority['pair_map']:.3f}). Use it zero-shot or "
             "fine-tune it on your own questions (`--init-from`)."
         ),
         "sources": [
@@ -95,6 +99,7 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
             "word_overlap_p_at_1": overlap["pair_p_at_1"],
             "majority_class_map": majority["pair_map"],
             "majority_class_acc": majority["pair_acc"],
+            **({"bm25_map": bm25["pair_map"]} if bm25 else {}),
         },
         "notes": "\n\n".join(
             [
@@ -109,7 +114,7 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
                 "rank each question's sentences by `yes` score; positive F and "
                 "accuracy take `yes` above 0.5. Word overlap scores a sentence by its "
                 "word overlap (Jaccard) with the question; the majority class says "
-                "`no` to every sentence." + budget_line(args),
+                "`no` to every sentence." + lexical_line(metrics) + budget_line(args),
                 usage_answers(args),
                 limits_common(args)
                 + "\n- Trained on SQuAD: crowd-written questions about Wikipedia "
@@ -125,6 +130,21 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
             ]
         ),
     }
+
+
+def lexical_line(metrics: Dict[str, Any]) -> str:
+    """What the lexical rows beside word overlap are, where evaluate gave them."""
+    settings = metrics.get("lexical_baselines")
+    if not settings:
+        return ""
+    return (
+        " Shared words counts the content words a sentence shares with the "
+        "question (lower-cased, spaCy's English stop words left out); IDF shared "
+        "words weights each by its IDF; BM25 is Okapi BM25 (k1 "
+        f"{settings['bm25_k1']:g}, b {settings['bm25_b']:g}), IDF from the "
+        f"{settings['idf_documents']:,} test sentences. The model is worth its "
+        "cost only where it beats the strongest of these."
+    )
 
 
 def answers_data_note(metrics: Dict[str, Any], summary: Dict[str, Any]) -> str:

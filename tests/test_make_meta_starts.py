@@ -122,6 +122,27 @@ def test_answers_meta_is_a_model_card(tmp_path, kind):
         assert text in readme, text
 
 
+def test_answers_meta_names_bm25_where_evaluate_gave_it(tmp_path):
+    lexical = {"bm25_k1": 1.2, "bm25_b": 0.75, "idf_documents": 1654}
+    bm25 = ranking_scores(0.6511, 0.6522, 0.5533, 0.4544, 0.8155)
+    with_bm25 = {
+        **ANSWERS_METRICS,
+        "baselines": {**ANSWERS_METRICS["baselines"], "BM25": bm25},
+        "lexical_baselines": lexical,
+    }
+    metrics = write_json(tmp_path / "answers.json", with_bm25)
+    summary = write_json(tmp_path / "summary.json", ANSWERS_SUMMARY)
+    out = tmp_path / "meta.json"
+    load_script("scripts/make_meta.py").main(
+        [metrics, summary, str(out), "--name", "attn_answers_x", "--version", "0.0.1"]
+    )
+    meta = json.loads(out.read_text())
+    assert meta["performance"]["bm25_map"] == 0.6511
+    assert "(BM25 MAP 0.651, word overlap MAP 0.601" in meta["description"]
+    assert "| BM25 | 0.651 | 0.652 | 0.553 | 0.454 | 0.816 |" in meta["notes"]
+    assert "BM25 is Okapi BM25 (k1 1.2, b 0.75), IDF from the 1,654" in meta["notes"]
+
+
 def test_nli_meta_is_a_model_card(tmp_path):
     sick = nli_metrics(0.8111, 0.8022, 0.5633, 0.2444, "sick/test.jsonl.gz", "4,906")
     snli = nli_metrics(0.6555, 0.6466, 0.3377, 0.1688, "snli/test.jsonl.gz", "987")
