@@ -153,6 +153,7 @@ def test_an_empty_text_is_a_bad_row(tmp_path, pair_model, empty):
     assert [line["id"] for line in lines] == [2, 4]  # never scored
     assert [r["line"] for r in rejected] == [3]
     assert "column 'sentence' is empty" in rejected[0]["reason"]
+    assert "4 lines: 1 header, 2 rows, 0 blank, 1 bad" in result.output
     assert "2 rows written" in result.output and ", 1 rejected" in result.output
     # jsonl too, through the same columns.
     src = tmp_path / "empty.jsonl"

@@ -277,8 +277,26 @@ class FileRun:
         )
         keep_going = self.rejects is not None
         self.batches = make_batches(
-            rows, columns, self.batch_size, keep_going=keep_going, n_done=n_done
+            self._counted(rows, columns),
+            columns,
+            self.batch_size,
+            keep_going=keep_going,
+            n_done=n_done,
         )
+
+    def _counted(
+        self, rows: Iterable[InputRow], columns: Optional[Columns]
+    ) -> Iterator[InputRow]:
+        # A row that parses but has no task (a missing column, an empty
+        # text) is a bad row too: counted as one, with its reason.
+        for row in rows:
+            if row.error is None and columns is not None:
+                task = columns.task(row)
+                if isinstance(task, str):
+                    row.error = task
+                    self.reader.counts.rows -= 1
+                    self.reader.counts.bad += 1
+            yield row
 
     def _resolve_columns(self, given: Columns, available: Sequence[str]) -> Columns:
         # The columns, or the error with what to pass when the header was
