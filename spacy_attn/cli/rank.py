@@ -104,7 +104,10 @@ def rank_cli(
         fail(f"--top-k must be 0 (all) or more, got {top_k}.")
     lines = read_candidates(candidates)
     if not lines:
-        fail(f"{candidates}: no candidates (the file has no non-blank line).")
+        fail(
+            f"{candidates}: no candidates (the file has no non-blank line); write "
+            f"one candidate text per line."
+        )
     label, ranked = rank_lines(
         model,
         query,
@@ -208,18 +211,30 @@ def rank_lines(
 
 def read_candidates(path: Path) -> List[Tuple[int, str]]:
     """The candidates of a text file: ``(line index, text)`` per non-blank
-    line, the index 0-based, the text without its line end.
+    line, the index 0-based, the text without its line end. A line that is
+    not UTF-8 ends the command with one line naming it (as the row reader
+    does), not with a byte offset.
 
     path (Path): A UTF-8 text file.
     RETURNS (List[Tuple[int, str]]): The candidates, in file order.
     """
-    try:
-        with path.open(encoding="utf8") as f:
-            return [
-                (i, line.rstrip("\r\n")) for i, line in enumerate(f) if line.strip()
-            ]
-    except UnicodeDecodeError as err:
-        fail(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}).")
+    candidates = []
+    with path.open("rb") as f:
+        for i, data in enumerate(f):
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as err:
+                byte = data[err.start : err.start + 1].hex()
+                fail(
+                    f"{path}:{i + 1}: invalid UTF-8 (byte 0x{byte} at byte "
+                    f"{err.start + 1} of the line): the file is in another encoding "
+                    f"(e.g. Latin-1 or Windows-1252); save it as UTF-8."
+                )
+            if i == 0:
+                line = line.removeprefix("\ufeff")  # a byte order mark
+            if line.strip():
+                candidates.append((i, line.rstrip("\r\n")))
+    return candidates
 
 
 __all__ = ["rank_cli", "rank_lines", "read_candidates"]

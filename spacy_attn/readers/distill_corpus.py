@@ -18,6 +18,7 @@ from ..errors import CorpusFormatError
 from ..pairs import DEFAULT_PAIR_KEY, make_pair
 from ..pipeline.distill_loss import DistillSettings, set_teacher_target
 from .columns import Columns
+from .pair_corpus import one_line_corpus_errors
 
 # The text columns of a transfer set, by task: what ``spacy attn distill``
 # writes (``TransferRow.record``), gives its teacher and reads back here.
@@ -61,7 +62,13 @@ def create_distill_corpus_reader(
     settings = DistillSettings(
         temperature=temperature, gold_weight=gold_weight, loss=loss
     )
-    return DistillCorpus(path, settings=settings, pair_key=pair_key, limit=limit)
+    one_line_corpus_errors()
+    corpus = DistillCorpus(path, settings=settings, pair_key=pair_key, limit=limit)
+    # Read (and keep) the rows now, when spacy train builds the reader: a bad
+    # row stops the run before its first step.
+    if corpus.path is not None:
+        corpus.rows()
+    return corpus
 
 
 class DistillCorpus:
@@ -89,8 +96,12 @@ class DistillCorpus:
             transfer-set row."""
         if self._rows is None:
             assert self.path is not None
+            if not self.path.is_file():
+                raise CorpusFormatError(
+                    f"{self.path}: transfer set not found; {_WRITTEN_BY}."
+                )
             rows = []
-            with self.path.open(encoding="utf8") as file:
+            with self.path.open("rb") as file:
                 for number, line in enumerate(file, start=1):
                     if not line.strip():
                         continue
@@ -127,30 +138,59 @@ class DistillCorpus:
         return make_pair(nlp, texts[0], texts[1], pair_key=self.pair_key)
 
 
-def _checked_row(line: str, where: str) -> Dict[str, Any]:
+# What to do about a transfer set that cannot be read: it is a file that
+# distill writes, not one a user writes by hand.
+_WRITTEN_BY = (
+    "a transfer set is the file `spacy attn distill` writes "
+    "(OUTPUT/transfer/transfer.jsonl): run distill again to rewrite it"
+)
+
+
+def _checked_row(data: bytes, where: str) -> Dict[str, Any]:
     try:
-        row = json.loads(line)
+        row = json.loads(data.decode("utf-8").rstrip("\r\n"))
+    except UnicodeDecodeError as err:
+        raise CorpusFormatError(
+            f"{where}: invalid UTF-8 (byte 0x{data[err.start : err.start + 1].hex()} "
+            f"at byte {err.start + 1}); {_WRITTEN_BY}."
+        ) from None
     except json.JSONDecodeError as err:
-        raise CorpusFormatError(f"{where}: not a JSON object ({err.msg}).") from None
+        raise CorpusFormatError(
+            f"{where}: invalid JSON ({err.msg} at column {err.colno}); {_WRITTEN_BY}."
+        ) from None
     if not isinstance(row, dict):
-        raise CorpusFormatError(f"{where}: not a JSON object.")
+        raise CorpusFormatError(
+            f"{where}: expected a JSON object, got {type(row).__name__}; {_WRITTEN_BY}."
+        )
     columns = transfer_columns(row)
     texts = columns.text_cols or ()
     if any(column not in row for column in texts):
         raise CorpusFormatError(
             f'{where}: a transfer row needs "first" and "second" (a pair) or '
-            f'"text" (a doc), got keys {sorted(row)}.'
+            f'"text" (a doc), got keys {sorted(row)}; {_WRITTEN_BY}.'
         )
     for k in range(len(texts)):
         problem = columns.cell_problem(row, k)
         if problem is not None:
             raise CorpusFormatError(f"{where}: {problem}.")
-    teacher = row.get("teacher")
-    if not isinstance(teacher, dict) or not teacher:
-        raise CorpusFormatError(
-            f'{where}: no "teacher" cats; run `spacy attn distill`, which writes them.'
-        )
+    for key in ("teacher", "cats"):
+        cats = row.get(key)
+        if key == "cats" and cats is None:
+            continue
+        if not isinstance(cats, dict) or (key == "teacher" and not cats):
+            raise CorpusFormatError(
+                f'{where}: no "{key}" cats ({{label: score}}); {_WRITTEN_BY}.'
+            )
+        if not all(_is_score(value) for value in cats.values()):
+            raise CorpusFormatError(
+                f'{where}: "{key}" holds a score that is not a number ({cats!r}); '
+                f"{_WRITTEN_BY}."
+            )
     return row
+
+
+def _is_score(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 __all__ = [
