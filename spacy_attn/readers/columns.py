@@ -345,21 +345,13 @@ class Columns:
                 return problem
             value = record[column]
             texts.extend(value if isinstance(value, list) else [value])
-        for setting in ("group_col", "label_col"):
+        for setting in ("group_col", "label_col", "id_col"):
             if getattr(self, setting) is not None:
                 _, problem = self.id_problem(record, setting)
                 if problem is not None:
                     return problem
-        if self.id_col is None:
-            return row.line, tuple(texts)
-        if self.id_col not in record:
-            return f"missing id column {self.id_col!r} (found {sorted(record)})"
-        row_id = record[self.id_col]
-        if isinstance(row_id, bool) or not isinstance(row_id, (str, int, float)):
-            return (
-                f"id column {self.id_col!r} must be a string or number, "
-                f"got {_describe_value(row_id)}"
-            )
+        # The id as the file has it (a jsonl number stays a number).
+        row_id = row.line if self.id_col is None else record[self.id_col]
         return row_id, tuple(texts)
 
     def copied(self, record: Dict[str, Any]) -> Dict[str, Any]:
