@@ -8,4 +8,13 @@ class CorpusFormatError(ValueError):
     (the message names the file, and the line where there is one)."""
 
 
-__all__ = ["CorpusFormatError"]
+def corpus_not_found(path: object) -> CorpusFormatError:
+    """The error of a corpus reader whose file does not exist, raised when
+    ``spacy train`` builds the reader (before its first step)."""
+    return CorpusFormatError(
+        f"{path}: file not found; check the corpus path of the config ([paths], "
+        f"or --paths.train / --paths.dev)."
+    )
+
+
+__all__ = ["CorpusFormatError", "corpus_not_found"]

@@ -5,9 +5,12 @@ traceback; the transfer set is checked when its reader is made, so `spacy
 train` stops before its first step."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 import spacy
+from spacy.util import registry
 from typer.testing import CliRunner
 
 from spacy_attn.cli import attn_cli
@@ -58,3 +61,56 @@ def test_rank_names_the_line_that_is_not_utf8(tmp_path):
         f"file is in another encoding (e.g. Latin-1 or Windows-1252); save it as UTF-8."
     )
     assert "Traceback" not in result.output
+
+
+PAIRS = "premise,hypothesis,label\nA man sleeps.,A person rests.,entailment\n"
+QUOTE = '"A dog runs.,A cat sits.,neutral\n'
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_pair_readers_read_their_file_when_made(tmp_path, version):
+    """spacy train builds the train and dev readers before its first step:
+    a bad or missing file stops it there, not after "Aborting and saving"."""
+    make = registry.readers.get(f"spacy-attn.PairCorpus.{version}")
+    bad = tmp_path / "dev.csv"
+    bad.write_text(PAIRS + QUOTE, encoding="utf8")
+    with pytest.raises(CorpusFormatError, match=f"^{bad}:3: a quoted field opens"):
+        make(bad)
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(CorpusFormatError, match="missing.csv: file not found; check"):
+        make(missing)
+    bad.write_text(PAIRS, encoding="utf8")
+    assert len(list(make(bad)(spacy.blank("en")))) == 1
+    assert list(make(None)(spacy.blank("en"))) == []
+
+
+def test_the_textcat_reader_reads_its_file_when_made(tmp_path):
+    make = registry.readers.get("spacy-attn.TextCatCorpus.v1")
+    bad = tmp_path / "dev.jsonl"
+    bad.write_text('{"text": "Fine.", "label": "pos"}\n{"text": "Bad."}\n', "utf8")
+    with pytest.raises(CorpusFormatError, match=f"^{bad}:2: expected keys 'text'"):
+        make(bad)
+    with pytest.raises(CorpusFormatError, match="file not found"):
+        make(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.slow
+def test_spacy_train_stops_on_a_bad_dev_pair_file_before_training(tmp_path):
+    config = tmp_path / "pair.cfg"
+    args = ["init-config", str(config), "--text-cols", "premise,hypothesis"]
+    assert CliRunner().invoke(attn_cli, args).exit_code == 0
+    train = tmp_path / "train.csv"
+    train.write_text(PAIRS + "A dog runs.,A cat sits.,neutral\n", encoding="utf8")
+    dev = tmp_path / "dev.csv"
+    dev.write_text(PAIRS + QUOTE, encoding="utf8")
+    output = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(config), "--output",
+         str(output), "--paths.train", str(train), "--paths.dev", str(dev),
+         "--training.max_steps", "2", "--training.eval_frequency", "1"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"✘ {dev}:3: a quoted field opens on this line"), last
+    assert not (output / "model-last").exists()

@@ -21,7 +21,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from ..errors import CorpusFormatError
+from ..errors import CorpusFormatError, corpus_not_found
 from ..pairs import (
     DEFAULT_PAIR_KEY,
     GROUP_ID_KEY,
@@ -116,7 +116,7 @@ def create_pair_corpus_reader(
     quote that never closes, is now refused with its line).
     """
     one_line_corpus_errors()
-    return PairCorpus(
+    corpus = PairCorpus(
         path,
         format=format,
         # v1 read csv cells across lines (and still does, now refusing a
@@ -131,6 +131,8 @@ def create_pair_corpus_reader(
         seed=seed,
         columns=Columns(text_cols, label_col, group_col, id_col),
     )
+    corpus.check()
+    return corpus
 
 
 @registry.readers("spacy-attn.PairCorpus.v2")
@@ -181,12 +183,14 @@ def create_pair_corpus_reader_v2(
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
 
     Every line of the file is a row, a blank line or an error naming its
-    line; the counts are printed once when the rows are first read. A data
-    mistake that reaches the top of a script (``spacy train``) prints one
-    line, not a traceback (``one_line_corpus_errors``).
+    line; the counts are printed once when the rows are first read, which is
+    when the reader is made (``PairCorpus.check``: ``spacy train`` then
+    stops on a bad train or dev file before its first step). A data mistake
+    that reaches the top of a script (``spacy train``) prints one line, not
+    a traceback (``one_line_corpus_errors``).
     """
     one_line_corpus_errors()
-    return PairCorpus(
+    corpus = PairCorpus(
         path,
         format=format,
         delimiter=delimiter,
@@ -200,6 +204,8 @@ def create_pair_corpus_reader_v2(
         seed=seed,
         columns=Columns(text_cols, label_col, group_col, id_col),
     )
+    corpus.check()
+    return corpus
 
 
 class PairCorpus:
@@ -245,6 +251,23 @@ class PairCorpus:
         self.report = report
         self._rows: Optional[List[PairRow]] = None
         self.stats: Optional[ReadStats] = None
+
+    def check(self) -> None:
+        """Read and check the rows now (they are kept for every pass anyway):
+        the registered readers call it when ``spacy train`` builds them,
+        before its first step, so a bad dev file stops the run before any
+        training and leaves no half-trained ``model-last``. A DocBin is read
+        when iterated.
+
+        RAISES (CorpusFormatError): Naming the file, the line and the fix.
+        """
+        if self.path is None:
+            return
+        if not self.path.exists():
+            raise corpus_not_found(self.path)
+        fmt = detect_format(self.path) if self.format == "auto" else self.format
+        if fmt != "spacy":
+            self._load_rows()
 
     def _load_rows(self) -> List[PairRow]:
         # Rows are parsed once and kept: spaCy calls the reader every epoch.

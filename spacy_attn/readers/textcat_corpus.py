@@ -9,8 +9,9 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.util import ensure_path, registry
 
-from ..errors import CorpusFormatError
+from ..errors import CorpusFormatError, corpus_not_found
 from .formats import detect_format, jsonl_records, read_docbin
+from .pair_corpus import one_line_corpus_errors
 
 
 @registry.readers("spacy-attn.TextCatCorpus.v1")
@@ -46,8 +47,11 @@ def create_textcat_corpus_reader(
     shuffle (bool): Shuffle the rows once with ``seed``.
     seed (int): The shuffle seed.
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
+    RAISES (CorpusFormatError): On a malformed row, when the reader is made
+        (``TextCatCorpus.check``); under ``spacy train``, one line.
     """
-    return TextCatCorpus(
+    one_line_corpus_errors()
+    corpus = TextCatCorpus(
         path,
         text_key=text_key,
         label_key=label_key,
@@ -57,6 +61,8 @@ def create_textcat_corpus_reader(
         shuffle=shuffle,
         seed=seed,
     )
+    corpus.check()
+    return corpus
 
 
 class TextCatCorpus:
@@ -89,6 +95,19 @@ class TextCatCorpus:
     def _label(self, value: object) -> str:
         label = str(value)
         return self.label_map.get(label, label)
+
+    def check(self) -> None:
+        """Read and check the rows now (they are kept anyway), as
+        ``PairCorpus.check``: before ``spacy train``'s first step.
+
+        RAISES (CorpusFormatError): Naming the file, the line and the fix.
+        """
+        if self.path is None:
+            return
+        if not self.path.exists():
+            raise corpus_not_found(self.path)
+        if detect_format(self.path) != "spacy":
+            self.read_rows()
 
     def read_rows(self) -> List[Tuple[str, List[str]]]:
         """RETURNS (List[Tuple[str, List[str]]]): (text, labels) per row.

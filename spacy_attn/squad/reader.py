@@ -21,7 +21,7 @@ from spacy.training import Example
 from spacy.util import ensure_path, registry
 from spacy.vocab import Vocab
 
-from ..errors import CorpusFormatError
+from ..errors import corpus_not_found
 from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key, upgrade_pair
 from ..readers import is_docbin_name, read_docbin
 from ..readers.pair_corpus import one_line_corpus_errors
@@ -144,10 +144,7 @@ class SquadCorpus:
         if self.path is None or is_docbin_name(self.path):
             return
         if not self.path.exists():
-            raise CorpusFormatError(
-                f"{self.path}: file not found; check the corpus path of the "
-                f"config ([paths], or --paths.train / --paths.dev)."
-            )
+            raise corpus_not_found(self.path)
         self._read_structure()
 
     def _read_structure(self) -> None:
