@@ -133,6 +133,9 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--read", type=int, default=16384, help="training docs read")
     p.add_argument("--torch-profile", action="store_true")
+    p.add_argument(
+        "--torch-steps", type=int, default=3, help="steps torch.profiler sees"
+    )
     p.add_argument("--output", default=None)
     args = p.parse_args(argv)
     device = machine.use_device(args.gpu_id)
@@ -153,6 +156,10 @@ def main(argv=None) -> None:
             break
     pipe = nlp.get_pipe("attn_span_qa")
     optimizer = T["optimizer"]
+    print(
+        f"read {len(examples)} docs in {read_s:.1f} s; {len(batches)} batches",
+        flush=True,
+    )
     staged_steps(nlp, pipe, batches[: args.warmup], optimizer)
     staged = staged_steps(
         nlp, pipe, batches[args.warmup : args.warmup + args.steps], optimizer
@@ -181,20 +188,22 @@ def main(argv=None) -> None:
         "eval_s": eval_s,
     }
     md = render(meta, res, args)
-    if args.torch_profile:
-        md += (
-            "\n## Device time per torch operator (`torch.profiler`, the staged "
-            f"steps of {args.steps} batches again)\n\n```\n"
-            + torch_profile(
-                pipe, batches[args.warmup : args.warmup + args.steps], optimizer, 30
-            )
-            + "\n```\n"
-        )
     name = "profile_dcn_train" + ("_gpu" if args.gpu_id >= 0 else "")
     out = Path(args.output or f"benchmarks/results/{name}.md")
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Written before the operator profile, which can take long on a GPU.
     out.write_text(md, encoding="utf8")
-    print(md)
+    print(md, flush=True)
+    if args.torch_profile:
+        steps = args.warmup + min(args.steps, args.torch_steps)
+        md += (
+            "\n## Device time per torch operator (`torch.profiler`, "
+            f"{min(args.steps, args.torch_steps)} of the staged steps again)\n\n```\n"
+            + torch_profile(pipe, batches[args.warmup : steps], optimizer, 30)
+            + "\n```\n"
+        )
+        out.write_text(md, encoding="utf8")
+        print(md, flush=True)
 
 
 def render(meta: Dict[str, Any], res: Dict[str, Any], args) -> str:
