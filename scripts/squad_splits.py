@@ -245,11 +245,18 @@ def make_splits(
     min_articles: int = 10,
     docbin: bool = False,
     lang: str = "en",
+    docbin_splits: Optional[List[str]] = None,
+    n_process: int = 1,
+    ood: bool = True,
 ) -> Dict[str, Any]:
     """Write the splits and the manifest.
 
     protocol (str): "squad" (train on SQuAD v1.1 train) or "shifts" (train on
         the SQuADShifts sets); see the module docstring.
+    docbin_splits (Optional[List[str]]): With ``docbin``, the splits to write
+        as ``.spacy`` (None: every split).
+    n_process (int): Processes that tokenize the DocBins.
+    ood (bool): Write the SQuADShifts out-of-domain tests (protocol "squad").
     RETURNS (Dict[str, Any]): The manifest.
     """
     if protocol not in PROTOCOLS:
@@ -289,7 +296,7 @@ def make_splits(
     else:
         shutil.copyfile(test_path, output_dir / "test.json")
     splits = {"train": train, "dev": dev, "test": test["data"]}
-    if protocol == "squad":
+    if protocol == "squad" and ood:
         # Out-of-domain tests: every SQuADShifts set whole.
         for name in SETS:
             path = find_source(name, assets, mirror)
@@ -313,15 +320,18 @@ def make_splits(
         "sha256": {f"{s}.json": sha256(output_dir / f"{s}.json") for s in splits},
     }
     if docbin:
-        import spacy
+        from spacy_attn.squad import squad_to_docbin
 
-        from spacy_attn.squad import read_squad, write_squad_docbin
-
-        nlp = spacy.blank(lang)
         manifest["alignment"] = {}
         for split in splits:
-            examples, stats = read_squad(output_dir / f"{split}.json", nlp)
-            write_squad_docbin(examples, output_dir / f"{split}.spacy")
+            if docbin_splits is not None and split not in docbin_splits:
+                continue
+            stats = squad_to_docbin(
+                output_dir / f"{split}.json",
+                output_dir / f"{split}.spacy",
+                lang=lang,
+                n_process=n_process,
+            )
             manifest["alignment"][split] = {
                 k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"
             }
@@ -356,6 +366,20 @@ def main(argv: Optional[List[str]] = None) -> None:
         "--docbin", action="store_true", help="also write {train,dev,test}.spacy"
     )
     p.add_argument("--lang", default="en", help="tokenizer language for --docbin")
+    p.add_argument(
+        "--docbin-splits",
+        default=None,
+        help="with --docbin, only these splits, comma-separated (e.g. train,dev)",
+    )
+    p.add_argument(
+        "--n-process", type=int, default=1, help="processes tokenizing --docbin"
+    )
+    p.add_argument(
+        "--ood",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write the SQuADShifts out-of-domain tests (--no-ood: skip them)",
+    )
     args = p.parse_args(argv)
     mirror = Mirror.from_setting(args.mirror)
     try:
@@ -370,6 +394,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             min_articles=args.min_articles,
             docbin=args.docbin,
             lang=args.lang,
+            docbin_splits=args.docbin_splits.split(",") if args.docbin_splits else None,
+            n_process=args.n_process,
+            ood=args.ood,
         )
     except (DataError, FileNotFoundError) as err:
         print(f"✘ squad splits: {err}", file=sys.stderr)

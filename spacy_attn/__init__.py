@@ -22,7 +22,7 @@ it, ``nlp.pipe(..., n_process=N)`` hangs once torch's thread pool is running.
 # the readers and the optimizer. Not the pair-carrying callback: its module
 # (spacy_attn.corpus_patch) patches spaCy's Corpus when used, so only a config
 # that names it imports it, through its entry point.
-from . import layers, optimizers, pipeline, readers, scorers  # noqa: F401
+from . import layers, optimizers, pipeline, readers, scorers, training  # noqa: F401
 from .about import __version__
 from .pairs import (
     DEFAULT_PAIR_KEY,

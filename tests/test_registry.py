@@ -40,6 +40,7 @@ REGISTERED = {
         "spacy-attn.SquadCorpus.v1",
         "spacy-attn.SquadCorpus.v2",
         "spacy-attn.SquadCorpus.v3",
+        "spacy-attn.SquadCorpus.v4",
         "spacy-attn.TextCatCorpus.v1",
         "spacy-attn.DistillCorpus.v1",
     ],
@@ -50,6 +51,8 @@ REGISTERED = {
         "spacy-attn.start_weights.v1",
         "spacy-attn.freeze_weights.v1",
     ],
+    "spacy_batchers": ["spacy-attn.batch_by_length.v1"],
+    "spacy_loggers": ["spacy-attn.TimedLogger.v1"],
 }
 
 
@@ -80,6 +83,8 @@ def test_every_registration_has_an_entry_point():
         "spacy_readers": registry.readers,
         "thinc_optimizers": registry.optimizers,
         "spacy_callbacks": registry.callbacks,
+        "spacy_batchers": registry.batchers,
+        "spacy_loggers": registry.loggers,
     }
     for group, reg in names.items():
         ours = {n for n in reg.get_all() if n.startswith("spacy-attn.")}

@@ -31,6 +31,7 @@ from .util import REPO, squad_pairs, tok2vec_config
 QA_CONFIGS = [
     "squad_glove.cfg",
     "squad_glove_cpu.cfg",
+    "squad_glove_gpu.cfg",
     "squad2_glove.cfg",
     "squad2_glove_cpu.cfg",
     "squadshifts_glove.cfg",
@@ -144,7 +145,7 @@ def test_qa_config_fills_and_validates(name):
     )
     assert T["train_corpus"] == "corpora.train" and T["score_weights"]["qa_f1"] == 1.0
     module = nlp.get_pipe("attn_span_qa").model.get_ref("coattention").shims[0]._model
-    if name == "squad_glove.cfg":  # the paper's sizes
+    if name in ("squad_glove.cfg", "squad_glove_gpu.cfg"):  # the paper's sizes
         assert (module.hidden, module.hmn_start.pool_size, module.max_iterations) == (
             200,
             16,

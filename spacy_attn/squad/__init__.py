@@ -27,7 +27,7 @@ The registered scorer ``spacy-attn.squad_scorer.v1`` lives in
 
 from . import reader  # noqa: F401  (registers spacy-attn.SquadCorpus.v1)
 from .align import align_answer, context_offset, find_near, make_qa_doc
-from .corpus import read_squad, without_answers, write_squad_docbin
+from .corpus import read_squad, squad_to_docbin, without_answers, write_squad_docbin
 from .data import (
     ALIGN_STATUSES,
     ANSWER_LABEL,
@@ -48,6 +48,7 @@ from .metric import (
 )
 
 __all__ = [
+    "squad_to_docbin",
     "ALIGN_STATUSES",
     "ANSWER_LABEL",
     "DEFAULT_ANSWERS_KEY",

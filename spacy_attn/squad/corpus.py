@@ -6,16 +6,18 @@ and ``.v2``, in ``spacy_attn.squad.reader``) call :func:`read_squad` (v1) and
 """
 
 import logging
+import multiprocessing
 import random
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+import spacy
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from ..pairs import DEFAULT_PAIR_KEY
-from ..readers import write_docbin
+from ..readers import docbin_with_user_data, write_docbin
 from .align import make_qa_doc
 from .data import (
     DEFAULT_ANSWERS_KEY,
@@ -140,3 +142,92 @@ def write_squad_docbin(examples: Iterable[Example], path: Union[str, Path]) -> i
     """Save the reference docs of QA examples as a DocBin (span groups and
     their attrs included). RETURNS (int): The number of docs written."""
     return write_docbin((eg.reference for eg in examples), path)
+
+
+def squad_to_docbin(
+    path: Union[str, Path],
+    output: Union[str, Path],
+    *,
+    lang: str = "en",
+    n_process: int = 1,
+    answers_key: str = DEFAULT_ANSWERS_KEY,
+    pair_key: str = DEFAULT_PAIR_KEY,
+) -> SquadStats:
+    """Tokenize a SQuAD-format file once into a DocBin of gold QA docs (what
+    ``read_squad`` builds, in file order), in ``n_process`` processes.
+
+    Why processes: building a doc (tokenizing the question and context and
+    aligning the answers) takes about 1.5 ms on one core, so SQuAD v1.1
+    train's 87,599 questions take two minutes in one process; each process
+    packs its share as DocBin bytes and the shares are merged without
+    decoding them.
+
+    path (Union[str, Path]): The SQuAD-format JSON (optionally ``.gz``).
+    output (Union[str, Path]): The ``.spacy`` file to write.
+    lang (str): The tokenizer's language (``spacy.blank(lang)``).
+    n_process (int): Processes (1: this one).
+    RETURNS (SquadStats): The alignment counts.
+    """
+    path = Path(path)
+    stats = SquadStats()
+    questions = squad_questions(load_squad_json(path), path=path, stats=stats)
+    settings = {"lang": lang, "answers_key": answers_key, "pair_key": pair_key}
+    n_chunks = max(1, min(len(questions), 4 * n_process))
+    size = -(-len(questions) // n_chunks) if questions else 1
+    chunks = [
+        (questions[i : i + size], settings) for i in range(0, len(questions), size)
+    ]
+    if n_process > 1 and len(chunks) > 1:
+        # fork: the workers inherit the loaded modules (spacy_attn installs
+        # its torch fork-safety hook on import).
+        with multiprocessing.get_context("fork").Pool(n_process) as pool:
+            packed = pool.map(_docbin_chunk, chunks)
+    else:
+        packed = [_docbin_chunk(chunk) for chunk in chunks]
+    docbin = DocBin(store_user_data=True)
+    for data, chunk_stats in packed:
+        docbin.merge(DocBin(store_user_data=True).from_bytes(data))
+        _add_counts(stats, chunk_stats)
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(output)
+    log_stats(path, stats)
+    return stats
+
+
+def _docbin_chunk(
+    chunk: Tuple[List[SquadQuestion], Dict[str, str]],
+) -> Tuple[bytes, SquadStats]:
+    """One worker's share of ``squad_to_docbin``: the DocBin bytes of its
+    questions' gold docs and their alignment counts."""
+    questions, settings = chunk
+    nlp = spacy.blank(settings["lang"])
+    stats = SquadStats()
+    docs = (
+        make_qa_doc(
+            nlp,
+            question,
+            answers_key=settings["answers_key"],
+            pair_key=settings["pair_key"],
+            stats=stats,
+        )
+        for question in questions
+    )
+    return docbin_with_user_data(docs).to_bytes(), stats
+
+
+def _add_counts(total: SquadStats, part: SquadStats) -> None:
+    """Add the alignment counts of ``part`` (a share of the questions) to
+    ``total``, which already holds the file's article and paragraph counts."""
+    for name in (
+        "questions",
+        "answers",
+        "exact",
+        "expanded",
+        "relocated",
+        "unaligned",
+        "questions_unaligned",
+        "unanswerable",
+    ):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+    total.unaligned_examples.extend(part.unaligned_examples[:5])
