@@ -113,7 +113,7 @@ def evaluate_cli(
     bm25_b: Bm25BOpt = BM25_B,
 ) -> None:
     """Evaluate a pipeline on a pair corpus, like `spacy evaluate` but keeping
-    each doc's pair (read with spacy-attn.PairCorpus.v1). Prints accuracy,
+    each doc's pair (read with spacy-attn.PairCorpus.v2). Prints accuracy,
     macro-F, the positive class's P/R/F (with a positive label) and MAP, MRR
     and P@1 (with --group-col, or docs with group ids) beside trivial
     baselines on the same data: the majority class and, for a binary task,
