@@ -118,6 +118,10 @@ def test_evaluate_refuses_output_inside_the_model(pair_model, pairs):
     meta = pair_model / "meta.json"
     args = ["evaluate", pair_model, pairs, "--output", meta, "--no-check"]
     assert_refused(args, meta, "lies inside the MODEL directory")
+    idf = pairs.parent / "train.csv"
+    idf.write_text(PAIRS, encoding="utf8")
+    args = ["evaluate", pair_model, pairs, "--idf-data", idf, "--output", idf]
+    assert_refused(args, idf, f"--output {idf} is --idf-data {idf}")
 
 
 def test_rank_refuses_output_on_its_candidates(pair_model, tmp_path):

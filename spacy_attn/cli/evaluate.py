@@ -127,7 +127,8 @@ def evaluate_cli(
     existing_file(data, "DATA")
     if idf_data is not None:
         existing_file(idf_data, "--idf-data")
-    refuse_overwrite({"--output": output}, {"DATA": data, "MODEL": model})
+    read = {"DATA": data, "MODEL": model, "--idf-data": idf_data}
+    refuse_overwrite({"--output": output}, read)
     if is_squad_json(data):
         return evaluate_qa_cli(
             model, data, batch_size=batch_size, gpu_id=gpu_id,
