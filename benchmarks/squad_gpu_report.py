@@ -84,6 +84,9 @@ def main(argv=None) -> None:
     p.add_argument("run_dir")
     p.add_argument("--commit", required=True)
     p.add_argument("--output", default=None)
+    p.add_argument(
+        "--deadline", type=int, default=545, help="the run's DEADLINE_SECONDS"
+    )
     args = p.parse_args(argv)
     run = Path(args.run_dir)
     log = (run / "run.log").read_text(encoding="utf8")
@@ -103,7 +106,7 @@ def main(argv=None) -> None:
     md = f"# The paper-size DCN trained on one GPU ({device}, commit `{args.commit}`)\n\n"
     md += (
         "Reproduce on a machine with the data mirror and a GPU (from the repository root):\n\n"
-        "```\nOUT=/tmp/squad-gpu bash benchmarks/squad_gpu.sh 570 0\n"
+        f"```\nOUT=/tmp/squad-gpu bash benchmarks/squad_gpu.sh {args.deadline} 0\n"
         f"python benchmarks/squad_gpu_report.py /tmp/squad-gpu --commit {args.commit}\n```\n\n"
         f"One device call at commit `{args.commit}` on **{device}**; every number below "
         "was measured in that run (`benchmarks/squad_gpu.sh`: corpus, vectors, speed, "
@@ -122,7 +125,7 @@ def main(argv=None) -> None:
             f"`spacy train`, steady state (the {last['train_steps']:,} steps without an "
             f"evaluation, after the first): **{rate:,.0f} questions/s** at batch {BATCH}"
             + (
-                f", against the bare loop's {bare:,.0f} in the same call: **{rate / bare:.2f}x**"
+                f", against the bare loop's {bare:,.0f} in the same call: **{rate / bare:.3f}x**"
                 if bare
                 else ""
             )
@@ -145,9 +148,18 @@ def main(argv=None) -> None:
             )
             + "\n"
         )
-    if ev:
-        md += "## Official SQuAD 1.1 dev (all questions), best checkpoint\n\n```\n"
-        md += json.dumps(ev, indent=1)[:3000] + "\n```\n"
+    for res in ev.get("sets", {}).values():
+        base = res.get("baseline", {})
+        md += (
+            f"## Official SQuAD 1.1 dev ({res['questions']:,} questions), best checkpoint\n\n"
+            "| | EM | F1 |\n| --- | ---: | ---: |\n"
+            f"| model (`scripts/squad_eval.py`, {res['questions_per_s']:,.0f} questions/s) "
+            f"| {res['exact_match']:.2f} | {res['f1']:.2f} |\n"
+            f"| trivial baseline ({ev.get('baseline', '')}) "
+            f"| {base.get('exact_match', 0):.2f} | {base.get('f1', 0):.2f} |\n\n"
+            f"Trained on the {ev.get('train_source', '')} SQuAD v1.1 train file; "
+            "the paper: EM 65.4 / F1 75.6 (cased GloVe 840B 300d).\n"
+        )
     if speed_md:
         md += "\n## Speed run of the same call (`benchmarks/speed_dcn.py`)\n\n"
         md += speed_md.split("## Training", 1)[-1].strip() + "\n"
