@@ -105,7 +105,7 @@ def test_load_squad_json_names_file_question_and_fix(tmp_path, name, text, said)
     assert str(err.value).startswith(f"{path}: {said}"), str(err.value)
 
 
-@pytest.mark.parametrize("version", ["v1", "v2", "v3"])
+@pytest.mark.parametrize("version", ["v1", "v2", "v3", "v4"])
 @pytest.mark.parametrize("name,text,said", CASES, ids=IDS)
 def test_squad_readers_check_the_file_when_made(tmp_path, name, text, said, version):
     """The registered readers read the file's structure when spaCy builds

@@ -293,10 +293,12 @@ def create_squad_corpus_reader_v4(
 
     cache (bool): Keep the gold docs after the first pass.
     The other settings are v3's (see ``create_squad_corpus_reader_v3``).
+    RAISES (CorpusFormatError): As v2's (``SquadCorpus.check``).
     """
     if not 0.0 <= build_unanswerable <= 1.0:
         raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
-    return SquadCorpusStream(
+    one_line_corpus_errors()
+    corpus = SquadCorpusStream(
         path,
         answers_key=answers_key,
         pair_key=pair_key,
@@ -307,6 +309,8 @@ def create_squad_corpus_reader_v4(
         build_unanswerable=build_unanswerable,
         cache=cache,
     )
+    corpus.check()
+    return corpus
 
 
 class SquadCorpusStream(SquadCorpus):
