@@ -132,6 +132,18 @@ def test_rank_refuses_output_on_its_candidates(pair_model, tmp_path):
     assert_refused(args, candidates, "is the same file as CANDIDATES")
 
 
+def test_benchmark_speed_and_device_check_refuse_output_on_their_data(
+    pair_model, pairs, tmp_path
+):
+    args = ["benchmark-speed", pair_model, pairs, "--output", pairs]
+    assert_refused(args, pairs, f"--output {pairs} is DATA {pairs}")
+    results = tmp_path / "snli" / "dev.jsonl.gz"
+    results.parent.mkdir()
+    results.write_bytes(b"kept")
+    args = ["device-check", "--mirror", tmp_path, "--output", results]
+    assert_refused(args, results, "lies inside the --mirror directory")
+
+
 def test_qa_threshold_refuses_to_save_over_its_model_or_data(pair_model, tmp_path):
     data = tmp_path / "dev.json"
     data.write_text('{"version": "v2.0", "data": []}', encoding="utf8")

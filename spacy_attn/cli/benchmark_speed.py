@@ -12,7 +12,7 @@ from typing_extensions import Annotated
 
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
-from .errors import existing_file, fail, user_errors
+from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import GpuIdOpt, ModelArg, Opt, PairDataArg, PairKeyOpt
 
 
@@ -51,6 +51,7 @@ def benchmark_speed_cli(
     from ..readers import PairCorpus
 
     existing_file(data, "DATA")
+    refuse_overwrite({"--output": output}, {"DATA": data, "MODEL": model})
     if batches < 1 or (batch_size is not None and batch_size < 1):
         fail("--batches and --batch-size must be >= 1.")
     with user_errors():

@@ -9,7 +9,7 @@ import typer
 from typing_extensions import Annotated
 
 from .app import attn_cli
-from .errors import fail, user_errors
+from .errors import fail, refuse_overwrite, user_errors
 from .options import Opt
 
 
@@ -68,6 +68,7 @@ def device_check_cli(
     components = list(components or COMPONENTS)
     backbones = list(backbones or BACKBONES)
     check_choices(components, backbones, steps)
+    refuse_overwrite({"--output": output}, {"--mirror": mirror})
     data = data_mirror(mirror, components)
     if gpu_id >= 0:
         import torch
