@@ -18,11 +18,20 @@ file), which installs the fork-safety hook of ``spacy_attn.parallel``: without
 it, ``nlp.pipe(..., n_process=N)`` hangs once torch's thread pool is running.
 """
 
-# Registrations: the architectures and layers, the factories, the scorers,
-# the readers and the optimizer. Not the pair-carrying callback: its module
-# (spacy_attn.corpus_patch) patches spaCy's Corpus when used, so only a config
-# that names it imports it, through its entry point.
-from . import layers, optimizers, pipeline, readers, scorers, training  # noqa: F401
+# Registrations: the architectures and layers (the superseded versions in
+# legacy), the factories, the scorers, the readers and the optimizer. Not the
+# pair-carrying callback: its module (spacy_attn.corpus_patch) patches spaCy's
+# Corpus when used, so only a config that names it imports it, through its
+# entry point.
+from . import (  # noqa: F401
+    layers,
+    legacy,
+    optimizers,
+    pipeline,
+    readers,
+    scorers,
+    training,
+)
 from .about import __version__
 from .pairs import (
     DEFAULT_PAIR_KEY,

@@ -117,42 +117,9 @@ def build_dynamic_coattention_v1(
     mixed_precision (bool): Run the torch module under autocast (GPU).
     RETURNS (Model[List[Doc], QAOutput]): Start / end logits per window.
     """
-    return _build_dcn(
+    return dynamic_coattention_model(
         tok2vec,
         no_answer=False,
-        hidden_width=hidden_width,
-        pool_size=pool_size,
-        max_iterations=max_iterations,
-        dropout=dropout,
-        window=window,
-        stride=stride,
-        input_width=input_width,
-        mixed_precision=mixed_precision,
-    )
-
-
-@registry.architectures("spacy-attn.DynamicCoattention.v2")
-def build_dynamic_coattention_v2(
-    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
-    *,
-    hidden_width: int = 200,
-    pool_size: int = 16,
-    max_iterations: int = 4,
-    dropout: float = 0.3,
-    window: int = 400,
-    stride: int = 200,
-    input_width: Optional[int] = None,
-    mixed_precision: bool = False,
-) -> Model[List[Doc], QAOutput]:
-    """``spacy-attn.DynamicCoattention.v1`` that also scores "no answer" (for
-    SQuAD 2.0-style data): the context sentinel is kept as a position of the
-    coattention encoding and the decoder may point start and end at it. Its
-    logits come out as ``QAOutput.null_start`` / ``null_end``; the span
-    logits are laid out as v1's. Arguments as for v1.
-    """
-    return _build_dcn(
-        tok2vec,
-        no_answer=True,
         hidden_width=hidden_width,
         pool_size=pool_size,
         max_iterations=max_iterations,
@@ -177,14 +144,18 @@ def build_dynamic_coattention_v3(
     input_width: Optional[int] = None,
     mixed_precision: bool = False,
 ) -> Model[List[Doc], QAOutput]:
-    """``spacy-attn.DynamicCoattention.v2`` whose dynamic decoder keeps its
-    running start / end estimate on context tokens: the next iteration reads
-    the encodings of the best tokens, never the sentinel's, so every
-    iteration refines a span while "no answer" is still scored at each
-    (docs/span_qa.md). Same parameters as v2 (v2 weights load); arguments as
-    for v1.
+    """``spacy-attn.DynamicCoattention.v1`` that also scores "no answer" (for
+    SQuAD 2.0-style data): the context sentinel is kept as a position of the
+    coattention encoding and the decoder may point start and end at it. Its
+    logits come out as ``QAOutput.null_start`` / ``null_end``; the span
+    logits are laid out as v1's. The dynamic decoder keeps its running
+    start / end estimate on context tokens: the next iteration reads the
+    encodings of the best tokens, never the sentinel's, so every iteration
+    refines a span while "no answer" is still scored at each
+    (docs/span_qa.md). Arguments as for v1. (v2, in ``spacy_attn.legacy``,
+    let the estimate rest on the sentinel; its weights load into v3.)
     """
-    return _build_dcn(
+    return dynamic_coattention_model(
         tok2vec,
         no_answer=True,
         token_estimate=True,
@@ -199,7 +170,7 @@ def build_dynamic_coattention_v3(
     )
 
 
-def _build_dcn(
+def dynamic_coattention_model(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]],
     *,
     no_answer: bool,
@@ -213,6 +184,12 @@ def _build_dcn(
     input_width: Optional[int],
     mixed_precision: bool,
 ) -> Model[List[Doc], QAOutput]:
+    """The model of every ``spacy-attn.DynamicCoattention`` version: the
+    arguments are v1's, ``no_answer`` scores "no answer" (v2 and v3) and
+    ``token_estimate`` keeps the decoder's estimate on context tokens (v3).
+
+    RETURNS (Model[List[Doc], QAOutput]): Start / end logits per window.
+    """
     if window < 1 or not 0 < stride <= window:
         raise ValueError(
             f"DynamicCoattention: need window >= 1 and 0 < stride <= window, "

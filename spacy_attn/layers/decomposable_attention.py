@@ -1,4 +1,5 @@
-"""Thinc builder for the Decomposable Attention pair classifier.
+"""Thinc builder for the Decomposable Attention pair classifier,
+``spacy-attn.DecomposableAttention.v5`` (v1-v4: ``spacy_attn.legacy``).
 
 Defaults: the architecture defaults to the paper's settings (Parikh et al.
 2016: hidden width 200, dropout 0.2); ``attn_pair_classifier``'s factory
@@ -28,57 +29,7 @@ from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack cal
 SegmentGrads = Tuple[Optional[Floats3d], None, Optional[Floats3d], None]
 
 
-@registry.architectures("spacy-attn.DecomposableAttention.v1")
-def build_decomposable_attention_v1(
-    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
-    *,
-    hidden_width: int = 200,
-    dropout: float = 0.2,
-    intra_attention: bool = False,
-    max_distance: int = 10,
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Decomposable Attention (Parikh et al. 2016) over pair docs.
-
-    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors for
-        whole pair docs: ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the
-        paper's setting), a trainable ``spacy.Tok2Vec.v2``, a
-        ``spacy.Tok2VecListener.v1`` or a
-        ``spacy-transformers.TransformerListener.v1``. None (the default): a
-        new small trainable tok2vec that needs no vectors.
-    hidden_width (int): Width of the projection and of F, G and H (200 in
-        the paper).
-    dropout (float): Dropout on the inputs of every feed-forward layer.
-    intra_attention (bool): Add intra-sentence attention (paper section 3.4).
-    max_distance (int): Distances beyond this share one intra-attention bias.
-    exclusive_classes (bool): Softmax over mutually exclusive labels (NLI);
-        False gives an independent sigmoid score per label (e.g. a single
-        "duplicate" label).
-    mixed_precision (bool): Run the torch module under autocast (GPU).
-    nO (Optional[int]): Number of labels; normally inferred from the
-        component's labels at initialization.
-    RETURNS (Model[List[Doc], Floats2d]): Class probabilities (n_docs, nO).
-        ``model.get_ref("output_layer")`` is the output layer and
-        ``model.attrs["multi_label"]`` follows spaCy's textcat convention.
-    """
-    if tok2vec is None:
-        tok2vec = build_default_tok2vec()
-    return _da_model(
-        tok2vec,
-        pair_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY),
-        hidden_width=hidden_width,
-        dropout=dropout,
-        intra_attention=intra_attention,
-        max_distance=max_distance,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-    )
-
-
-def _da_model(
+def decomposable_attention_model(
     tok2vec: Model[List[Doc], List[Floats2d]],
     segments: Model[List[Doc], Segments],
     *,
@@ -96,7 +47,12 @@ def _da_model(
     match_attr: str = "LOWER",
     lexical_features: bool = False,
 ) -> Model[List[Doc], Floats2d]:
-    """The model of v1 to v5 over the given segments layer."""
+    """The model of every ``spacy-attn.DecomposableAttention`` version over
+    the given segments layer (the settings are ``build_decomposable_attention_v5``'s;
+    ``far_bias`` False is v1's clamped intra-attention distances).
+
+    RETURNS (Model[List[Doc], Floats2d]): Class probabilities (n_docs, nO).
+    """
     nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
     module = DecomposableAttention(
         nI,
@@ -187,60 +143,6 @@ def convert_float32_outputs(model: Model, X_Ytorch, is_train: bool):
     return torch2xp(Y32), reverse
 
 
-# --- spacy-attn.DecomposableAttention.v2 -------------------------------------
-# v1 above is frozen. v2 gives the intra-attention distances beyond
-# max_distance their own shared bias (v1 clamped them onto +-max_distance, one
-# bias fewer), offers the paper's N(0, 0.01^2) init and a choice between
-# encoding the pair doc jointly (v1's only mode) or each text on its own.
-
-
-@registry.architectures("spacy-attn.DecomposableAttention.v2")
-def build_decomposable_attention_v2(
-    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
-    *,
-    hidden_width: int = 200,
-    dropout: float = 0.2,
-    intra_attention: bool = False,
-    max_distance: int = 10,
-    init_std: Optional[float] = None,
-    encode: str = "joint",
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Decomposable Attention (Parikh et al. 2016) over pair docs; as
-    ``spacy-attn.DecomposableAttention.v1`` with these differences:
-
-    max_distance (int): Signed distances up to this get a bias each; all
-        distances beyond it share one more (the paper). v1 clamped them onto
-        +-max_distance instead.
-    init_std (Optional[float]): Draw the weights of the projection and of
-        F, G, H (F_intra) from N(0, init_std^2), biases zero: 0.01 in the
-        paper. None keeps PyTorch's default init (as v1).
-    encode (str): "joint" runs ``tok2vec`` over the whole pair doc, so with
-        a contextual backbone each text's vectors see the other text (a
-        feature here, and the only way a listener works); "separate" encodes
-        each text as a doc of its own (see ``separate_segments``).
-
-    The other settings are v1's (see ``build_decomposable_attention_v1``).
-    """
-    if tok2vec is None:
-        tok2vec = build_default_tok2vec()
-    return _da_model(
-        tok2vec,
-        segments_layer(tok2vec, encode),
-        hidden_width=hidden_width,
-        dropout=dropout,
-        intra_attention=intra_attention,
-        max_distance=max_distance,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-        far_bias=True,
-        init_std=init_std,
-    )
-
-
 def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
     """``pair_segments`` ("joint") or ``separate_segments`` ("separate")."""
     from .separate_segments import ENCODINGS, is_listener, separate_segments
@@ -261,121 +163,6 @@ def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
     return separate_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY)
 
 
-# --- spacy-attn.DecomposableAttention.v3 -------------------------------------
-# v1 and v2 above are frozen. v3 is v2 with the paper's NULL token: a learned
-# token before each text, so that a word can align to nothing.
-
-
-@registry.architectures("spacy-attn.DecomposableAttention.v3")
-def build_decomposable_attention_v3(
-    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
-    *,
-    hidden_width: int = 200,
-    dropout: float = 0.2,
-    intra_attention: bool = False,
-    max_distance: int = 10,
-    init_std: Optional[float] = None,
-    null_token: bool = True,
-    encode: str = "joint",
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Decomposable Attention (Parikh et al. 2016) over pair docs; as
-    ``spacy-attn.DecomposableAttention.v2`` with:
-
-    null_token (bool): Put a learned "NULL" token before each text (the
-        default; the paper's, as its Harvard NLP and AllenNLP replications
-        have it), so that a token of one text can align to nothing in the
-        other. It attends and is attended to like a
-        token, and ``attn_pair_classifier``'s ``alignment(...,
-        include_null=True)`` shows its row and column. False computes what
-        v2 computes.
-
-    The other settings are v2's (see ``build_decomposable_attention_v2``).
-    """
-    if tok2vec is None:
-        tok2vec = build_default_tok2vec()
-    return _da_model(
-        tok2vec,
-        segments_layer(tok2vec, encode),
-        hidden_width=hidden_width,
-        dropout=dropout,
-        intra_attention=intra_attention,
-        max_distance=max_distance,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-        far_bias=True,
-        init_std=init_std,
-        null_token=null_token,
-    )
-
-
-# --- spacy-attn.DecomposableAttention.v4 -------------------------------------
-# v1 to v3 above are frozen. v4 is v3 with an exact-match signal, which is
-# NOT in the paper: see docs/pair_classifier.md, "Exact match".
-
-
-@registry.architectures("spacy-attn.DecomposableAttention.v4")
-def build_decomposable_attention_v4(
-    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
-    *,
-    hidden_width: int = 200,
-    dropout: float = 0.2,
-    intra_attention: bool = False,
-    max_distance: int = 10,
-    init_std: Optional[float] = None,
-    null_token: bool = True,
-    exact_match: bool = True,
-    match_attr: str = "LOWER",
-    encode: str = "joint",
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Decomposable Attention over pair docs with an exact-match signal
-    (beyond the paper); as ``spacy-attn.DecomposableAttention.v3`` with:
-
-    exact_match (bool): Tell the model which tokens of the two texts are
-        identical (DrQA's exact-match feature, Chen et al. 2017): a learned
-        bias on the attention logit of every identical pair, and a "this
-        token occurs in the other text" input to the compare network. On
-        by default; False computes what v3 computes. For tasks where
-        shared words are evidence (answer-sentence selection, duplicates),
-        which the paper's soft alignment over fixed vectors does not pick
-        up on its own.
-    match_attr (str): The token attribute that decides "identical":
-        "LOWER" (the default: case-insensitive form), "ORTH", "NORM" or
-        "LEMMA" (needs a lemmatizer before the component).
-
-    The other settings are v3's (see ``build_decomposable_attention_v3``).
-    """
-    if tok2vec is None:
-        tok2vec = build_default_tok2vec()
-    return _da_model(
-        tok2vec,
-        segments_layer(tok2vec, encode),
-        hidden_width=hidden_width,
-        dropout=dropout,
-        intra_attention=intra_attention,
-        max_distance=max_distance,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-        far_bias=True,
-        init_std=init_std,
-        null_token=null_token,
-        exact_match=exact_match,
-        match_attr=match_attr,
-    )
-
-
-# --- spacy-attn.DecomposableAttention.v5 -------------------------------------
-# v4 with sentence-level overlap measures beside the pair representation, also
-# NOT in the paper: see docs/pair_classifier.md, "Lexical features".
-
-
 @registry.architectures("spacy-attn.DecomposableAttention.v5")
 def build_decomposable_attention_v5(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
@@ -394,24 +181,52 @@ def build_decomposable_attention_v5(
     mixed_precision: bool = False,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
-    """Decomposable Attention over pair docs with an exact-match signal and
-    sentence-level overlap measures (beyond the paper); as
-    ``spacy-attn.DecomposableAttention.v4`` with:
+    """Decomposable Attention (Parikh et al. 2016) over pair docs, with an
+    exact-match signal and overlap measures beyond the paper (v1-v4:
+    ``spacy_attn.legacy``; docs/pair_classifier.md).
 
-    lexical_features (bool): Give the output layer, beside the pair
-        representation, seven overlap measures of the two texts: the share
-        of each text's tokens and token bigrams found in the other (by
-        ``match_attr``), the smaller share of each kind, and the length
-        ratio. On by default; False computes what v4 computes. They hold
-        no weights, so every weight of a v4 model but its output layer fits
-        a v5 model of the same settings: a v4 start takes a v5 config with
-        a new head (``init-config --init-from START --new-head``).
+    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors:
+        ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's), a
+        ``spacy.Tok2Vec.v2``, a tok2vec or transformer listener. None (the
+        default): a new small trainable tok2vec that needs no vectors.
+    hidden_width (int): Width of the projection and of F, G and H (200 in
+        the paper).
+    dropout (float): Dropout on the inputs of every feed-forward layer.
+    intra_attention (bool): Add intra-sentence attention (paper section 3.4).
+    max_distance (int): Signed distances up to this get an intra-attention
+        bias each; all distances beyond it share one more (the paper).
+    init_std (Optional[float]): Draw the weights of the projection and of
+        F, G, H (F_intra) from N(0, init_std^2), biases zero (0.01 in the
+        paper). None keeps PyTorch's default init.
+    null_token (bool): Put a learned "NULL" token before each text (the
+        paper's), so that a token can align to nothing in the other text
+        (``alignment(..., include_null=True)`` shows it).
+    exact_match (bool): A learned bias on the attention logit of every
+        identical token pair, and a "occurs in the other text" input to the
+        compare network (DrQA's exact-match feature, Chen et al. 2017).
+    match_attr (str): The token attribute that decides "identical": "LOWER"
+        (the default), "ORTH", "NORM" or "LEMMA" (needs a lemmatizer).
+    lexical_features (bool): Give the output layer seven overlap measures
+        of the two texts (token and bigram shares found in the other text by
+        ``match_attr``, the smaller of each, the length ratio). They hold no
+        weights: a v4 model of the same settings fits but for its head.
+    encode (str): "joint" runs ``tok2vec`` over the whole pair doc (the only
+        way a listener works); "separate" encodes each text as a doc of its
+        own (see ``separate_segments``).
+    exclusive_classes (bool): Softmax over mutually exclusive labels (NLI);
+        False gives an independent sigmoid score per label.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    nO (Optional[int]): Number of labels; inferred at initialization.
+    RETURNS (Model[List[Doc], Floats2d]): Class probabilities (n_docs, nO),
+        with the refs "output_layer" and "tok2vec" and
+        ``attrs["multi_label"]`` (spaCy's textcat convention).
 
-    The other settings are v4's (see ``build_decomposable_attention_v4``).
+    Off, each setting beyond v1 computes the version before it:
+    ``lexical_features`` v4, then ``exact_match`` v3, then ``null_token`` v2.
     """
     if tok2vec is None:
         tok2vec = build_default_tok2vec()
-    return _da_model(
+    return decomposable_attention_model(
         tok2vec,
         segments_layer(tok2vec, encode),
         hidden_width=hidden_width,

@@ -9,10 +9,8 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
 from thinc.types import Floats2d
 
 from ..models.siamese import SiameseSelfAttention
-from ..pairs import DEFAULT_PAIR_KEY
 from .decomposable_attention import convert_segment_inputs
 from .pair_output import pair_output
-from .pair_segments import pair_segments
 from .self_attention import (
     PENALTY_REDUCTION,
     SelfAttentionOutput,
@@ -23,57 +21,7 @@ from .self_attention import (
 from .tensors import torch2xp
 
 
-@registry.architectures("spacy-attn.SiameseSelfAttention.v1")
-def build_siamese_self_attention_v1(
-    encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
-    *,
-    combination: str = "features",
-    hidden_width: int = 300,
-    dropout: float = 0.0,
-    exclusive_classes: bool = True,
-    mixed_precision: bool = False,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], Floats2d]:
-    """Siamese self-attentive pair classifier for ``attn_pair_classifier``
-    (Lin et al. 2017, SNLI): both texts of a pair doc go through the same
-    encoder, their embeddings are combined and classified.
-
-    encoder (Optional[Model[List[Doc], SelfAttentionOutput]]): A
-        ``spacy-attn.StructuredSelfAttention.v1`` or
-        ``spacy-attn.GeneralizedPooling.v1``; its tok2vec and torch module are
-        reused (the tok2vec runs once over the whole pair doc). None (the
-        default): a new ``spacy-attn.StructuredSelfAttention.v1`` with its
-        defaults.
-    combination (str): "features" ([u; v; u*v; |u-v|]) or "multiplicative"
-        (the paper's per-hop gated interaction).
-    hidden_width (int): Width of the hidden layer after the combination.
-    dropout (float): Dropout on the combined features.
-    exclusive_classes (bool): Softmax over labels, or one sigmoid per label.
-    mixed_precision (bool): Run the torch module under autocast (GPU).
-    nO (Optional[int]): Number of labels; set by the component.
-    RETURNS (Model[List[Doc], Floats2d]): Label probabilities, with the refs
-        the pair classifier uses ("segments", "output_layer") and
-        "self_attention" / "tok2vec". The penalty is averaged over the batch,
-        like the pair classifier's loss (the torch layer's
-        ``attrs["penalty_reduction"]`` is "mean").
-    """
-    if encoder is None:
-        encoder = build_structured_self_attention()
-    segments = pair_segments(encoder.get_ref("tok2vec"), pair_key=DEFAULT_PAIR_KEY)
-    return _siamese_model(
-        encoder,
-        segments,
-        combination=combination,
-        hidden_width=hidden_width,
-        dropout=dropout,
-        exclusive_classes=exclusive_classes,
-        mixed_precision=mixed_precision,
-        nO=nO,
-        param_penalty_once=False,
-    )
-
-
-def _siamese_model(
+def siamese_model(
     encoder: Model[List[Doc], SelfAttentionOutput],
     segments: Model,
     *,
@@ -85,7 +33,13 @@ def _siamese_model(
     nO: Optional[int],
     param_penalty_once: bool,
 ) -> Model[List[Doc], Floats2d]:
-    """The siamese classifier of v1 and v2 over the given segments layer."""
+    """The siamese classifier of every ``spacy-attn.SiameseSelfAttention``
+    version over the given segments layer (the settings are
+    ``build_siamese_self_attention_v2``'s; ``param_penalty_once`` False is
+    v1's penalty on the encoder's parameters, counted once per text).
+
+    RETURNS (Model[List[Doc], Floats2d]): Label probabilities.
+    """
     tok2vec = encoder.get_ref("tok2vec")
     # The encoder's torch module is shared, not modified: the reduction is
     # passed on each call (convert_penalized_segment_inputs).
@@ -138,14 +92,6 @@ def convert_penalized_outputs(model: Model, X_Ytorch, is_train: bool):
     return torch2xp(Y), reverse
 
 
-# --- spacy-attn.SiameseSelfAttention.v2 --------------------------------------
-# v1 above is frozen. v2 counts a penalty on the encoder's parameters
-# (generalized pooling's W1 penalty) once per batch, not once per text, and by
-# default encodes each text of the pair on its own, so that a contextual
-# backbone (CNN tok2vec, transformer) cannot let the two texts see each other
-# before the embeddings are compared (Lin et al.'s siamese setting).
-
-
 @registry.architectures("spacy-attn.SiameseSelfAttention.v2")
 def build_siamese_self_attention_v2(
     encoder: Optional[Model[List[Doc], SelfAttentionOutput]] = None,
@@ -158,25 +104,42 @@ def build_siamese_self_attention_v2(
     mixed_precision: bool = False,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
-    """Siamese self-attentive pair classifier; as
-    ``spacy-attn.SiameseSelfAttention.v1`` with these differences:
+    """Siamese self-attentive pair classifier for ``attn_pair_classifier``
+    (Lin et al. 2017, SNLI): both texts of a pair doc go through the same
+    encoder, their embeddings are combined and classified (v1:
+    ``spacy_attn.legacy``).
 
+    encoder (Optional[Model[List[Doc], SelfAttentionOutput]]): A
+        ``spacy-attn.StructuredSelfAttention.v1`` or
+        ``spacy-attn.GeneralizedPooling.v1``; its tok2vec and torch module are
+        reused. None (the default): a new
+        ``spacy-attn.StructuredSelfAttention.v1`` with its defaults.
+    combination (str): "features" ([u; v; u*v; |u-v|]) or "multiplicative"
+        (the paper's per-hop gated interaction).
+    hidden_width (int): Width of the hidden layer after the combination.
+    dropout (float): Dropout on the combined features.
     encode (str): "separate" (default; Lin et al.) encodes each text as a doc
-        of its own, so neither sees the other before both are embedded;
+        of its own, so that a contextual backbone (CNN tok2vec, transformer)
+        cannot let the two texts see each other before both are embedded;
         needs a token encoder inside the model, not a listener. "joint" runs
-        the tok2vec over the whole pair doc as v1 did (the same numbers for
+        the tok2vec once over the whole pair doc (the same numbers for
         non-contextual vectors such as ``spacy-attn.FrozenVectors``, and the
         only mode for a listener).
-    The encoder's penalty on its parameters is added once per batch (v1
-    added it once per text: twice).
-
-    The other settings are v1's (see ``build_siamese_self_attention_v1``).
+    exclusive_classes (bool): Softmax over labels, or one sigmoid per label.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    nO (Optional[int]): Number of labels; set by the component.
+    RETURNS (Model[List[Doc], Floats2d]): Label probabilities, with the refs
+        the pair classifier uses ("segments", "output_layer") and
+        "self_attention" / "tok2vec". The penalties are averaged over the
+        batch, like the pair classifier's loss (the torch layer's
+        ``attrs["penalty_reduction"]`` is "mean"); the encoder's penalty on
+        its parameters is added once per batch (v1 added it once per text).
     """
     from .decomposable_attention import segments_layer
 
     if encoder is None:
         encoder = build_structured_self_attention()
-    return _siamese_model(
+    return siamese_model(
         encoder,
         segments_layer(encoder.get_ref("tok2vec"), encode),
         combination=combination,

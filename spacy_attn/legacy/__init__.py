@@ -1,0 +1,21 @@
+"""Superseded versions of spacy-attn's registered architectures.
+
+A released ``spacy-attn.<Name>.vN`` is frozen: a change of behaviour is a new
+``vN+1``. The newest version of each model lives in ``spacy_attn.layers``;
+the older ones of the same model for the same purpose live here, as spaCy
+keeps its own in spacy-legacy, so that configs and packaged pipelines that
+name them still load and predict as they did (``tests/test_legacy.py`` loads
+pipelines saved before they moved). They are still registered under their
+names, with entry points in setup.cfg. Use the newest version in new configs.
+
+| here | superseded by |
+| --- | --- |
+| ``DecomposableAttention.v1``-``v4`` | ``DecomposableAttention.v5`` |
+| ``SiameseSelfAttention.v1`` | ``SiameseSelfAttention.v2`` |
+| ``DynamicCoattention.v2`` | ``DynamicCoattention.v3`` |
+
+``DynamicCoattention.v1`` is not here: it answers every question, where v3
+always scores "no answer" as well, so no newer version builds its model.
+"""
+
+from . import coattention, decomposable_attention, siamese  # noqa: F401  (registrations)
