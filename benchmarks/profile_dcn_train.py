@@ -121,7 +121,8 @@ def torch_profile(pipe, batches, optimizer, rows: int) -> str:
     return prof.key_averages().table(sort_by=sort, row_limit=rows)
 
 
-def main(argv=None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``main``."""
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--config", default="configs/squad_glove_gpu.cfg")
     p.add_argument("--train", default="corpus/squad/train.spacy")
@@ -137,7 +138,11 @@ def main(argv=None) -> None:
         "--torch-steps", type=int, default=3, help="steps torch.profiler sees"
     )
     p.add_argument("--output", default=None)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> None:
+    args = parser().parse_args(argv)
     device = machine.use_device(args.gpu_id)
     meta = machine.metadata(device)
     machine.seed_all(0)

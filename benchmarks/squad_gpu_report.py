@@ -88,7 +88,14 @@ def main(argv=None) -> None:
         "--deadline", type=int, default=545, help="the run's DEADLINE_SECONDS"
     )
     args = p.parse_args(argv)
-    run = Path(args.run_dir)
+    md = report(Path(args.run_dir), args)
+    out = Path(args.output or f"benchmarks/results/squad_gpu_{args.commit}.md")
+    out.write_text(md, encoding="utf8")
+    print(md)
+
+
+def report(run: Path, args) -> str:
+    """The results file's markdown from a run's files."""
     log = (run / "run.log").read_text(encoding="utf8")
     device = log.splitlines()[0].split(",")[0].strip()
     records = read_jsonl(run / "train_log.jsonl")
@@ -163,9 +170,7 @@ def main(argv=None) -> None:
     if speed_md:
         md += "\n## Speed run of the same call (`benchmarks/speed_dcn.py`)\n\n"
         md += speed_md.split("## Training", 1)[-1].strip() + "\n"
-    out = Path(args.output or f"benchmarks/results/squad_gpu_{args.commit}.md")
-    out.write_text(md, encoding="utf8")
-    print(md)
+    return md
 
 
 if __name__ == "__main__":

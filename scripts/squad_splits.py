@@ -342,7 +342,8 @@ def make_splits(
     return manifest
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``main``."""
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -380,7 +381,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         default=True,
         help="write the SQuADShifts out-of-domain tests (--no-ood: skip them)",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parser().parse_args(argv)
     mirror = Mirror.from_setting(args.mirror)
     try:
         manifest = make_splits(
