@@ -465,3 +465,145 @@ def test_torch_modules_import_neither_spacy_nor_thinc(tmp_path):
         "thinc.api",
         "spacy.tokens",
     ]
+
+
+MAX_PARAGRAPH_WORDS = 120
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def paragraphs(text):
+    """(first line number, word count) of every paragraph of a markdown text.
+
+    A paragraph is a run of consecutive non-blank lines outside ``` fences
+    that are neither table rows (``|``), headings (``#``), HTML (``<``) nor
+    list items. A list item is a line starting with ``-``, ``*``, ``+`` or
+    ``1.`` / ``1)`` and the lines that follow it up to the next blank line
+    (its continuation): lists, tables and code are not prose to read in one
+    go, and a list item ends the paragraph before it. Words are what
+    ``str.split`` splits, so a link or an inline code span counts as one or
+    more words as written."""
+    found = []
+    fence = in_list = False
+    start, words = 0, 0
+
+    def close():
+        if words:
+            found.append((start, words))
+        return 0
+
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fence = not fence
+            words, in_list = close(), False
+        elif fence:
+            continue
+        elif not stripped or stripped.startswith(("|", "#", "<")):
+            words, in_list = close(), False
+        elif LIST_ITEM.match(line):
+            words, in_list = close(), True
+        elif not in_list:
+            if not words:
+                start = number
+            words += len(stripped.split())
+    close()
+    return found
+
+
+def guide_pages():
+    return [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
+
+
+def test_no_guide_paragraph_over_120_words():
+    """README.md and docs/*.md lead with commands and short explanations;
+    measured results live in tables under benchmarks/results/ (long notes
+    too: benchmarks/results/notes_*.md) and are linked, not retold."""
+    pages = guide_pages()
+    assert REPO / "docs" / "own_data.md" in pages
+    long = [
+        f"{path.relative_to(REPO)}:{line}: {words} words"
+        for path in pages
+        for line, words in paragraphs(path.read_text(encoding="utf8"))
+        if words > MAX_PARAGRAPH_WORDS
+    ]
+    assert not long, (
+        f"paragraphs over {MAX_PARAGRAPH_WORDS} words (split them, or move "
+        "measured prose to benchmarks/results/ and link it):\n" + "\n".join(long)
+    )
+
+
+def test_paragraph_count_can_fail():
+    long = " ".join(["word"] * 121)
+    text = (
+        f"# Title\n\n{long}\n\nshort one\nsecond line\n\n"
+        f"```bash\n{long}\n```\n\n| {long} |\n\n- {long}\n  {long}\n\n"
+        f"before a list\n- item\n{long}\n\n1. {long}\n"
+    )
+    assert paragraphs(text) == [(3, 121), (5, 4), (17, 3)]
+
+
+MD_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def heading_anchors(path):
+    """The anchors GitHub makes of a markdown file's headings: lower case,
+    punctuation dropped, spaces as hyphens, ``-1``, ``-2`` for repeats."""
+    anchors, seen, fence = set(), {}, False
+    for line in path.read_text(encoding="utf8").splitlines():
+        if line.strip().startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchor = re.sub(r"[^\w\- ]", "", title).replace(" ", "-")
+            count = seen.get(anchor, 0)
+            seen[anchor] = count + 1
+            anchors.add(f"{anchor}-{count}" if count else anchor)
+    return anchors
+
+
+def broken_links(paths, root=REPO):
+    """file:line: target for every relative markdown link, outside code
+    fences, to a file that does not exist or a heading its file lacks."""
+    bad = []
+    for path in paths:
+        fence = False
+        for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1):
+            if line.strip().startswith("```"):
+                fence = not fence
+                continue
+            for target in [] if fence else MD_LINK.findall(line):
+                if re.match(r"[a-z]+:", target):  # https:, mailto:
+                    continue
+                name, _, anchor = target.partition("#")
+                linked = path.parent / name if name else path
+                where = f"{path.relative_to(root)}:{number}: {target}"
+                if not linked.exists():
+                    bad.append(where + " (no such file)")
+                elif anchor and linked.suffix == ".md":
+                    if anchor not in heading_anchors(linked):
+                        bad.append(where + " (no such heading)")
+    return bad
+
+
+def test_markdown_links_resolve():
+    """Every relative link of every tracked markdown file (README, docs,
+    results) names a file that exists and, for a .md file, a heading in it."""
+    paths = [REPO / rel for rel in tracked_files() if rel.endswith(".md")]
+    paths = [path for path in paths if path.is_file()]
+    assert REPO / "README.md" in paths
+    bad = broken_links(paths)
+    assert not bad, "broken links:\n" + "\n".join(bad)
+
+
+def test_link_check_can_fail(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# A page\n\n## Its part: one, two\n\n"
+        "[ok](#its-part-one-two) [ok](page.md#a-page) [web](https://x.org/y)\n"
+        "[gone](missing.md) [no heading](page.md#nowhere)\n"
+        "```\n[in code](missing.md)\n```\n"
+    )
+    assert broken_links([page], root=tmp_path) == [
+        "page.md:6: missing.md (no such file)",
+        "page.md:6: page.md#nowhere (no such heading)",
+    ]
