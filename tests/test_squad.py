@@ -395,6 +395,23 @@ def _write_mirror(root, sets):
     (root / "SHA256SUMS").write_text("\n".join(lines) + "\n")
 
 
+def paper_mirror(tmp_path):
+    """A tiny mirror for protocol "squad": 40 train articles of 2 questions,
+    the SQuADShifts sets and a dev file."""
+    mirror = tmp_path / "mirror"
+    _write_mirror(
+        mirror,
+        {
+            "train": _articles("t", 40, 2),
+            "new_wiki": _articles("w", 3, 2),
+            "reddit": _articles("r", 1, 4),
+            "nyt": _articles("n", 2, 1),
+            "dev": _articles("d", 2, 3),
+        },
+    )
+    return mirror
+
+
 def _articles(prefix, n_articles, n_paragraphs):
     return [
         article(
@@ -489,17 +506,7 @@ def test_squad_splits_paper_protocol(tmp_path, nlp):
     file as test, the SQuADShifts sets whole as out-of-domain tests; the
     manifest says the train file is the mirror's rebuild."""
     splits = load_script("scripts/squad_splits.py")
-    mirror = tmp_path / "mirror"
-    _write_mirror(
-        mirror,
-        {
-            "train": _articles("t", 40, 2),
-            "new_wiki": _articles("w", 3, 2),
-            "reddit": _articles("r", 1, 4),
-            "nyt": _articles("n", 2, 1),
-            "dev": _articles("d", 2, 3),
-        },
-    )
+    mirror = paper_mirror(tmp_path)
     out = tmp_path / "out"
     m = splits.make_splits(
         out, assets=tmp_path / "no_assets", mirror=splits.Mirror(str(mirror)), seed=1

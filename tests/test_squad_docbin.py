@@ -147,21 +147,11 @@ def test_same_losses_from_docbin_as_from_json(tmp_path, squad_path):
 def test_squad_splits_docbin_options(tmp_path):
     """scripts/squad_splits.py --docbin --docbin-splits --n-process --no-ood:
     DocBins of the named splits only, no out-of-domain tests."""
-    from .test_squad import _articles, _write_mirror
+    from .test_squad import paper_mirror
     from .util import load_script
 
     splits = load_script("scripts/squad_splits.py")
-    mirror = tmp_path / "mirror"
-    _write_mirror(
-        mirror,
-        {
-            "train": _articles("t", 40, 2),
-            "new_wiki": _articles("w", 3, 2),
-            "reddit": _articles("r", 1, 4),
-            "nyt": _articles("n", 2, 1),
-            "dev": _articles("d", 2, 3),
-        },
-    )
+    mirror = paper_mirror(tmp_path)
     out = tmp_path / "out"
     splits.main(
         [str(out), "--assets", str(tmp_path / "none"), "--mirror", str(mirror)]
