@@ -607,3 +607,35 @@ def test_link_check_can_fail(tmp_path):
         "page.md:6: missing.md (no such file)",
         "page.md:6: page.md#nowhere (no such heading)",
     ]
+
+
+def readme_command_rows(text):
+    """``{command: row}`` of the table in README.md's "Commands" section."""
+    section = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {row.split("`")[1]: row for row in rows}
+
+
+def test_readme_lists_every_command():
+    """The README's command table names every ``spacy attn`` command, in
+    --help's order, each with what it does and a link to its doc."""
+    import typer.main
+
+    from spacy_attn.cli import attn_cli
+
+    commands = list(typer.main.get_command(attn_cli).commands)
+    assert "distill" in commands
+    rows = readme_command_rows((REPO / "README.md").read_text(encoding="utf8"))
+    assert list(rows) == commands, "README.md's Commands table against --help"
+    for name, row in rows.items():
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert len(cells) == 3 and cells[1], row
+        assert MD_LINK.search(cells[2]), f"no doc link for {name}: {row}"
+
+
+def test_command_table_check_can_fail():
+    text = (
+        "# X\n\n## Commands\n\n| command | what it does | doc |\n| --- | --- | --- |\n"
+        "| `predict` | predicts | [batch.md](docs/batch.md) |\n\n## Next\n\n| `rank` | no |\n"
+    )
+    assert list(readme_command_rows(text)) == ["predict"]
