@@ -16,7 +16,7 @@ from spacy.util import ensure_path, registry
 
 from ..errors import CorpusFormatError
 from ..pairs import DEFAULT_PAIR_KEY, make_pair
-from ..pipeline.distill_loss import DistillSettings, set_teacher_target
+from ..teacher_targets import DistillSettings, set_teacher_target
 from .columns import Columns
 from .pair_corpus import one_line_corpus_errors
 
