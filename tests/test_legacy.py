@@ -111,3 +111,94 @@ def test_legacy_pipeline_round_trips(tmp_path: Path):
     first = nlp.get_pipe("attn_pair_classifier").model.predict(docs)
     second = again.get_pipe("attn_pair_classifier").model.predict(docs)
     numpy.testing.assert_allclose(first, second, rtol=1e-6)
+
+
+# -- shipped configs name the newest version ------------------------------------
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+# v5's settings, newest first, each of which off computes the version before.
+STEPS = (
+    ("lexical_features", ("lexical_features",), "v4"),
+    ("exact_match", ("exact_match", "match_attr"), "v3"),
+    ("null_token", ("null_token",), "v2"),
+)
+
+
+def older_equivalent(model: Dict[str, Any]) -> Dict[str, Any]:
+    """The oldest version's settings that the v5 ``model`` block equals."""
+    old = dict(model)
+    for flag, keys, version in STEPS:
+        if old.pop(flag) is not False:
+            return old
+        for key in keys[1:]:
+            old.pop(key, None)
+        old["@architectures"] = f"spacy-attn.DecomposableAttention.{version}"
+    if not old["intra_attention"] and old["init_std"] is None:
+        if old["encode"] == "joint":
+            del old["init_std"], old["encode"]
+            old["@architectures"] = "spacy-attn.DecomposableAttention.v1"
+    return old
+
+
+def shipped_v5_models():
+    from spacy.util import load_config
+
+    for path in sorted(CONFIGS.glob("*.cfg")):
+        config = load_config(path, interpolate=False)
+        model = config.get("components", {}).get("attn_pair_classifier", {})
+        model = model.get("model", {})
+        if model.get("@architectures") == "spacy-attn.DecomposableAttention.v5":
+            yield path.name, dict(model)
+
+
+def predict_with(model_config: Dict[str, Any], docs):
+    """The predictions of the model of ``model_config`` (made small, seeded)
+    and the shapes of its torch weights: a bias that starts at zero, such as
+    v1's fewer intra-attention distances, shows only in the shapes."""
+    from thinc.api import fix_random_seed
+
+    config = dict(model_config, tok2vec=make.tiny_tok2vec(), hidden_width=8, nO=3)
+    config["dropout"] = 0.0
+    fix_random_seed(0)
+    model = registry.resolve({"model": config})["model"]
+    model.initialize(X=docs)
+    scores = model.predict(docs)
+    module = model.get_ref("attention").shims[0]._model
+    return scores, {k: tuple(v.shape) for k, v in module.state_dict().items()}
+
+
+def test_every_pair_config_names_the_newest_version():
+    assert len(list(shipped_v5_models())) >= 9
+    for path in sorted(CONFIGS.glob("*.cfg")):
+        text = path.read_text(encoding="utf8")
+        for old in ("v1", "v2", "v3", "v4"):
+            assert f'"spacy-attn.DecomposableAttention.{old}"' not in text, path.name
+
+
+@pytest.mark.parametrize("name,model", list(shipped_v5_models()))
+def test_shipped_v5_config_builds_the_model_it_replaced(name, model):
+    """Each config that names v5 builds, weight for weight and output for
+    output, the model of an older version (the one it named before, or an
+    older one still where its settings reach back that far)."""
+    old = older_equivalent(model)
+    assert old["@architectures"] != model["@architectures"]
+    nlp = spacy.blank("en")
+    docs = [spacy_attn.make_pair(nlp, a, b) for a, b in make.pair_inputs()[:4]]
+    scores, shapes = predict_with(model, docs)
+    old_scores, old_shapes = predict_with(old, docs)
+    assert shapes == old_shapes
+    numpy.testing.assert_array_equal(scores, old_scores)
+
+
+def test_the_config_check_can_fail():
+    """v1 and v5 with intra-attention differ in a weight's shape only."""
+    nlp = spacy.blank("en")
+    docs = [spacy_attn.make_pair(nlp, a, b) for a, b in make.pair_inputs()[:4]]
+    v1 = {"@architectures": "spacy-attn.DecomposableAttention.v1"}
+    v5 = dict(v1, **{"@architectures": "spacy-attn.DecomposableAttention.v5"})
+    v5.update(null_token=False, exact_match=False, lexical_features=False)
+    intra = {"intra_attention": True, "max_distance": 2}
+    assert predict_with(v1, docs)[1] == predict_with(v5, docs)[1]
+    assert (
+        predict_with({**v1, **intra}, docs)[1] != predict_with({**v5, **intra}, docs)[1]
+    )
