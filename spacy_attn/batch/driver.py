@@ -11,15 +11,17 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from ..errors import CorpusFormatError
 from ..file_safety import check_outputs
-from .engines import Engine, EngineInfo, InProcessEngine, Model
+from . import file_checks
+from .engines import Engine, InProcessEngine, Model
 from .errors import PredictError
 from .output import (
-    OUTPUT_FORMAT,
     OutputFiles,
     PredictStats,
     check_paths,
     check_run_record,
     resume_rows,
+    run_record,
+    run_record_path,
     write_run_record,
 )
 from .pool import WorkerDied
@@ -191,6 +193,7 @@ class FileRun:
         max_chars: Optional[int],
         delimiter: Optional[str] = None,
         quoting: str = "auto",
+        max_rejects: int = file_checks.MAX_REJECTS,
     ) -> None:
         """Check the options and the output files and open the input.
 
@@ -209,6 +212,7 @@ class FileRun:
             rejects,
         )
         self.batch_size, self.resume, self.max_chars = batch_size, resume, max_chars
+        self.max_rejects = max_rejects
         try:
             self.reader = RowReader(
                 input_path,
@@ -240,6 +244,7 @@ class FileRun:
         stats.startup_seconds = time.perf_counter() - self._start
         stats.component, stats.task = info.component, info.kind
         stats.workers, stats.details = info.workers, dict(info.details)
+        file_checks.check_input_kind(self.input_path, info.kind)
         columns = None
         trained = info.trained_columns if info.kind == "pair" else {}
         try:
@@ -256,6 +261,9 @@ class FileRun:
             given = replace(given, group_col=trained["group_col"])
         if self.available is not None:
             columns = self._resolve_columns(given, self.available)
+            cols = columns.text_cols
+            known = trained.get("text_cols")
+            stats.note = file_checks.task_note(stats.note, info.kind, cols, known)
         limits = text_limits(
             info.kind, max_length=info.max_length, limit=self.max_chars
         )
@@ -276,8 +284,15 @@ class FileRun:
             resume=self.resume,
         )
         keep_going = self.rejects is not None
+        rows = self._counted(rows, columns)
+        if keep_going:  # read ahead: all bad for one reason is the file's fault
+            limit = self.max_rejects  # a new run's record goes if it stops
+            made = None if self.resume else run_record_path(self.output_path)
+            rows = file_checks.stop_on_file_mistake(
+                rows, self.input_path, max_rejects=limit, made=made
+            )
         self.batches = make_batches(
-            self._counted(rows, columns),
+            rows,
             columns,
             self.batch_size,
             keep_going=keep_going,
@@ -309,7 +324,9 @@ class FileRun:
                 hint=self.reader.delimiter_hint(),
             )
         except CorpusFormatError as err:
-            raise PredictError(str(err)) from None
+            raise file_checks.columns_error(
+                err, given.kind or "pair", available
+            ) from None
 
     def write(self, engine: Engine, *, progress: bool) -> None:
         """Predict the batches on the engine and write each one, then the run
@@ -349,31 +366,6 @@ class FileRun:
             self._bar.close()
 
 
-def run_record(
-    info: EngineInfo,
-    reader: RowReader,
-    columns: Optional[Columns],
-    limits: Tuple[int, ...],
-    rejects: Optional[Path],
-) -> Dict[str, Any]:
-    """What defines a run: written beside OUTPUT, or checked on resume."""
-    return {
-        "model": info.model_hash,
-        "component": info.component,
-        "text_cols": list(columns.text_cols or ()) if columns else None,
-        "id_col": columns.id_col if columns else None,
-        "group_col": columns.group_col if columns else None,
-        "label_col": columns.label_col if columns else None,
-        "input_format": reader.format,
-        "delimiter": reader.table.delimiter,
-        "quoting": reader.table.quoting,
-        "rejects": rejects is not None,
-        "max_chars": list(limits),
-        "score_threshold": info.score_threshold,
-        "output_format": OUTPUT_FORMAT,
-    }
-
-
 def check_run_paths(
     input_path: Union[str, Path],
     output_path: Union[str, Path],
@@ -411,6 +403,7 @@ def predict_file(
     progress: bool = True,
     delimiter: Optional[str] = None,
     quoting: str = "auto",
+    max_rejects: int = file_checks.MAX_REJECTS,
 ) -> PredictStats:
     """Predict every row of ``input_path`` and write one JSON line per row to
     ``output_path`` (formats and guarantees: docs/batch.md).
@@ -438,6 +431,8 @@ def predict_file(
     max_chars (Optional[int]): The longest text (characters) of a row that is
         not a bad row; None: the component's limits (``predictor.MAX_CHARS``).
     progress (bool): Show a progress bar with rate and ETA on stderr.
+    max_rejects (int): With ``rejects_path``, stop when the first this many
+        rows (or all) are bad for one reason (0: go on; ``file_checks``).
     RETURNS (PredictStats): Counts and times.
     RAISES (PredictError): On a bad row without ``rejects_path`` (the rows
         before it written), or on options that do not fit.
@@ -459,6 +454,7 @@ def predict_file(
         max_chars=max_chars,
         delimiter=delimiter,
         quoting=quoting,
+        max_rejects=max_rejects,
     )
     runner = engine if engine is not None else InProcessEngine()
     failed = True

@@ -8,11 +8,24 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Dict, Iterable, List, Optional, Tuple
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Any,
+    BinaryIO,
+    Dict,
+    Iterable,
+    List,
+    Optional,
+    Tuple,
+)
 
 from ..readers.table import ReadCounts
 from .errors import PredictError
 from .rows import Columns, InputRow, RowReader, prefix_sha256
+
+if TYPE_CHECKING:  # engines import this module
+    from .engines import EngineInfo
 
 
 def finished_lines(path: Optional[Path]) -> Tuple[int, Optional[str]]:
@@ -385,7 +398,33 @@ def _list(items: Iterable[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def run_record(
+    info: "EngineInfo",
+    reader: RowReader,
+    columns: Optional[Columns],
+    limits: Tuple[int, ...],
+    rejects: Optional[Path],
+) -> Dict[str, Any]:
+    """What defines a run: written beside OUTPUT, or checked on resume."""
+    return {
+        "model": info.model_hash,
+        "component": info.component,
+        "text_cols": list(columns.text_cols or ()) if columns else None,
+        "id_col": columns.id_col if columns else None,
+        "group_col": columns.group_col if columns else None,
+        "label_col": columns.label_col if columns else None,
+        "input_format": reader.format,
+        "delimiter": reader.table.delimiter,
+        "quoting": reader.table.quoting,
+        "rejects": rejects is not None,
+        "max_chars": list(limits),
+        "score_threshold": info.score_threshold,
+        "output_format": OUTPUT_FORMAT,
+    }
+
+
 __all__ = [
+    "run_record",
     "OUTPUT_FORMAT",
     "RUN_ITEMS",
     "OutputFiles",

@@ -226,6 +226,8 @@ def evaluate_pairs(
     from ..readers.columns import trained_columns
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
+    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
+    check_pair_model(nlp, data, classifiers, positive_label)
     trained = trained_columns(nlp.config)
     given = columns if columns is not None else Columns()
     # Those not given: as the pipeline's training files were read.
@@ -238,7 +240,6 @@ def evaluate_pairs(
         columns=columns,
     )  # fmt: skip
     corpus = PairCorpus(data, limit=limit, **read)
-    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
     known = [label for pipe in classifiers for label in pipe.labels]
     if known:
         corpus.check_labels(nlp, set(known))
@@ -263,6 +264,24 @@ def evaluate_pairs(
     if corpus.stats is not None:
         scores["read"] = f"{data}: {corpus.stats.describe()}"
     return scores
+
+
+def check_pair_model(
+    nlp: Any, data: Path, classifiers: List[Any], positive_label: Optional[str]
+) -> None:
+    """Refuse rows of pairs for a span-QA pipeline, and a positive label for
+    a multi-class classifier (``spacy_attn.readers.task_input``).
+
+    RAISES (CorpusFormatError): Saying what the model expects.
+    """
+    from ..pipeline import SpanQA
+    from ..readers.task_input import check_positive_label, pair_rows_for_qa
+
+    qa = [name for name, pipe in nlp.pipeline if isinstance(pipe, SpanQA)]
+    if not classifiers and qa:
+        raise pair_rows_for_qa(data, qa[0])
+    for pipe in classifiers:
+        check_positive_label(positive_label, pipe.labels, component=pipe.name)
 
 
 def is_squad_json(data: Path) -> bool:

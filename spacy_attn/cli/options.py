@@ -256,6 +256,17 @@ RejectsOpt = Annotated[
         show_default=False,
     ),
 ]
+MaxRejectsOpt = Annotated[
+    int,
+    Opt(
+        "--max-rejects",
+        help=(
+            "With --rejects: stop (exit 1, nothing written) when the first N "
+            "rows, or every row of a shorter file, are bad for one reason, a "
+            "mistake of the file; 0: write them to --rejects and go on"
+        ),
+    ),
+]
 ResumeOpt = Annotated[
     bool,
     Opt(
@@ -404,6 +415,7 @@ __all__ = [
     "PredictGpuIdOpt",
     "ThreadsOpt",
     "RejectsOpt",
+    "MaxRejectsOpt",
     "ResumeOpt",
     "OverwriteOpt",
     "ComponentOpt",
