@@ -202,3 +202,34 @@ def test_the_config_check_can_fail():
     assert (
         predict_with({**v1, **intra}, docs)[1] != predict_with({**v5, **intra}, docs)[1]
     )
+
+
+# -- readers ---------------------------------------------------------------------
+
+MULTILINE_CSV = 'premise,hypothesis,label\n"A cat\nsits.",A cat.,entailment\nB.,C.,neutral\n'
+
+
+def test_pair_corpus_v1_reads_csv_cells_across_lines(tmp_path):
+    """v1 reads a quoted csv cell across lines, where v2 keeps a quote to its
+    line unless told ``quoting = "multiline"``; and it takes ``span_key``."""
+    from spacy_attn import get_pair_texts
+
+    path = tmp_path / "pairs.csv"
+    path.write_text(MULTILINE_CSV, encoding="utf8")
+    nlp = spacy.blank("en")
+    config = {"@readers": "spacy-attn.PairCorpus.v1", "path": str(path)}
+    examples = list(registry.resolve({"r": config})["r"](nlp))
+    assert [get_pair_texts(eg.reference) for eg in examples] == [
+        ("A cat\nsits.", "A cat."),
+        ("B.", "C."),
+    ]
+    assert [eg.reference.cats for eg in examples] == [
+        {"entailment": 1.0},
+        {"neutral": 1.0},
+    ]
+    with pytest.raises(spacy_attn.readers.CorpusFormatError):
+        v2 = dict(config, **{"@readers": "spacy-attn.PairCorpus.v2"})
+        list(registry.resolve({"r": v2})["r"](nlp))
+    with pytest.warns(DeprecationWarning, match="span_key"):
+        old = registry.resolve({"r": dict(config, span_key="old_pair")})["r"]
+    assert old.pair_key == "old_pair"
