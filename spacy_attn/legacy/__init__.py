@@ -1,4 +1,4 @@
-"""Superseded versions of spacy-attn's registered architectures.
+"""Superseded versions of spacy-attn's registered architectures and readers.
 
 A released ``spacy-attn.<Name>.vN`` is frozen: a change of behaviour is a new
 ``vN+1``. The newest version of each model lives in ``spacy_attn.layers``;
@@ -13,9 +13,15 @@ names, with entry points in setup.cfg. Use the newest version in new configs.
 | ``DecomposableAttention.v1``-``v4`` | ``DecomposableAttention.v5`` |
 | ``SiameseSelfAttention.v1`` | ``SiameseSelfAttention.v2`` |
 | ``DynamicCoattention.v2`` | ``DynamicCoattention.v3`` |
+| ``PairCorpus.v1`` (a reader) | ``PairCorpus.v2`` |
 
 ``DynamicCoattention.v1`` is not here: it answers every question, where v3
 always scores "no answer" as well, so no newer version builds its model.
 """
 
-from . import coattention, decomposable_attention, siamese  # noqa: F401  (registrations)
+from . import (  # noqa: F401  (registrations)
+    coattention,
+    decomposable_attention,
+    pair_corpus,
+    siamese,
+)

@@ -1,4 +1,4 @@
-"""The corpus readers of spacy-attn (``spacy-attn.PairCorpus.v1``,
+"""The corpus readers of spacy-attn (``spacy-attn.PairCorpus.v2``,
 ``spacy-attn.TextCatCorpus.v1``) and the input formats they share with batch
 prediction (``spacy_attn.readers.formats``)."""
 
@@ -12,7 +12,7 @@ from .formats import (
     read_docbin,
     write_docbin,
 )
-from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader, pair_doc
+from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader_v2, pair_doc
 from .pair_rows import ReadStats, check_binary_labels, iter_pair_rows, read_pair_rows
 from .rows import InputRow, RowReader
 from .table import QUOTINGS, ReadCounts, TableFormat, table_format
@@ -34,7 +34,7 @@ __all__ = [
     "cats_for",
     "create_distill_corpus_reader",
     "check_binary_labels",
-    "create_pair_corpus_reader",
+    "create_pair_corpus_reader_v2",
     "create_textcat_corpus_reader",
     "detect_format",
     "docbin_with_user_data",
