@@ -1,0 +1,142 @@
+"""The right input for the model (issue 58, items 4-6): a file of another
+task than the model's is refused in one line, a pair model reading question
+/ context rows gets a note, and with --rejects a file whose rows all fail
+for one reason stops the run before anything is written."""
+
+import json
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from spacy_attn.cli import attn_cli
+
+from .test_cli import assert_one_line_error, invoke
+from .test_multiprocess import build_pipeline
+
+PAIRS = [
+    {
+        "premise": "A man sleeps.",
+        "hypothesis": "A person rests.",
+        "label": "entailment",
+    },
+    {"premise": "A dog runs.", "hypothesis": "A cat sits.", "label": "contradiction"},
+    {"premise": "A dog runs.", "hypothesis": "A dog is brown.", "label": "neutral"},
+]
+QA_ROWS = [
+    {"question": "Who sleeps?", "context": "A man sleeps in the park."},
+    {"question": "What runs?", "context": "A dog runs fast."},
+]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> Dict[str, str]:
+    """A 3-class pair pipeline and a span-QA pipeline, saved."""
+    root = tmp_path_factory.mktemp("task_input")
+    paths = {}
+    for kind in ("pair", "qa"):
+        build_pipeline(kind, n_iter=1).to_disk(root / kind)
+        paths[kind] = str(root / kind)
+    return paths
+
+
+def write_jsonl(path: Path, records: List[Dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf8")
+    return path
+
+
+def written(tmp_path: Path, inputs: List[Path]) -> List[str]:
+    """The files in ``tmp_path`` besides ``inputs``: what a run wrote."""
+    return sorted(p.name for p in tmp_path.iterdir() if p not in inputs)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_qa_model_evaluated_on_pair_rows(models, tmp_path, suffix):
+    src = tmp_path / f"pairs.{suffix}"
+    if suffix == "jsonl":
+        write_jsonl(src, PAIRS)
+    else:
+        lines = ["premise,hypothesis,label"] + [
+            f"{r['premise']},{r['hypothesis']},{r['label']}" for r in PAIRS
+        ]
+        src.write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = tmp_path / "scores.json"
+    result = invoke(
+        attn_cli, ["evaluate", models["qa"], str(src), "--output", str(out)]
+    )
+    assert_one_line_error(result, f"{src}: a file of rows", "span-QA", "SQuAD JSON")
+    assert written(tmp_path, [src]) == []
+
+
+def test_multiclass_model_with_positive_label(models, tmp_path):
+    src = write_jsonl(tmp_path / "three.jsonl", PAIRS)
+    command = ["evaluate", models["pair"], str(src), "--positive-label", "entailment"]
+    result = invoke(attn_cli, command)
+    assert_one_line_error(
+        result, "is a multi-class model (3 labels", "leave --positive-label out"
+    )
+    assert "train a multi-class model" not in result.output
+
+
+@pytest.mark.parametrize("kind", ["pair", "qa"])
+def test_predict_refuses_squad_json(models, tmp_path, kind):
+    src = tmp_path / "dev.json"
+    src.write_text(json.dumps({"version": "1.1", "data": []}), encoding="utf8")
+    out = tmp_path / "out.jsonl"
+    result = invoke(
+        attn_cli, ["predict", models[kind], str(src), str(out), "--no-progress"]
+    )
+    fix = "question / context row" if kind == "qa" else "span-QA model"
+    assert_one_line_error(result, f"{src}: a .json file is SQuAD JSON", fix)
+    assert written(tmp_path, [src]) == []
+
+
+def test_predict_qa_model_on_pair_rows(models, tmp_path):
+    src = write_jsonl(tmp_path / "pairs.jsonl", PAIRS)
+    out = tmp_path / "out.jsonl"
+    result = invoke(
+        attn_cli, ["predict", models["qa"], str(src), str(out), "--no-progress"]
+    )
+    assert_one_line_error(result, "columns of text pairs", "answers questions")
+    assert written(tmp_path, [src]) == []
+
+
+def test_pair_model_on_question_context_rows_gets_a_note(models, tmp_path):
+    src = write_jsonl(tmp_path / "qa.jsonl", QA_ROWS)
+    out = tmp_path / "out.jsonl"
+    result = invoke(
+        attn_cli, ["predict", models["pair"], str(src), str(out), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Note: the texts are columns question,context" in result.stderr
+    assert len(out.read_text().splitlines()) == len(QA_ROWS)
+
+
+@pytest.mark.parametrize("n_rows", [3, 150])
+def test_rejects_of_one_reason_stop_the_run(models, tmp_path, n_rows):
+    rows = [{"premis": "A man sleeps.", "hypothesis": "A person rests."}] * n_rows
+    src = write_jsonl(tmp_path / "typo.jsonl", rows)
+    out, rejects = tmp_path / "out.jsonl", tmp_path / "rejects.jsonl"
+    base = ["predict", models["pair"], str(src), str(out), "--no-progress"]
+    base += ["--rejects", str(rejects), "--text-cols", "premise,hypothesis"]
+    result = invoke(attn_cli, base)
+    which = "all 3 rows" if n_rows == 3 else "the first 100 rows (lines 1-100)"
+    assert_one_line_error(
+        result, f"{src}: {which} are bad for one reason", "missing column 'premise'"
+    )
+    assert written(tmp_path, [src]) == []
+    # --max-rejects 0: written to --rejects, as before.
+    result = invoke(attn_cli, base + ["--max-rejects", "0"])
+    assert result.exit_code == 0, result.output
+    assert len(rejects.read_text().splitlines()) == n_rows
+
+
+def test_rejects_of_mixed_rows_go_on(models, tmp_path):
+    rows = [{"premise": "A man sleeps.", "hypothesis": "A person rests."}]
+    rows += [{"premise": "A man sleeps."}] * 3
+    src = write_jsonl(tmp_path / "mixed.jsonl", rows)
+    out, rejects = tmp_path / "out.jsonl", tmp_path / "rejects.jsonl"
+    command = ["predict", models["pair"], str(src), str(out), "--no-progress"]
+    result = invoke(attn_cli, command + ["--rejects", str(rejects)])
+    assert result.exit_code == 0, result.output
+    assert len(rejects.read_text().splitlines()) == 3
