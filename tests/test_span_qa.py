@@ -713,3 +713,24 @@ def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path, reader):
     nlp = spacy.load(out / "model-last")
     doc = nlp(make_pair(nlp, squad_questions[0].question, squad_questions[0].context))
     assert len(doc.spans["answers"]) == 5
+
+
+def test_initialize_reads_a_sample_not_the_corpus(squad_questions):
+    """initialize takes (and validates) the first 10 examples: spaCy's
+    validate_get_examples would read a whole SQuAD corpus first."""
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("attn_span_qa", config=qa_config())
+    examples = qa_examples(nlp, squad_questions)
+    taken = []
+
+    def get_examples():
+        for eg in examples:
+            taken.append(eg)
+            yield eg
+
+    pipe.initialize(get_examples, nlp=nlp)
+    assert 10 <= len(taken) <= 11 < len(examples)
+    with pytest.raises(TypeError):
+        pipe.initialize(None, nlp=nlp)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        pipe.initialize(lambda: ["not an example"], nlp=nlp)
