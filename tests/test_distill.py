@@ -389,3 +389,19 @@ def test_the_doc_classifier_learns_from_text_rows(tmp_path):
     scores, _ = pipe.predict([eg.predicted for eg in examples])
     neg = pipe.labels.index("neg")
     assert float(numpy.asarray(scores)[:, neg].mean()) > 0.8
+
+
+def test_unlabelled_cols_errors_name_the_option(trained_teacher):
+    """An --unlabelled file whose columns are not found names --unlabelled-cols,
+    the option of its columns, not --text-cols; no output is written."""
+    tmp = trained_teacher
+    _write(tmp / "odd.jsonl", [{"a": "A man sleeps.", "b": "A person rests."}])
+    args = ["distill", tmp / "teacher" / "model-best", tmp / "student.cfg",
+            "--output", tmp / "odd_out", "--paths.train", tmp / "train.jsonl",
+            "--paths.dev", tmp / "dev.jsonl",
+            "--unlabelled", tmp / "odd.jsonl", "--no-progress"]  # fmt: skip
+    result = run(*args)
+    assert result.exit_code == 1, result.output
+    assert "name it with --unlabelled-cols" in result.output
+    assert "--text-cols" not in result.output
+    assert not (tmp / "odd_out" / "transfer").exists()

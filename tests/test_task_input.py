@@ -140,3 +140,20 @@ def test_rejects_of_mixed_rows_go_on(models, tmp_path):
     result = invoke(attn_cli, command + ["--rejects", str(rejects)])
     assert result.exit_code == 0, result.output
     assert len(rejects.read_text().splitlines()) == 3
+
+
+def test_jsonl_row_without_the_label_key(models, tmp_path):
+    """One row lacks the label key that the first row has: the row is named,
+    not the --label-col option (the column exists)."""
+    src = write_jsonl(tmp_path / "nolabel.jsonl", [PAIRS[0], {**PAIRS[1], "label": 0}])
+    rows = src.read_text().splitlines()
+    src.write_text(rows[0] + "\n" + rows[1].replace(', "label": 0', "") + "\n")
+    out = tmp_path / "scores.json"
+    result = invoke(
+        attn_cli, ["evaluate", models["pair"], str(src), "--output", str(out)]
+    )
+    assert_one_line_error(
+        result, f"{src}:2: no 'label' in this row", "give the row its label"
+    )
+    assert "--label-col" not in result.stderr
+    assert written(tmp_path, [src]) == []

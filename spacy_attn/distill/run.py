@@ -252,12 +252,17 @@ def _read_unlabelled(
     if path is None:
         return []
     reader = RowReader(Path(path))
-    columns = Columns(cols, kind="pair" if pair else "doc").resolve(
-        reader.columns() or [],
-        where=str(path),
-        header=reader.header is not None,
-        hint=reader.delimiter_hint(),
-    )
+    try:
+        columns = Columns(cols, kind="pair" if pair else "doc", in_config=False)
+        columns = columns.resolve(
+            reader.columns() or [],
+            where=str(path),
+            header=reader.header is not None,
+            hint=reader.delimiter_hint(),
+        )
+    except CorpusFormatError as err:  # the option of this file's columns
+        message = str(err).replace("--text-cols", "--unlabelled-cols")
+        raise CorpusFormatError(message) from None
     # The rows' ids mean nothing here: a row without one is not a bad row.
     columns = replace(columns, id_col=None)
     texts: List[Tuple[str, ...]] = []

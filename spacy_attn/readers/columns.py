@@ -418,8 +418,8 @@ class Columns:
             )
         if setting in self.detected:
             return (
-                f"label column {column!r} in this row (found in the first row; "
-                f"name it with {self.hint('label_col')})"
+                f"{column!r} in this row, the label column of the first row: "
+                f"give the row its label or remove it"
             )
         return f"column {column!r} ({self.hint(setting)})"
 
