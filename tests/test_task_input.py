@@ -157,3 +157,38 @@ def test_jsonl_row_without_the_label_key(models, tmp_path):
     )
     assert "--label-col" not in result.stderr
     assert written(tmp_path, [src]) == []
+
+
+def rank(models, src: Path, out: Path, *extra: str):
+    command = ["rank", models["pair"], "A man sleeps.", str(src), "--output", str(out)]
+    return invoke(attn_cli, command + ["--label", "entailment", *extra])
+
+
+def test_rank_refuses_a_candidate_over_the_limit(models, tmp_path):
+    src = tmp_path / "long.txt"
+    src.write_text("A person rests.\n" + "x" * 250_000 + "\n", encoding="utf8")
+    result = rank(models, src, tmp_path / "ranked.json")
+    assert_one_line_error(
+        result, f"{src}:2: the candidate has 250,000 characters, over the limit"
+    )
+    assert written(tmp_path, [src]) == []
+
+
+def test_rank_reads_a_csv_column_not_its_lines(models, tmp_path):
+    src = tmp_path / "pairs.csv"
+    lines = ["premise,hypothesis,label"]
+    lines += [f"{r['premise']},{r['hypothesis']},{r['label']}" for r in PAIRS]
+    src.write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = tmp_path / "ranked.json"
+    result = rank(models, src, out)
+    assert_one_line_error(result, f"{src}: a csv file is read as rows", "--column")
+    assert written(tmp_path, [src]) == []
+    result = rank(models, src, out, "--column", "hypotesis")
+    assert_one_line_error(result, "no column 'hypotesis' (--column)")
+    assert written(tmp_path, [src]) == []
+    result = rank(models, src, out, "--column", "hypothesis")
+    assert result.exit_code == 0, result.output
+    assert "4 lines: 1 header, 3 rows" in result.stderr
+    ranked = json.loads(out.read_text())["results"]
+    assert sorted(r["text"] for r in ranked) == sorted(r["hypothesis"] for r in PAIRS)
+    assert sorted(r["index"] for r in ranked) == [1, 2, 3]  # 0-based file lines

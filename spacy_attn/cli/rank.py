@@ -10,6 +10,7 @@ import typer
 from typing_extensions import Annotated
 
 from ..lexical import BM25_B, BM25_K1
+from ..readers.candidates import MAX_CANDIDATE_CHARS, read_candidates
 from .app import attn_cli
 from .errors import existing_file, fail, refuse_overwrite, user_errors
 from .options import Arg, Bm25BOpt, Bm25K1Opt, GpuIdOpt, ModelArg, Opt
@@ -29,9 +30,23 @@ CandidatesArg = Annotated[
     Path,
     Arg(
         metavar="CANDIDATES",
-        help="Text file, one candidate per line (blank lines are skipped)",
+        help=(
+            "Text file, one candidate per line (blank lines are skipped), or "
+            "a jsonl / csv / tsv file with --column"
+        ),
         show_default=False,
     ),
+]
+ColumnOpt = Annotated[
+    Optional[str],
+    Opt(
+        "--column",
+        help="The column of the candidates, in a jsonl / csv / tsv file",
+        show_default=False,
+    ),
+]
+RankMaxCharsOpt = Annotated[
+    int, Opt("--max-chars", help="The longest candidate (characters)")
 ]
 TopKOpt = Annotated[int, Opt("--top-k", help="Candidates to print (0: all)")]
 RankLabelOpt = Annotated[
@@ -91,6 +106,8 @@ def rank_cli(
     baseline: BaselineOpt = None,
     bm25_k1: Bm25K1Opt = BM25_K1,
     bm25_b: Bm25BOpt = BM25_B,
+    column: ColumnOpt = None,
+    max_chars: RankMaxCharsOpt = MAX_CANDIDATE_CHARS,
 ) -> None:
     """Rank the candidates of a file for a query, best first: each line is
     paired with the query (query first) and scored by the pipeline's pair
@@ -102,11 +119,12 @@ def rank_cli(
     refuse_overwrite({"--output": output}, {"CANDIDATES": candidates, "MODEL": model})
     if top_k < 0:
         fail(f"--top-k must be 0 (all) or more, got {top_k}.")
-    lines = read_candidates(candidates)
+    with user_errors():
+        lines, counts = read_candidates(candidates, column=column, max_chars=max_chars)
     if not lines:
         fail(
-            f"{candidates}: no candidates (the file has no non-blank line); write "
-            f"one candidate text per line."
+            f"{candidates}: no candidates ({counts.describe()}); write one "
+            f"candidate text per line, or per row with --column."
         )
     label, ranked = rank_lines(
         model,
@@ -121,11 +139,12 @@ def rank_cli(
         baseline=baseline,
         bm25=(bm25_k1, bm25_b),
     )
+    typer.echo(f"Read {candidates}: {counts.describe()}", err=True)
     results: List[Dict[str, Any]] = [
         {
             "rank": r + 1,
             "score": item.score,
-            "index": lines[item.index][0],
+            "index": lines[item.index][0] - 1,
             "text": item.text,
         }
         for r, item in enumerate(ranked)
@@ -209,32 +228,4 @@ def rank_lines(
     return label, ranked
 
 
-def read_candidates(path: Path) -> List[Tuple[int, str]]:
-    """The candidates of a text file: ``(line index, text)`` per non-blank
-    line, the index 0-based, the text without its line end. A line that is
-    not UTF-8 ends the command with one line naming it (as the row reader
-    does), not with a byte offset.
-
-    path (Path): A UTF-8 text file.
-    RETURNS (List[Tuple[int, str]]): The candidates, in file order.
-    """
-    candidates = []
-    with path.open("rb") as f:
-        for i, data in enumerate(f):
-            try:
-                line = data.decode("utf-8")
-            except UnicodeDecodeError as err:
-                byte = data[err.start : err.start + 1].hex()
-                fail(
-                    f"{path}:{i + 1}: invalid UTF-8 (byte 0x{byte} at byte "
-                    f"{err.start + 1} of the line): the file is in another encoding "
-                    f"(e.g. Latin-1 or Windows-1252); save it as UTF-8."
-                )
-            if i == 0:
-                line = line.removeprefix("\ufeff")  # a byte order mark
-            if line.strip():
-                candidates.append((i, line.rstrip("\r\n")))
-    return candidates
-
-
-__all__ = ["rank_cli", "rank_lines", "read_candidates"]
+__all__ = ["rank_cli", "rank_lines"]
