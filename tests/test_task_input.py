@@ -192,3 +192,24 @@ def test_rank_reads_a_csv_column_not_its_lines(models, tmp_path):
     ranked = json.loads(out.read_text())["results"]
     assert sorted(r["text"] for r in ranked) == sorted(r["hypothesis"] for r in PAIRS)
     assert sorted(r["index"] for r in ranked) == [1, 2, 3]  # 0-based file lines
+
+
+def test_predict_on_a_damaged_gz_says_how_many_rows_it_wrote(models, tmp_path):
+    import gzip
+    import random
+
+    rand = random.Random(0)
+    rows = [
+        {"premise": f"A man sleeps {rand.random()}.", "hypothesis": f"{rand.random()}"}
+        for _ in range(2000)
+    ]
+    whole = gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode())
+    src = tmp_path / "cut.jsonl.gz"
+    src.write_bytes(whole[: len(whole) // 2])
+    out = tmp_path / "out.jsonl"
+    command = ["predict", models["pair"], str(src), str(out), "--no-progress"]
+    result = invoke(attn_cli, command + ["--batch-size", "16"])
+    assert_one_line_error(result, f"{src}: cannot be read as gzipped", "--resume")
+    n_written = len(out.read_text().splitlines())
+    assert 0 < n_written < len(rows)
+    assert f"{n_written:,} rows are in {out}" in result.stderr

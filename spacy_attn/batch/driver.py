@@ -332,7 +332,7 @@ class FileRun:
         """Predict the batches on the engine and write each one, then the run
         record that covers it (after the flush: the record never covers rows
         that are not written)."""
-        stats, record = self.stats, self.record
+        stats = self.stats
         self._start = time.perf_counter()
         # Opened after local workers are forked, so they hold no copy.
         self._sinks = OutputFiles(self.output_path, self.rejects, append=self.resume)
@@ -340,8 +340,19 @@ class FileRun:
         self._bar = progress_bar(
             self.input_path, stats.skipped, header=header, enabled=progress
         )
-        results = engine.run(self.batches)
-        for batch, lines in _stop_on_dead_workers(results, stats):
+        results = _stop_on_dead_workers(engine.run(self.batches), stats)
+        try:
+            self._write_all(results)
+        except CorpusFormatError as err:  # the input ends early (a damaged .gz)
+            raise PredictError(
+                f"{str(err).rstrip('.')}. {stats.skipped + stats.written:,} rows are "
+                f"in {self.output_path}: once INPUT is whole, rerun with --resume."
+            ) from None
+
+    def _write_all(self, results: Iterator[Tuple[Batch, List[str]]]) -> None:
+        stats, record = self.stats, self.record
+        assert self._sinks is not None
+        for batch, lines in results:
             write_batch(
                 batch, lines, self._sinks, stats, self.input_path, stats.columns
             )
