@@ -432,7 +432,8 @@ def predict_file(
     id_col (Optional[str]): The id column; None: ``id``, else the line.
     group_col, label_col (Optional[str]): Copied to the output as "group", "gold".
     rejects_path (Optional[Union[str, Path]]): Write bad rows here
-        (``{"line", "raw", "reason"}``) instead of stopping at the first.
+        (``{"line", "raw", "reason"}``) instead of stopping at the first, but
+        stop if the first ``max_rejects`` (0: no check) fail alike.
     resume (bool): Continue an interrupted run (same INPUT and options, any
         engine): keep the rows of OUTPUT and REJECTS, skip as many.
     overwrite (bool): Replace an existing OUTPUT / REJECTS.
@@ -442,18 +443,11 @@ def predict_file(
     max_chars (Optional[int]): The longest text (characters) of a row that is
         not a bad row; None: the component's limits (``predictor.MAX_CHARS``).
     progress (bool): Show a progress bar with rate and ETA on stderr.
-    max_rejects (int): With ``rejects_path``, stop when the first this many
-        rows (or all) are bad for one reason (0: go on; ``file_checks``).
     RETURNS (PredictStats): Counts and times.
     RAISES (PredictError): On a bad row without ``rejects_path`` (the rows
         before it written), or on options that do not fit.
     """
-    try:
-        given = Columns(
-            text_cols, label_col, group_col, id_col, kind=None, in_config=False
-        )
-    except CorpusFormatError as err:
-        raise PredictError(str(err)) from None
+    given = file_checks.option_columns(text_cols, label_col, group_col, id_col)
     run = FileRun(
         Path(input_path),
         Path(output_path),

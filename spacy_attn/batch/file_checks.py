@@ -15,7 +15,7 @@ from ..readers.task_input import (
     squad_for_rows,
 )
 from .errors import PredictError
-from .rows import InputRow
+from .rows import Columns, InputRow
 
 # With --rejects: stop when the first this many rows are all rejected for
 # one reason (or every row of a shorter file is): it is the file.
@@ -52,6 +52,24 @@ def task_note(
     """``note`` (on the columns) with ``qa_rows_note`` added where it applies."""
     notes = [note, qa_rows_note(kind, text_cols, trained)]
     return " ".join(n for n in notes if n) or None
+
+
+def option_columns(
+    text_cols: Optional[Sequence[str]],
+    label_col: Optional[str],
+    group_col: Optional[str],
+    id_col: Optional[str],
+) -> Columns:
+    """The columns the options name, checked (the task is not yet known).
+
+    RAISES (PredictError): For a column named twice or with no name.
+    """
+    try:
+        return Columns(
+            text_cols, label_col, group_col, id_col, kind=None, in_config=False
+        )
+    except CorpusFormatError as err:
+        raise PredictError(str(err)) from None
 
 
 def stop_on_file_mistake(
@@ -103,6 +121,7 @@ __all__ = [
     "MAX_REJECTS",
     "check_input_kind",
     "columns_error",
+    "option_columns",
     "stop_on_file_mistake",
     "task_note",
 ]

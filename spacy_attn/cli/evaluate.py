@@ -36,6 +36,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from ..pipeline import PairClassifier
     from ..readers import Columns
 
 
@@ -221,13 +222,11 @@ def evaluate_pairs(
     """
     from ..baselines import pair_baselines
     from ..loading import load_pipeline
-    from ..pipeline.pair_classifier import PairClassifier
     from ..readers import Columns, PairCorpus
     from ..readers.columns import trained_columns
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
-    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
-    check_pair_model(nlp, data, classifiers, positive_label)
+    classifiers = check_pair_model(nlp, data, positive_label)
     trained = trained_columns(nlp.config)
     given = columns if columns is not None else Columns()
     # Those not given: as the pipeline's training files were read.
@@ -267,21 +266,24 @@ def evaluate_pairs(
 
 
 def check_pair_model(
-    nlp: Any, data: Path, classifiers: List[Any], positive_label: Optional[str]
-) -> None:
-    """Refuse rows of pairs for a span-QA pipeline, and a positive label for
-    a multi-class classifier (``spacy_attn.readers.task_input``).
+    nlp: Any, data: Path, positive_label: Optional[str]
+) -> List["PairClassifier"]:
+    """The pipeline's pair classifiers, checked: rows of pairs are refused
+    for a span-QA pipeline, a positive label for a multi-class classifier
+    (``spacy_attn.readers.task_input``).
 
     RAISES (CorpusFormatError): Saying what the model expects.
     """
-    from ..pipeline import SpanQA
+    from ..pipeline import PairClassifier, SpanQA
     from ..readers.task_input import check_positive_label, pair_rows_for_qa
 
+    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
     qa = [name for name, pipe in nlp.pipeline if isinstance(pipe, SpanQA)]
     if not classifiers and qa:
         raise pair_rows_for_qa(data, qa[0])
     for pipe in classifiers:
         check_positive_label(positive_label, pipe.labels, component=pipe.name)
+    return classifiers
 
 
 def is_squad_json(data: Path) -> bool:

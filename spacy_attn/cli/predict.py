@@ -87,12 +87,9 @@ def predict_cli(
     from ..batch import predict_file
 
     check_options(
-        engine,
-        input_format,
-        n_process=n_process,
-        gpu_id=gpu_id,
+        engine, input_format, n_process=n_process, gpu_id=gpu_id,
         dask_only=bool(scheduler or resources),
-    )
+    )  # fmt: skip
     with user_errors():
         runner = make_engine(
             engine,

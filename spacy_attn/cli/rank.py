@@ -119,13 +119,7 @@ def rank_cli(
     refuse_overwrite({"--output": output}, {"CANDIDATES": candidates, "MODEL": model})
     if top_k < 0:
         fail(f"--top-k must be 0 (all) or more, got {top_k}.")
-    with user_errors():
-        lines, counts = read_candidates(candidates, column=column, max_chars=max_chars)
-    if not lines:
-        fail(
-            f"{candidates}: no candidates ({counts.describe()}); write one "
-            f"candidate text per line, or per row with --column."
-        )
+    lines, read = candidate_lines(candidates, column=column, max_chars=max_chars)
     label, ranked = rank_lines(
         model,
         query,
@@ -139,7 +133,7 @@ def rank_cli(
         baseline=baseline,
         bm25=(bm25_k1, bm25_b),
     )
-    typer.echo(f"Read {candidates}: {counts.describe()}", err=True)
+    typer.echo(read, err=True)
     results: List[Dict[str, Any]] = [
         {
             "rank": r + 1,
@@ -165,6 +159,21 @@ def rank_cli(
         }
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+
+
+def candidate_lines(
+    path: Path, *, column: Optional[str], max_chars: int
+) -> Tuple[List[Tuple[int, str]], str]:
+    """The candidates of ``path`` (``spacy_attn.readers.candidates``), and
+    the line saying where its lines went; a mistake ends the command."""
+    with user_errors():
+        lines, counts = read_candidates(path, column=column, max_chars=max_chars)
+    if not lines:
+        fail(
+            f"{path}: no candidates ({counts.describe()}); write one candidate "
+            f"text per line, or per row with --column."
+        )
+    return lines, f"Read {path}: {counts.describe()}"
 
 
 def rank_lines(
@@ -228,4 +237,4 @@ def rank_lines(
     return label, ranked
 
 
-__all__ = ["rank_cli", "rank_lines"]
+__all__ = ["candidate_lines", "rank_cli", "rank_lines"]
