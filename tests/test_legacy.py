@@ -206,7 +206,9 @@ def test_the_config_check_can_fail():
 
 # -- readers ---------------------------------------------------------------------
 
-MULTILINE_CSV = 'premise,hypothesis,label\n"A cat\nsits.",A cat.,entailment\nB.,C.,neutral\n'
+MULTILINE_CSV = (
+    'premise,hypothesis,label\n"A cat\nsits.",A cat.,entailment\nB.,C.,neutral\n'
+)
 
 
 def test_pair_corpus_v1_reads_csv_cells_across_lines(tmp_path):
