@@ -78,14 +78,14 @@ def test_multiclass_model_with_positive_label(models, tmp_path):
     assert "train a multi-class model" not in result.output
 
 
-@pytest.mark.parametrize("kind", ["pair", "qa"])
-def test_predict_refuses_squad_json(models, tmp_path, kind):
+@pytest.mark.parametrize("kind,indent", [("pair", None), ("qa", None), ("qa", 2)])
+def test_predict_refuses_squad_json(models, tmp_path, kind, indent):
     src = tmp_path / "dev.json"
-    src.write_text(json.dumps({"version": "1.1", "data": []}), encoding="utf8")
+    squad = {"version": "1.1", "data": [{"title": "t", "paragraphs": []}]}
+    src.write_text(json.dumps(squad, indent=indent), encoding="utf8")
     out = tmp_path / "out.jsonl"
-    result = invoke(
-        attn_cli, ["predict", models[kind], str(src), str(out), "--no-progress"]
-    )
+    command = ["predict", models[kind], str(src), str(out), "--no-progress"]
+    result = invoke(attn_cli, command + ["--rejects", str(tmp_path / "rejects.jsonl")])
     fix = "question / context row" if kind == "qa" else "span-QA model"
     assert_one_line_error(result, f"{src}: a .json file is SQuAD JSON", fix)
     assert written(tmp_path, [src]) == []
@@ -129,6 +129,15 @@ def test_rejects_of_one_reason_stop_the_run(models, tmp_path, n_rows):
     result = invoke(attn_cli, base + ["--max-rejects", "0"])
     assert result.exit_code == 0, result.output
     assert len(rejects.read_text().splitlines()) == n_rows
+
+
+def test_predict_reads_json_lines_named_json(models, tmp_path):
+    src = write_jsonl(tmp_path / "rows.json", PAIRS)
+    out = tmp_path / "out.jsonl"
+    command = ["predict", models["pair"], str(src), str(out), "--no-progress"]
+    result = invoke(attn_cli, command)
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == len(PAIRS)
 
 
 def test_rejects_of_mixed_rows_go_on(models, tmp_path):

@@ -222,7 +222,7 @@ class FileRun:
             )
             self.available = self.reader.columns()
         except CorpusFormatError as err:
-            raise PredictError(str(err)) from None
+            raise file_checks.reader_error(err, input_path) from None
         self.stats = PredictStats()
         self.record: Dict[str, Any] = {}
         self.batches: Iterator[Tuple[Batch, List[Task]]] = iter(())

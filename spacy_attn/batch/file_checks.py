@@ -4,10 +4,12 @@ model's, and rows that are all rejected for one reason (with ``--rejects``,
 which would otherwise write every row there and exit 0)."""
 
 import itertools
+import json
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
 from ..errors import CorpusFormatError
+from ..readers.formats import text_lines
 from ..readers.task_input import (
     is_squad_name,
     other_task_hint,
@@ -23,12 +25,36 @@ MAX_REJECTS = 100
 
 
 def check_input_kind(input_path: Path, kind: str) -> None:
-    """Refuse a SQuAD JSON file (rows are read one per line).
+    """Refuse a ``.json`` file that is one JSON document, SQuAD's layout
+    (its first line is "{" or an object with "data"), not one row per line.
 
     RAISES (PredictError): Saying what the model of ``kind`` reads.
     """
-    if is_squad_name(input_path):
+    if not is_squad_name(input_path):
+        return
+    try:
+        first = next((line for line in text_lines(input_path) if line.strip()), "")
+    except CorpusFormatError:
+        return  # the reader reports a damaged file
+    try:
+        document = json.loads(first)
+    except ValueError:
+        document = {"data": None} if first.strip() in ("{", "[") else None
+    if isinstance(document, dict) and "data" in document:
         raise PredictError(str(squad_for_rows(input_path, kind)))
+
+
+def reader_error(err: CorpusFormatError, input_path: Path) -> PredictError:
+    """The error of an input that cannot be read as rows, with a word on
+    SQuAD JSON for a ``.json`` name (a file over many lines is no rows)."""
+    message = str(err)
+    if is_squad_name(input_path):
+        message = (
+            f"{message.rstrip('.')}; if it is SQuAD JSON, it is not rows: "
+            f"predict reads one row per line (jsonl, csv or tsv) and `spacy "
+            f"attn evaluate` scores a SQuAD file."
+        )
+    return PredictError(message)
 
 
 def columns_error(
@@ -122,6 +148,7 @@ __all__ = [
     "check_input_kind",
     "columns_error",
     "option_columns",
+    "reader_error",
     "stop_on_file_mistake",
     "task_note",
 ]

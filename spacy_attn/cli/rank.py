@@ -41,7 +41,10 @@ ColumnOpt = Annotated[
     Optional[str],
     Opt(
         "--column",
-        help="The column of the candidates, in a jsonl / csv / tsv file",
+        help=(
+            "The column of the candidates, in a jsonl / csv / tsv file "
+            "(default: none, a text file of one candidate per line)"
+        ),
         show_default=False,
     ),
 ]
