@@ -222,3 +222,18 @@ def test_predict_on_a_damaged_gz_says_how_many_rows_it_wrote(models, tmp_path):
     n_written = len(out.read_text().splitlines())
     assert 0 < n_written < len(rows)
     assert f"{n_written:,} rows are in {out}" in result.stderr
+
+
+def test_pair_reader_refuses_squad_json(tmp_path):
+    """spacy train's pair reader, built with a SQuAD file, says it is one for
+    a QA config (the check that runs before the first step)."""
+    from spacy_attn.errors import CorpusFormatError
+    from spacy_attn.readers import PairCorpus
+
+    src = tmp_path / "train.json"
+    squad = {"version": "1.1", "data": [{"title": "t", "paragraphs": []}]}
+    src.write_text(json.dumps(squad, indent=2), encoding="utf8")
+    with pytest.raises(CorpusFormatError, match="is read by a QA config"):
+        PairCorpus(src).check()
+    rows = write_jsonl(tmp_path / "rows.json", PAIRS)
+    PairCorpus(rows).check()  # JSON lines named .json: read as rows

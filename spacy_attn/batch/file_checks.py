@@ -4,13 +4,12 @@ model's, and rows that are all rejected for one reason (with ``--rejects``,
 which would otherwise write every row there and exit 0)."""
 
 import itertools
-import json
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
 from ..errors import CorpusFormatError
-from ..readers.formats import text_lines
 from ..readers.task_input import (
+    is_squad_document,
     is_squad_name,
     other_task_hint,
     qa_rows_note,
@@ -25,22 +24,12 @@ MAX_REJECTS = 100
 
 
 def check_input_kind(input_path: Path, kind: str) -> None:
-    """Refuse a ``.json`` file that is one JSON document, SQuAD's layout
-    (its first line is "{" or an object with "data"), not one row per line.
+    """Refuse a SQuAD JSON file (``is_squad_document``): rows are read one
+    per line.
 
     RAISES (PredictError): Saying what the model of ``kind`` reads.
     """
-    if not is_squad_name(input_path):
-        return
-    try:
-        first = next((line for line in text_lines(input_path) if line.strip()), "")
-    except CorpusFormatError:
-        return  # the reader reports a damaged file
-    try:
-        document = json.loads(first)
-    except ValueError:
-        document = {"data": None} if first.strip() in ("{", "[") else None
-    if isinstance(document, dict) and "data" in document:
+    if is_squad_document(input_path):
         raise PredictError(str(squad_for_rows(input_path, kind)))
 
 

@@ -32,6 +32,7 @@ from ..pairs import (
 from .columns import Columns, PairRow
 from .formats import detect_format, read_docbin
 from .pair_rows import ReadStats, read_pair_rows
+from .task_input import is_squad_document, squad_for_pairs
 
 
 def cats_for(label: str, positive_label: Optional[str]) -> Dict[str, float]:
@@ -198,6 +199,8 @@ class PairCorpus:
         if not self.path.exists():
             raise corpus_not_found(self.path)
         fmt = detect_format(self.path) if self.format == "auto" else self.format
+        if fmt != "spacy" and is_squad_document(self.path):
+            raise squad_for_pairs(self.path)
         if fmt != "spacy":
             self._load_rows()
 

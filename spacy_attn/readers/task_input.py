@@ -3,11 +3,13 @@ pairs for a pair classifier, SQuAD JSON (``evaluate``, ``spacy train``) or
 question / context rows (``predict``) for a span-QA model. Each check names
 what was given, what the model expects and what to do, in one line."""
 
+import json
 from pathlib import Path
 from typing import Collection, Optional, Sequence, Union
 
 from ..errors import CorpusFormatError
 from .column_names import FIRST_KEYS, SECOND_KEYS
+from .formats import text_lines
 
 # The columns of a QA row, which a pair reader also detects as a pair.
 QA_COLUMNS = ("question", "context")
@@ -17,6 +19,32 @@ def is_squad_name(path: Union[str, Path]) -> bool:
     """A SQuAD-format file (QA) by its name: ``.json`` or ``.json.gz``."""
     name = Path(path).name.lower()
     return name.endswith(".json") or name.endswith(".json.gz")
+
+
+def is_squad_document(path: Union[str, Path]) -> bool:
+    """A ``.json`` file that is one JSON document in SQuAD's layout (its
+    first line is "{" or an object with "data"), not JSON lines (which a
+    ``.json`` name may hold too)."""
+    if not is_squad_name(path):
+        return False
+    try:
+        first = next((line for line in text_lines(Path(path)) if line.strip()), "")
+    except CorpusFormatError:
+        return False  # the reader reports a damaged file
+    try:
+        document = json.loads(first)
+    except ValueError:
+        return first.strip() in ("{", "[")
+    return isinstance(document, dict) and "data" in document
+
+
+def squad_for_pairs(path: Union[str, Path]) -> CorpusFormatError:
+    """The error for a SQuAD JSON file given to a pair reader."""
+    return CorpusFormatError(
+        f"{path}: SQuAD JSON (one document, not rows) is read by a QA config "
+        f"(init-config --task qa); a pair corpus is jsonl, csv, tsv or .spacy, "
+        f"one pair per row."
+    )
 
 
 def squad_for_rows(path: Union[str, Path], kind: str) -> CorpusFormatError:
@@ -105,7 +133,9 @@ def check_positive_label(
 __all__ = [
     "QA_COLUMNS",
     "check_positive_label",
+    "is_squad_document",
     "is_squad_name",
+    "squad_for_pairs",
     "other_task_hint",
     "pair_rows_for_qa",
     "qa_rows_note",
