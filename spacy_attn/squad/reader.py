@@ -213,8 +213,7 @@ def create_squad_corpus_reader_v2(
     RAISES (CorpusFormatError): As v1's (the questions are read when the
         reader is made; ``SquadCorpusStream.check``).
     """
-    one_line_corpus_errors()
-    corpus = SquadCorpusStream(
+    return checked_stream(
         path,
         answers_key=answers_key,
         pair_key=pair_key,
@@ -223,8 +222,6 @@ def create_squad_corpus_reader_v2(
         shuffle=shuffle,
         seed=seed,
     )
-    corpus.check()
-    return corpus
 
 
 @registry.readers("spacy-attn.SquadCorpus.v3")
@@ -250,10 +247,7 @@ def create_squad_corpus_reader_v3(
         0-1 (0: none, v2's reading).
     The other settings are v2's (see ``create_squad_corpus_reader_v2``).
     """
-    if not 0.0 <= build_unanswerable <= 1.0:
-        raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
-    one_line_corpus_errors()
-    corpus = SquadCorpusStream(
+    return checked_stream(
         path,
         answers_key=answers_key,
         pair_key=pair_key,
@@ -263,8 +257,6 @@ def create_squad_corpus_reader_v3(
         seed=seed,
         build_unanswerable=build_unanswerable,
     )
-    corpus.check()
-    return corpus
 
 
 @registry.readers("spacy-attn.SquadCorpus.v4")
@@ -295,10 +287,7 @@ def create_squad_corpus_reader_v4(
     The other settings are v3's (see ``create_squad_corpus_reader_v3``).
     RAISES (CorpusFormatError): As v2's (``SquadCorpus.check``).
     """
-    if not 0.0 <= build_unanswerable <= 1.0:
-        raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
-    one_line_corpus_errors()
-    corpus = SquadCorpusStream(
+    return checked_stream(
         path,
         answers_key=answers_key,
         pair_key=pair_key,
@@ -309,6 +298,24 @@ def create_squad_corpus_reader_v4(
         build_unanswerable=build_unanswerable,
         cache=cache,
     )
+
+
+def checked_stream(
+    path: Optional[Union[str, Path]],
+    *,
+    build_unanswerable: float = 0.0,
+    **settings: Any,
+) -> "SquadCorpusStream":
+    """What the v2-v4 readers make: a ``SquadCorpusStream`` of their
+    settings, its file checked now (one line under ``spacy train``).
+
+    RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1.
+    RAISES (CorpusFormatError): As ``SquadCorpus.check``.
+    """
+    if not 0.0 <= build_unanswerable <= 1.0:
+        raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
+    one_line_corpus_errors()
+    corpus = SquadCorpusStream(path, build_unanswerable=build_unanswerable, **settings)
     corpus.check()
     return corpus
 
