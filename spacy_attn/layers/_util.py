@@ -4,13 +4,26 @@ docs into zero-padded segment tensors (and their gradients back).
 The pair layers (``pair_segments``: one row per doc) and the DCN windows
 (``coattention.qa_windows``: one row per question-context window, a doc's
 question repeated in each) both run the tok2vec over whole docs, then gather
-token ranges of every doc into padded ``(rows, length, width)`` tensors.
+token ranges of every doc into padded ``(rows, length, width)`` tensors;
+``separate_segments`` runs it over the segments as docs of their own. All
+three are a ``tok2vec_layer``.
 """
 
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple, cast
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    cast,
+)
 
 import numpy
-from thinc.api import Ops
+from spacy.tokens import Doc
+from thinc.api import Model, Ops
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 
@@ -123,4 +136,54 @@ def gather_segments(
     return padded, lengths, backprop
 
 
-__all__ = ["SegmentIndex", "gather_segments", "segment_index"]
+def tok2vec_layer(
+    name: str,
+    forward: Callable,
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    attrs: Dict[str, Any],
+) -> Model:
+    """A layer whose ``forward`` runs ``tok2vec`` (its only sublayer) over
+    docs and cuts the vectors into segment tensors; its width "nO" is the
+    tok2vec's, once known (``tok2vec_init``; ``vector_width``).
+
+    name (str): The layer's name.
+    forward (Callable): Its forward function.
+    tok2vec (Model[List[Doc], List[Floats2d]]): The token encoder.
+    attrs (Dict[str, Any]): The layer's attrs (its settings).
+    RETURNS (Model): The layer.
+    """
+    return Model(
+        name,
+        forward,
+        init=tok2vec_init,
+        layers=[tok2vec],
+        dims={"nO": None},
+        attrs=attrs,
+    )
+
+
+def tok2vec_init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    """Initialize a ``tok2vec_layer``: the tok2vec on the sample docs as they
+    are (pair docs are good samples for it), then the layer's width."""
+    tok2vec = model.layers[0]
+    tok2vec.initialize(X=X)
+    if tok2vec.has_dim("nO") is True:
+        model.set_dim("nO", tok2vec.get_dim("nO"))
+
+
+def vector_width(model: Model, vectors: List[Floats2d]) -> int:
+    """The width of a ``tok2vec_layer``'s token vectors: that of the first
+    doc's, else (an empty batch) the layer's "nO" if known, else 0."""
+    if vectors:
+        return vectors[0].shape[1]
+    return model.get_dim("nO") if model.has_dim("nO") else 0
+
+
+__all__ = [
+    "SegmentIndex",
+    "gather_segments",
+    "segment_index",
+    "tok2vec_init",
+    "tok2vec_layer",
+    "vector_width",
+]

@@ -25,7 +25,7 @@ from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..models.coattention import DynamicCoattention
 from ..pairs import DEFAULT_PAIR_KEY
-from ._util import gather_segments
+from ._util import gather_segments, tok2vec_layer, vector_width
 from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
@@ -329,21 +329,8 @@ def qa_windows(
         lengths, and ``QAWindows``. Every doc gets at least one window (an
         empty context gives one empty window).
     """
-    return Model(
-        "qa_windows",
-        windows_forward,
-        init=windows_init,
-        layers=[tok2vec],
-        dims={"nO": None},
-        attrs={"pair_key": pair_key, "window": window, "stride": stride},
-    )
-
-
-def windows_init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
-    tok2vec = model.layers[0]
-    tok2vec.initialize(X=X)
-    if tok2vec.has_dim("nO") is True:
-        model.set_dim("nO", tok2vec.get_dim("nO"))
+    attrs = {"pair_key": pair_key, "window": window, "stride": stride}
+    return tok2vec_layer("qa_windows", windows_forward, tok2vec, attrs)
 
 
 def window_starts(length: int, window: int, stride: int) -> List[int]:
@@ -378,11 +365,7 @@ def windows_forward(
     bounds = get_bounds(docs, model.attrs["pair_key"])
     windows = make_windows(bounds, model.attrs["window"], model.attrs["stride"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
-    width = (
-        vectors[0].shape[1]
-        if vectors
-        else (model.get_dim("nO") if model.has_dim("nO") else 0)
-    )
+    width = vector_width(model, vectors)
     # Per-window (start, end) bounds of its question and of its context
     # slice, gathered from the flat token vectors in one vectorized step each.
     q_bounds = bounds[windows.doc][:, 0:2]

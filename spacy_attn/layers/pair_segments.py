@@ -1,6 +1,6 @@
 """Turn a batch of pair docs into padded segment tensors for a torch model."""
 
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -8,7 +8,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..pairs import DEFAULT_PAIR_KEY, get_batch_bounds
-from ._util import gather_segments
+from ._util import gather_segments, tok2vec_layer, vector_width
 
 Segments = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 
@@ -28,21 +28,7 @@ def pair_segments(
         tok2vec runs, so a doc without a pair fails with a ``PairError`` that
         names it.
     """
-    return Model(
-        "pair_segments",
-        forward,
-        init=init,
-        layers=[tok2vec],
-        dims={"nO": None},
-        attrs={"pair_key": pair_key},
-    )
-
-
-def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
-    tok2vec = model.layers[0]
-    tok2vec.initialize(X=X)
-    if tok2vec.has_dim("nO"):
-        model.set_dim("nO", tok2vec.get_dim("nO"))
+    return tok2vec_layer("pair_segments", forward, tok2vec, {"pair_key": pair_key})
 
 
 def get_bounds(docs: List[Doc], pair_key: str) -> numpy.ndarray:
@@ -53,11 +39,7 @@ def get_bounds(docs: List[Doc], pair_key: str) -> numpy.ndarray:
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Callable]:
     bounds = get_bounds(docs, model.attrs["pair_key"])
     vectors, bp_vectors = model.layers[0](docs, is_train)
-    width = (
-        vectors[0].shape[1]
-        if vectors
-        else (model.get_dim("nO") if model.has_dim("nO") else 0)
-    )
+    width = vector_width(model, vectors)
     # One vectorized gather per segment instead of a Python loop per doc.
     (A, B), (A_lengths, B_lengths), bp_segments = gather_segments(
         model.ops, vectors, [bounds[:, 0:2], bounds[:, 2:4]], width=width

@@ -8,7 +8,7 @@ other; this layer gives the same padded output as ``pair_segments`` with
 each segment encoded as a doc of its own.
 """
 
-from typing import Callable, List, Optional, Tuple, cast
+from typing import Callable, List, Tuple, cast
 
 import numpy
 from spacy.attrs import NORM
@@ -17,7 +17,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
 from ..pairs import DEFAULT_PAIR_KEY, get_batch_bounds
-from ._util import gather_segments
+from ._util import gather_segments, tok2vec_layer, vector_width
 from .pair_segments import Segments
 
 ENCODINGS = ("joint", "separate")
@@ -38,14 +38,7 @@ def separate_segments(
     RETURNS (Model[List[Doc], Segments]): ``(A, A_lengths, B, B_lengths)``,
         the same layout as ``pair_segments``.
     """
-    return Model(
-        "separate_segments",
-        forward,
-        init=init,
-        layers=[tok2vec],
-        dims={"nO": None},
-        attrs={"pair_key": pair_key},
-    )
+    return tok2vec_layer("separate_segments", forward, tok2vec, {"pair_key": pair_key})
 
 
 def is_listener(model: Model) -> bool:
@@ -53,14 +46,6 @@ def is_listener(model: Model) -> bool:
     ``spacy-transformers.TransformerListener.v1``): its output is whatever
     the upstream component computed for the docs of the batch."""
     return any("listener" in node.name for node in model.walk())
-
-
-def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
-    tok2vec = model.layers[0]
-    # Sample pair docs are good samples for the encoder as they are.
-    tok2vec.initialize(X=X)
-    if tok2vec.has_dim("nO"):
-        model.set_dim("nO", tok2vec.get_dim("nO"))
 
 
 # Token annotations beyond the tokenizer's that an encoder could read; a pair
@@ -111,11 +96,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Segments, Ca
         seconds.append(second)
     segment_docs_ = firsts + seconds
     vectors, bp_vectors = model.layers[0](segment_docs_, is_train)
-    width = (
-        vectors[0].shape[1]
-        if vectors
-        else (model.get_dim("nO") if model.has_dim("nO") else 0)
-    )
+    width = vector_width(model, vectors)
     A, lengths_a, bp_a = _pad(ops, vectors[:n], width)
     B, lengths_b, bp_b = _pad(ops, vectors[n:], width)
     output = (A, lengths_a, B, lengths_b)
