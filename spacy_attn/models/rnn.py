@@ -74,10 +74,7 @@ def run_lstm_padded(
     per layer and direction over the padded rows, the reverse direction over
     rows whose real tokens are reversed in place.
 
-    lstm (nn.LSTM): batch_first, no proj_size.
-    X (Tensor): (B, L, nI) padded input.
-    lengths (Tensor): (B,) int lengths (0 allowed: the row's output is zero).
-    RETURNS (Tensor): (B, L, n_directions * hidden), zero beyond each length.
+    Arguments and result as ``run_lstm``'s.
     """
     _check_lstm(lstm)
     B, L, _ = X.shape
@@ -120,10 +117,7 @@ def run_lstm_packed(
     Packing needs the lengths on the host: one small device-to-host copy per
     call (cuDNN takes host-side batch sizes, so it cannot be avoided).
 
-    lstm (nn.LSTM): batch_first, no proj_size.
-    X (Tensor): (B, L, nI) padded input.
-    lengths (Tensor): (B,) int lengths (0 allowed: the row's output is zero).
-    RETURNS (Tensor): (B, L, n_directions * hidden), zero beyond each length.
+    Arguments and result as ``run_lstm``'s.
     """
     _check_lstm(lstm)
     B, L, _ = X.shape
