@@ -130,46 +130,25 @@ def distill_cli(
     spacy train (--paths.train train.jsonl)."""
     from spacy.cli._util import parse_config_overrides
 
-    from ..distill import AugmentSettings, TeacherError, distill
-    from ..pipeline.distill_loss import DistillSettings
-    from .predict import make_engine
+    from ..distill import TeacherError
+    from ..distill.command import (
+        DistillOptionError,
+        DistillOptions,
+        distill_with_options,
+    )
 
-    if not student_config.exists():
-        fail(f"STUDENT_CONFIG {student_config} does not exist.")
-    if n_process > 1 and teacher_gpu_id >= 0:
-        fail("--teacher-gpu-id with --n-process > 1: one process drives the GPU.")
-    try:
-        settings = DistillSettings(temperature, gold_weight, loss)
-        augment_settings = AugmentSettings(
-            copies=augment, mask=mask, replace=replace, ngram=ngram, seed=seed
-        )
-    except ValueError as err:
-        fail(str(err))
+    options = DistillOptions(
+        gpu_id=gpu_id, teacher_gpu_id=teacher_gpu_id, temperature=temperature,
+        gold_weight=gold_weight, loss=loss, augment=augment, mask=mask,
+        replace=replace, ngram=ngram, seed=seed, unlabelled=unlabelled,
+        unlabelled_cols=parse_text_cols(unlabelled_cols), n_process=n_process,
+        batch_size=batch_size, component=component, progress=not no_progress,
+    )  # fmt: skip
     overrides = parse_config_overrides(ctx.args)
     with user_errors():
         try:
-            engine = make_engine(
-                "local",
-                n_process=n_process,
-                gpu_id=teacher_gpu_id,
-                threads=None,
-                score_threshold=None,
-                dask_options={},
+            distill_with_options(
+                teacher, student_config, output, options, overrides=overrides
             )
-            distill(
-                teacher,
-                student_config,
-                output,
-                use_gpu=gpu_id,
-                overrides=overrides,
-                settings=settings,
-                augment=augment_settings,
-                unlabelled=unlabelled,
-                unlabelled_cols=parse_text_cols(unlabelled_cols),
-                engine=engine,
-                batch_size=batch_size,
-                component=component,
-                progress=not no_progress,
-            )
-        except TeacherError as err:
+        except (DistillOptionError, TeacherError) as err:
             fail(str(err))

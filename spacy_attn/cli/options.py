@@ -376,6 +376,22 @@ def parse_label_map(value: Optional[str]) -> Optional[Dict[str, str]]:
     return {str(k): str(v) for k, v in mapping.items()}
 
 
+def parse_resources(value: Optional[str]) -> Optional[Dict[str, float]]:
+    """``--resources GPU=1,MEM=2e9`` as a dict (None: no resources)."""
+    if not value:
+        return None
+    resources = {}
+    for item in value.split(","):
+        name, sep, amount = item.partition("=")
+        try:
+            resources[name.strip()] = float(amount)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            fail(f"--resources: expected NAME=AMOUNT[,NAME=AMOUNT], got {value!r}.")
+    return resources
+
+
 def parse_text_cols(value: Optional[str]) -> Optional[List[str]]:
     """``--text-cols question,sentence`` as a list (None: detect them), for a
     command whose pipeline says how many texts a row has (predict, distill)."""
@@ -451,5 +467,6 @@ __all__ = [
     "TextColsOpt",
     "pair_columns",
     "parse_label_map",
+    "parse_resources",
     "parse_text_cols",
 ]
