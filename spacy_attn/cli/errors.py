@@ -25,6 +25,7 @@ def user_errors() -> Iterator[None]:
     from ..loading import PipelineLoadError
     from ..pipeline.base import ComponentLoadError
     from ..pipeline.lookup import ComponentLookupError
+    from ..usage import UsageError
 
     try:
         yield
@@ -35,6 +36,7 @@ def user_errors() -> Iterator[None]:
         ComponentLookupError,
         CorpusFormatError,
         OutputPathError,
+        UsageError,
     ) as err:
         fail(" ".join(str(err).split()))
     except FileNotFoundError as err:

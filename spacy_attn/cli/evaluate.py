@@ -3,7 +3,7 @@ trivial baselines that it must beat (``spacy_attn.baselines``)."""
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import Any, Dict, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -12,7 +12,7 @@ from ..baselines import COLUMNS, baseline_failure, describe_lexical, score_table
 from ..lexical import BM25_B, BM25_K1
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
-from .errors import existing_file, fail, refuse_overwrite, user_errors
+from .errors import fail, user_errors
 from .options import (
     Arg,
     Bm25BOpt,
@@ -34,11 +34,6 @@ from .options import (
     pair_columns,
     parse_label_map,
 )
-
-if TYPE_CHECKING:
-    from ..pipeline import PairClassifier
-    from ..readers import Columns
-
 
 EvalDataArg = Annotated[
     Path,
@@ -125,53 +120,27 @@ def evaluate_cli(
     refuses an answerable question, beside always-no-answer, always
     answering and the context's first words.
     """
-    existing_file(data, "DATA")
-    if idf_data is not None:
-        existing_file(idf_data, "--idf-data")
-    read = {"DATA": data, "MODEL": model, "--idf-data": idf_data}
-    refuse_overwrite({"--output": output}, read)
-    if is_squad_json(data):
-        return evaluate_qa_cli(
-            model, data, batch_size=batch_size, gpu_id=gpu_id,
-            min_margin=min_margin, output=output, as_json=as_json, check=check,
-        )  # fmt: skip
-    mapping = parse_label_map(label_map)
-    columns = pair_columns(text_cols, label_col, group_col, id_col)
+    from ..evaluation import EvaluateSettings, evaluate, is_squad_json
+
+    settings = EvaluateSettings(
+        output=output, pair_key=pair_key, label_map=parse_label_map(label_map),
+        positive_label=positive_label, limit=limit, batch_size=batch_size,
+        gpu_id=gpu_id, columns=pair_columns(text_cols, label_col, group_col, id_col),
+        input_format=input_format, delimiter=delimiter, quoting=quoting,
+        idf_data=idf_data, bm25_k1=bm25_k1, bm25_b=bm25_b,
+    )  # fmt: skip
     with user_errors():
-        scores = evaluate_pairs(
-            model,
-            data,
-            pair_key=pair_key,
-            label_map=mapping,
-            positive_label=positive_label,
-            limit=limit,
-            batch_size=batch_size,
-            gpu_id=gpu_id,
-            columns=columns,
-            input_format=input_format,
-            delimiter=delimiter,
-            quoting=quoting,
-            idf_data=idf_data,
-            bm25_k1=bm25_k1,
-            bm25_b=bm25_b,
-        )
-    report_pair_scores(
-        scores, output=output, as_json=as_json, check=check, min_margin=min_margin
-    )
+        scores = evaluate(model, data, settings)
+    report = report_qa_scores if is_squad_json(data) else report_pair_scores
+    report(scores, as_json=as_json, check=check, min_margin=min_margin)
 
 
 def report_pair_scores(
-    scores: Dict[str, Any],
-    *,
-    output: Optional[Path],
-    as_json: bool,
-    check: bool,
-    min_margin: float,
+    scores: Dict[str, Any], *, as_json: bool, check: bool, min_margin: float
 ) -> None:
     """``evaluate`` of a pair pipeline, once scored (``evaluate_pairs``):
-    write, print and check the scores beside the baselines'."""
+    print and check the scores beside the baselines'."""
     text = json.dumps(scores, indent=2)
-    write_scores(output, text)
     baselines = scores.get("baselines", {})
     print_notes(scores)
     if as_json:
@@ -184,165 +153,19 @@ def report_pair_scores(
         fail(failure)
 
 
-def evaluate_pairs(
-    model: Union[str, Path],
-    data: Path,
-    *,
-    pair_key: str = DEFAULT_PAIR_KEY,
-    label_map: Optional[Dict[str, str]] = None,
-    positive_label: Optional[str] = None,
-    limit: int = 0,
-    batch_size: int = 256,
-    gpu_id: int = -1,
-    columns: Optional["Columns"] = None,
-    input_format: str = "auto",
-    delimiter: Optional[str] = None,
-    quoting: str = "auto",
-    idf_data: Optional[Path] = None,
-    bm25_k1: float = BM25_K1,
-    bm25_b: float = BM25_B,
-) -> Dict[str, Any]:
-    """The scores of a pipeline on a pair corpus (``nlp.evaluate`` on the
-    examples of spacy-attn.PairCorpus.v1, which keep each doc's pair).
-
-    model (Union[str, Path]): A pipeline directory or package name.
-    data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
-    columns (Optional[Columns]): The columns of a row file (default: those
-        the pipeline was trained with, else detected).
-    input_format, delimiter, quoting: How a row file is read
-        (``spacy_attn.readers.table_format``).
-    positive_label (Optional[str]): The positive label of a binary task
-        (default: the one the pair classifier learned in training, if any).
-    idf_data (Optional[Path]): A pair corpus, read like ``data``, whose
-        candidates give the lexical baselines' IDF (default: ``data``'s).
-    bm25_k1, bm25_b (float): BM25's settings.
-    RETURNS (Dict[str, Any]): The scores, as ``nlp.evaluate`` gives them,
-        and those of ``spacy_attn.baselines.pair_baselines``.
-    RAISES (CorpusFormatError): For a gold label the model does not know.
-    """
-    from ..baselines import pair_baselines
-    from ..loading import load_pipeline
-    from ..readers import Columns, PairCorpus
-    from ..readers.columns import trained_columns
-
-    nlp = load_pipeline(model, gpu_id=gpu_id)
-    classifiers = check_pair_model(nlp, data, positive_label)
-    trained = trained_columns(nlp.config)
-    given = columns if columns is not None else Columns()
-    # Those not given: as the pipeline's training files were read.
-    columns, note = given.with_trained(trained, ("text_cols", "label_col", "group_col"))
-    if label_map is None:  # as the pipeline's training files were read
-        label_map = trained.get("label_map")
-    read: Dict[str, Any] = dict(
-        format=input_format, delimiter=delimiter, quoting=quoting,
-        pair_key=pair_key, label_map=label_map, positive_label=positive_label,
-        columns=columns,
-    )  # fmt: skip
-    corpus = PairCorpus(data, limit=limit, **read)
-    known = [label for pipe in classifiers for label in pipe.labels]
-    if known:
-        corpus.check_labels(nlp, set(known))
-    examples = list(corpus(nlp))
-    positive = positive_label or next(
-        (clf.positive_label for clf in classifiers if clf.positive_label), None
-    )
-    check_positives(data, examples, positive)
-    scorer_cfg = {"positive_label": positive_label} if positive_label else None
-    scores = nlp.evaluate(examples, batch_size=batch_size, scorer_cfg=scorer_cfg)
-    if len(classifiers) == 1 and not classifiers[0].multi_label:
-        clf = classifiers[0]  # IDF from DATA's candidates, or idf_data's
-        idf_rows = PairCorpus(idf_data, **read)(nlp) if idf_data else examples
-        baselines = pair_baselines(
-            examples, idf_rows, labels=clf.labels, pair_key=clf.pair_key,
-            positive_label=positive_label or clf.positive_label,
-            idf_source=str(idf_data or data), k1=bm25_k1, b=bm25_b,
-        )  # fmt: skip
-        scores.update(baselines)
-    if note:
-        scores["note"] = note
-    if corpus.stats is not None:
-        scores["read"] = f"{data}: {corpus.stats.describe()}"
-    return scores
-
-
-def check_pair_model(
-    nlp: Any, data: Path, positive_label: Optional[str]
-) -> List["PairClassifier"]:
-    """The pipeline's pair classifiers, checked: rows of pairs are refused
-    for a span-QA pipeline, a positive label for a multi-class classifier
-    (``spacy_attn.readers.task_input``).
-
-    RAISES (CorpusFormatError): Saying what the model expects.
-    """
-    from ..pipeline import PairClassifier, SpanQA
-    from ..readers.task_input import check_positive_label, pair_rows_for_qa
-
-    classifiers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, PairClassifier)]
-    qa = [name for name, pipe in nlp.pipeline if isinstance(pipe, SpanQA)]
-    if not classifiers and qa:
-        raise pair_rows_for_qa(data, qa[0])
-    for pipe in classifiers:
-        check_positive_label(positive_label, pipe.labels, component=pipe.name)
-    return classifiers
-
-
-def is_squad_json(data: Path) -> bool:
-    """A SQuAD-format file (QA), not a pair corpus: ``.json`` or ``.json.gz``."""
-    name = data.name.lower()
-    return name.endswith(".json") or name.endswith(".json.gz")
-
-
-def evaluate_qa_file(
-    model: Union[str, Path], data: Path, *, batch_size: int = 64, gpu_id: int = -1
-) -> Dict[str, Any]:
-    """``qa_eval.pipeline_eval.evaluate_qa`` of a pipeline on a SQuAD file."""
-    from ..loading import load_pipeline
-    from ..pipeline.lookup import ComponentLookupError
-    from ..qa_eval.pipeline_eval import evaluate_qa
-    from ..squad import load_squad_json
-
-    nlp = load_pipeline(model, gpu_id=gpu_id)
-    dataset = load_squad_json(data)
-    try:
-        return evaluate_qa(nlp, dataset, batch_size=min(batch_size, 64))
-    except ComponentLookupError as err:
-        fail(
-            f"DATA {data}: a .json file is read as SQuAD questions, for a span-QA "
-            f"pipeline. {err} A pair corpus is jsonl, csv, tsv or .spacy."
-        )
-
-
-def evaluate_qa_cli(
-    model: Union[str, Path],
-    data: Path,
-    *,
-    batch_size: int,
-    gpu_id: int,
-    min_margin: float,
-    output: Optional[Path],
-    as_json: bool,
-    check: bool,
+def report_qa_scores(
+    report: Dict[str, Any], *, as_json: bool, check: bool, min_margin: float
 ) -> None:
-    """``evaluate`` of a span-QA pipeline on a SQuAD file: score, write,
-    print and check (as for pairs; ``min_margin`` 0-1, in F1 / 100)."""
+    """``evaluate`` of a span-QA pipeline on a SQuAD file, once scored
+    (``evaluate_qa_file``): print and check (as for pairs; ``min_margin``
+    0-1, in F1 / 100)."""
     from ..qa_eval.pipeline_eval import qa_failure, qa_report_lines
 
-    with user_errors():
-        report = evaluate_qa_file(model, data, batch_size=batch_size, gpu_id=gpu_id)
     text = json.dumps(report, indent=2)
-    write_scores(output, text)
     typer.echo(text if as_json else "\n".join(qa_report_lines(report)))
     failure = qa_failure(report, min_margin=100 * min_margin)
     if check and failure:
         fail(failure)
-
-
-def write_scores(output: Optional[Path], text: str) -> None:
-    """Write the scores' JSON to ``output`` (None: nowhere); the command
-    checked that it is none of its inputs (``refuse_overwrite``)."""
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf8")
 
 
 def print_notes(scores: Dict[str, Any]) -> None:
@@ -364,23 +187,4 @@ def print_notes(scores: Dict[str, Any]) -> None:
         )
 
 
-def check_positives(data: Path, examples: List[Any], positive: Optional[str]) -> None:
-    """Fail when a binary task's evaluation file has no positive row.
-
-    RAISES (CorpusFormatError): Naming the file, the label and the fix.
-    """
-    from ..errors import CorpusFormatError
-
-    if positive is None or any(
-        eg.reference.cats.get(positive) == 1.0 for eg in examples
-    ):
-        return
-    raise CorpusFormatError(
-        f"{data}: no row has the positive label {positive!r}, so the positive "
-        f"class's P / R / F and the ranking scores (MAP, MRR, P@1) mean "
-        f"nothing; evaluate on a file with positives (or name the label column "
-        f"with --label-col, the labels with --label-map)."
-    )
-
-
-__all__ = ["evaluate_cli", "evaluate_pairs"]
+__all__ = ["evaluate_cli", "report_pair_scores", "report_qa_scores"]
