@@ -176,7 +176,7 @@ def test_csv_with_any_column_names(tmp_path, nlp):
 
 
 def test_group_and_row_ids_travel_with_the_docs_through_a_docbin(tmp_path, nlp):
-    from spacy_attn.cli.convert import convert_pairs
+    from spacy_attn.conversion import convert_pairs
 
     path = write(tmp_path / "sel.csv", SELECTION_CSV)
     examples = list(
