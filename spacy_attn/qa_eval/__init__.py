@@ -7,5 +7,7 @@
   held-out data, the trivial baselines and the many-contexts check;
 * ``pipeline_eval``: a pipeline as it will answer (its own threshold), how
   often it refuses an answerable question, beside the trivial baselines
-  (``spacy attn evaluate`` on a SQuAD file).
+  (``spacy attn evaluate`` on a SQuAD file);
+* ``threshold``: choosing a pipeline's "no answer" threshold and saving it
+  (``spacy attn qa-threshold``).
 """
