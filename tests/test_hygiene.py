@@ -429,6 +429,73 @@ def test_size_check_can_fail(tmp_path):
     }
 
 
+# A command (a ``*_cli`` function of spacy_attn/cli/) parses its options and
+# calls one documented library function, as spaCy's ``evaluate_cli`` calls
+# ``evaluate``: checks and work live in the library, where Python callers and
+# tests reach them. Its body is counted from the first statement after the
+# docstring to its last line, blank lines and comments between included; the
+# signature (the options) and the docstring (the --help text) are not.
+MAX_COMMAND_BODY_LINES = 30
+
+
+def thick_commands(paths, root):
+    """``{"path::name": lines}`` for every ``*_cli`` function (at any depth)
+    whose body, without its docstring, runs over MAX_COMMAND_BODY_LINES."""
+    import ast
+
+    found = {}
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf8"), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if not node.name.endswith("_cli"):
+                continue
+            body = node.body
+            if ast.get_docstring(node, clean=False) is not None:
+                body = body[1:]
+            if not body:
+                continue
+            lines = node.end_lineno - body[0].lineno + 1
+            if lines > MAX_COMMAND_BODY_LINES:
+                found[f"{path.relative_to(root).as_posix()}::{node.name}"] = lines
+    return found
+
+
+def test_commands_are_thin():
+    paths = sorted((REPO / "spacy_attn" / "cli").glob("*.py"))
+    assert REPO / "spacy_attn" / "cli" / "predict.py" in paths
+    found = thick_commands(paths, REPO)
+    assert not found, (
+        f"commands whose body runs over {MAX_COMMAND_BODY_LINES} lines; move "
+        "the checks and the work into a documented library function that the "
+        "command calls with its options (a settings dataclass where there are "
+        "many):\n" + "\n".join(f"{name}: {n} lines" for name, n in found.items())
+    )
+
+
+def test_command_size_check_can_fail(tmp_path):
+    cli = tmp_path / "spacy_attn" / "cli"
+    cli.mkdir(parents=True)
+    fits = "\n".join(f"    x{i} = {i}" for i in range(MAX_COMMAND_BODY_LINES))
+    over = "\n".join(f"    x{i} = {i}" for i in range(MAX_COMMAND_BODY_LINES + 1))
+    # The docstring, however long, is --help text and not counted; a helper
+    # that is no command is not either.
+    doc = '    """Help.\n\n' + "    More help.\n" * 40 + '    """\n'
+    (cli / "cmd.py").write_text(
+        f"def fits_cli(\n    a: int,\n    b: int,\n) -> None:\n{doc}{fits}\n\n\n"
+        f"def thick_cli() -> None:\n{over}\n\n\n"
+        f"def helper() -> None:\n{over}\n\n\n"
+        f"class App:\n    def method_cli(self) -> None:\n"
+        + "\n".join(f"    {line}" for line in over.splitlines())
+        + "\n"
+    )
+    assert thick_commands([cli / "cmd.py"], tmp_path) == {
+        "spacy_attn/cli/cmd.py::thick_cli": MAX_COMMAND_BODY_LINES + 1,
+        "spacy_attn/cli/cmd.py::method_cli": MAX_COMMAND_BODY_LINES + 1,
+    }
+
+
 def framework_imports(paths):
     """(file:line, module) for every import of spaCy or Thinc in the files."""
     import ast
