@@ -11,7 +11,7 @@ spaCy's English stop words.
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from spacy.lang.en.stop_words import STOP_WORDS as SPACY_STOP_WORDS
 from spacy.tokens import Doc, Token
@@ -84,22 +84,42 @@ class IdfTable:
         return math.log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5))
 
 
+class IdfCounter:
+    """Counts the distinct candidates (second texts) of pair docs, one doc
+    at a time, into an ``IdfTable``: a candidate paired with several queries
+    is one document, as in the index a search engine would build over the
+    candidates. One pass over a corpus that is read as a stream."""
+
+    def __init__(self, pair_key: str = DEFAULT_PAIR_KEY) -> None:
+        self.pair_key = pair_key
+        self._seen: Set[str] = set()
+        self._words: List[List[str]] = []
+
+    def add(self, doc: Doc) -> None:
+        """Count one pair doc's candidate (if not counted before)."""
+        _, _, s2, e2 = get_pair_bounds(doc, self.pair_key)
+        span = doc[s2:e2]
+        if span.text not in self._seen:
+            self._seen.add(span.text)
+            self._words.append(content_words(span))
+
+    def table(self) -> IdfTable:
+        """RETURNS (IdfTable): The table of the candidates counted so far."""
+        return IdfTable.from_documents(self._words)
+
+
 def candidate_idf(docs: Iterable[Doc], pair_key: str = DEFAULT_PAIR_KEY) -> IdfTable:
-    """The ``IdfTable`` of the pair docs' distinct candidates (second texts):
-    a candidate paired with several queries is one document, as in the index
-    a search engine would build over the candidates.
+    """The ``IdfTable`` of the pair docs' distinct candidates (second texts)
+    (``IdfCounter``).
 
     docs (Iterable[Doc]): Pair docs.
     pair_key (str): The name of the pair in the docs.
     RETURNS (IdfTable): The table.
     """
-    candidates: Dict[str, List[str]] = {}
+    counter = IdfCounter(pair_key)
     for doc in docs:
-        _, _, s2, e2 = get_pair_bounds(doc, pair_key)
-        span = doc[s2:e2]
-        if span.text not in candidates:
-            candidates[span.text] = content_words(span)
-    return IdfTable.from_documents(candidates.values())
+        counter.add(doc)
+    return counter.table()
 
 
 def shared_words(first: Sequence[str], second: Sequence[str]) -> float:
@@ -158,6 +178,7 @@ __all__ = [
     "BM25_B",
     "BM25_K1",
     "STOP_WORDS",
+    "IdfCounter",
     "IdfTable",
     "bm25",
     "candidate_idf",

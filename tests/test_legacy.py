@@ -30,6 +30,7 @@ NAMES = {
     "da_v2": "spacy-attn.DecomposableAttention.v2",
     "da_v3": "spacy-attn.DecomposableAttention.v3",
     "da_v4": "spacy-attn.DecomposableAttention.v4",
+    "da_v5": "spacy-attn.DecomposableAttention.v5",
     "siamese_v1": "spacy-attn.SiameseSelfAttention.v1",
     "dcn_v2": "spacy-attn.DynamicCoattention.v2",
 }
@@ -116,8 +117,9 @@ def test_legacy_pipeline_round_trips(tmp_path: Path):
 # -- shipped configs name the newest version ------------------------------------
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-# v5's settings, newest first, each of which off computes the version before.
+# v6's settings, newest first, each of which off computes the version before.
 STEPS = (
+    ("idf_features", ("idf_features", "bm25_k1", "bm25_b"), "v5"),
     ("lexical_features", ("lexical_features",), "v4"),
     ("exact_match", ("exact_match", "match_attr"), "v3"),
     ("null_token", ("null_token",), "v2"),
@@ -125,7 +127,7 @@ STEPS = (
 
 
 def older_equivalent(model: Dict[str, Any]) -> Dict[str, Any]:
-    """The oldest version's settings that the v5 ``model`` block equals."""
+    """The oldest version's settings that the v6 ``model`` block equals."""
     old = dict(model)
     for flag, keys, version in STEPS:
         if old.pop(flag) is not False:
@@ -140,14 +142,14 @@ def older_equivalent(model: Dict[str, Any]) -> Dict[str, Any]:
     return old
 
 
-def shipped_v5_models():
+def shipped_v6_models():
     from spacy.util import load_config
 
     for path in sorted(CONFIGS.glob("*.cfg")):
         config = load_config(path, interpolate=False)
         model = config.get("components", {}).get("attn_pair_classifier", {})
         model = model.get("model", {})
-        if model.get("@architectures") == "spacy-attn.DecomposableAttention.v5":
+        if model.get("@architectures") == "spacy-attn.DecomposableAttention.v6":
             yield path.name, dict(model)
 
 
@@ -168,16 +170,16 @@ def predict_with(model_config: Dict[str, Any], docs):
 
 
 def test_every_pair_config_names_the_newest_version():
-    assert len(list(shipped_v5_models())) >= 9
+    assert len(list(shipped_v6_models())) >= 9
     for path in sorted(CONFIGS.glob("*.cfg")):
         text = path.read_text(encoding="utf8")
-        for old in ("v1", "v2", "v3", "v4"):
+        for old in ("v1", "v2", "v3", "v4", "v5"):
             assert f'"spacy-attn.DecomposableAttention.{old}"' not in text, path.name
 
 
-@pytest.mark.parametrize("name,model", list(shipped_v5_models()))
-def test_shipped_v5_config_builds_the_model_it_replaced(name, model):
-    """Each config that names v5 builds, weight for weight and output for
+@pytest.mark.parametrize("name,model", list(shipped_v6_models()))
+def test_shipped_v6_config_builds_the_model_it_replaced(name, model):
+    """Each config that names v6 builds, weight for weight and output for
     output, the model of an older version (the one it named before, or an
     older one still where its settings reach back that far)."""
     old = older_equivalent(model)
@@ -191,16 +193,18 @@ def test_shipped_v5_config_builds_the_model_it_replaced(name, model):
 
 
 def test_the_config_check_can_fail():
-    """v1 and v5 with intra-attention differ in a weight's shape only."""
+    """v1 and v6 with intra-attention differ in a weight's shape only."""
     nlp = spacy.blank("en")
     docs = [spacy_attn.make_pair(nlp, a, b) for a, b in make.pair_inputs()[:4]]
     v1 = {"@architectures": "spacy-attn.DecomposableAttention.v1"}
-    v5 = dict(v1, **{"@architectures": "spacy-attn.DecomposableAttention.v5"})
-    v5.update(null_token=False, exact_match=False, lexical_features=False)
+    v6 = dict(v1, **{"@architectures": "spacy-attn.DecomposableAttention.v6"})
+    v6.update(
+        null_token=False, exact_match=False, lexical_features=False, idf_features=False
+    )
     intra = {"intra_attention": True, "max_distance": 2}
-    assert predict_with(v1, docs)[1] == predict_with(v5, docs)[1]
+    assert predict_with(v1, docs)[1] == predict_with(v6, docs)[1]
     assert (
-        predict_with({**v1, **intra}, docs)[1] != predict_with({**v5, **intra}, docs)[1]
+        predict_with({**v1, **intra}, docs)[1] != predict_with({**v6, **intra}, docs)[1]
     )
 
 

@@ -526,12 +526,13 @@ PAPER_VALUES = {
         "components.attn_pair_classifier.model.hidden_width": 200,
         "components.attn_pair_classifier.model.intra_attention": False,
         "components.attn_pair_classifier.model.@architectures": (
-            "spacy-attn.DecomposableAttention.v5"
+            "spacy-attn.DecomposableAttention.v6"
         ),
         "components.attn_pair_classifier.model.null_token": True,
-        # v5's settings beyond the paper, off.
+        # v6's settings beyond the paper, off.
         "components.attn_pair_classifier.model.exact_match": False,
         "components.attn_pair_classifier.model.lexical_features": False,
+        "components.attn_pair_classifier.model.idf_features": False,
     },
     "glove_intra.cfg": {
         "training.optimizer.@optimizers": "spacy-attn.Adagrad.v1",
@@ -539,11 +540,12 @@ PAPER_VALUES = {
         "training.optimizer.initial_accumulator_value": 0.1,
         "training.batcher.size": 4,
         "components.attn_pair_classifier.model.@architectures": (
-            "spacy-attn.DecomposableAttention.v5"
+            "spacy-attn.DecomposableAttention.v6"
         ),
         "components.attn_pair_classifier.model.null_token": True,
         "components.attn_pair_classifier.model.exact_match": False,
         "components.attn_pair_classifier.model.lexical_features": False,
+        "components.attn_pair_classifier.model.idf_features": False,
         "components.attn_pair_classifier.model.init_std": 0.01,
         "components.attn_pair_classifier.model.intra_attention": True,
     },

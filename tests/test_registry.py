@@ -22,6 +22,7 @@ REGISTERED = {
         "spacy-attn.DecomposableAttention.v3",
         "spacy-attn.DecomposableAttention.v4",
         "spacy-attn.DecomposableAttention.v5",
+        "spacy-attn.DecomposableAttention.v6",
         "spacy-attn.TrainableVectors.v1",
         "spacy-attn.SiameseSelfAttention.v2",
         "spacy-attn.DynamicCoattention.v2",

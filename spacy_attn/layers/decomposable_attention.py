@@ -1,5 +1,5 @@
 """Thinc builder for the Decomposable Attention pair classifier,
-``spacy-attn.DecomposableAttention.v5`` (v1-v4: ``spacy_attn.legacy``).
+``spacy-attn.DecomposableAttention.v6`` (v1-v5: ``spacy_attn.legacy``).
 
 Defaults: the architecture defaults to the paper's settings (Parikh et al.
 2016: hidden width 200, dropout 0.2); ``attn_pair_classifier``'s factory
@@ -16,10 +16,12 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
 from thinc.types import Floats2d, Floats3d, Ints2d
 
+from ..lexical import BM25_B, BM25_K1
 from ..models.decomposable_attention import N_LEXICAL, DecomposableAttention
 from ..pairs import DEFAULT_PAIR_KEY
 from .defaults import build_default_tok2vec
 from .exact_match import with_exact_match
+from .lexical_scores import N_LEXICAL_SCORES, pair_lexical_scores, with_lexical_scores
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
@@ -46,9 +48,12 @@ def decomposable_attention_model(
     exact_match: bool = False,
     match_attr: str = "LOWER",
     lexical_features: bool = False,
+    idf_features: bool = False,
+    bm25_k1: float = BM25_K1,
+    bm25_b: float = BM25_B,
 ) -> Model[List[Doc], Floats2d]:
     """The model of every ``spacy-attn.DecomposableAttention`` version over
-    the given segments layer (the settings are ``build_decomposable_attention_v5``'s;
+    the given segments layer (the settings are ``build_decomposable_attention_v6``'s;
     ``far_bias`` False is v1's clamped intra-attention distances).
 
     RETURNS (Model[List[Doc], Floats2d]): Class probabilities (n_docs, nO).
@@ -78,12 +83,26 @@ def decomposable_attention_model(
     )
     # The lexical features join the pair representation the output layer reads.
     nP = hidden_width + N_LEXICAL * int(lexical_features)
+    scores = None
+    if idf_features:
+        # Computed from the docs, beside the torch module: the IDF table is
+        # the component's, counted over the whole training corpus.
+        scores = pair_lexical_scores(k1=bm25_k1, b=bm25_b)
+        nP += N_LEXICAL_SCORES
     output_layer = pair_output(nO, nP, multi_label=not exclusive_classes)
-    model: Model[List[Doc], Floats2d] = chain(inputs, torch_layer, output_layer)
+    model: Model[List[Doc], Floats2d]
+    if scores is None:
+        # The layer tree of v1-v5, which their saved pipelines must match.
+        model = chain(inputs, torch_layer, output_layer)
+    else:
+        body = with_lexical_scores(chain(inputs, torch_layer), scores)
+        model = chain(body, output_layer)
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("segments", segments)
     if exact_match or lexical_features:
         model.set_ref("exact_match", inputs)
+    if scores is not None:
+        model.set_ref("lexical_scores", scores)
     model.set_ref("attention", torch_layer)
     model.set_ref("output_layer", output_layer)
     model.attrs["multi_label"] = not exclusive_classes
@@ -163,8 +182,8 @@ def segments_layer(tok2vec: Model, encode: str) -> Model[List[Doc], Segments]:
     return separate_segments(tok2vec, pair_key=DEFAULT_PAIR_KEY)
 
 
-@registry.architectures("spacy-attn.DecomposableAttention.v5")
-def build_decomposable_attention_v5(
+@registry.architectures("spacy-attn.DecomposableAttention.v6")
+def build_decomposable_attention_v6(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
     hidden_width: int = 200,
@@ -176,14 +195,17 @@ def build_decomposable_attention_v5(
     exact_match: bool = True,
     match_attr: str = "LOWER",
     lexical_features: bool = True,
+    idf_features: bool = True,
+    bm25_k1: float = BM25_K1,
+    bm25_b: float = BM25_B,
     encode: str = "joint",
     exclusive_classes: bool = True,
     mixed_precision: bool = False,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
     """Decomposable Attention (Parikh et al. 2016) over pair docs, with an
-    exact-match signal and overlap measures beyond the paper (v1-v4:
-    ``spacy_attn.legacy``; docs/pair_classifier.md).
+    exact-match signal, overlap measures and IDF-weighted lexical scores
+    beyond the paper (v1-v5: ``spacy_attn.legacy``; docs/pair_classifier.md).
 
     tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors:
         ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's), a
@@ -210,6 +232,15 @@ def build_decomposable_attention_v5(
         of the two texts (token and bigram shares found in the other text by
         ``match_attr``, the smaller of each, the length ratio). They hold no
         weights: a v4 model of the same settings fits but for its head.
+    idf_features (bool): Give the output layer four IDF-weighted scores of
+        the second text for the first: BM25 and the shared words' IDF over
+        the query's and over the candidate's, and the share of the query's
+        words found (``layers.lexical_scores``), with the IDF table of the
+        training corpus's candidates, counted at initialization and saved
+        with the model. The component can also interpolate its score with
+        BM25 (its ``lexical_weight``). No weights: a v5 model fits but for
+        its head.
+    bm25_k1, bm25_b (float): BM25's settings (Lucene's defaults).
     encode (str): "joint" runs ``tok2vec`` over the whole pair doc (the only
         way a listener works); "separate" encodes each text as a doc of its
         own (see ``separate_segments``).
@@ -222,7 +253,8 @@ def build_decomposable_attention_v5(
         ``attrs["multi_label"]`` (spaCy's textcat convention).
 
     Off, each setting beyond v1 computes the version before it:
-    ``lexical_features`` v4, then ``exact_match`` v3, then ``null_token`` v2.
+    ``idf_features`` v5, ``lexical_features`` v4, then ``exact_match`` v3,
+    then ``null_token`` v2.
     """
     if tok2vec is None:
         tok2vec = build_default_tok2vec()
@@ -242,4 +274,7 @@ def build_decomposable_attention_v5(
         exact_match=exact_match,
         match_attr=match_attr,
         lexical_features=lexical_features,
+        idf_features=idf_features,
+        bm25_k1=bm25_k1,
+        bm25_b=bm25_b,
     )

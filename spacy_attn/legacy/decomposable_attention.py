@@ -1,8 +1,8 @@
-"""``spacy-attn.DecomposableAttention.v1``-``v4``, superseded by ``v5``
+"""``spacy-attn.DecomposableAttention.v1``-``v5``, superseded by ``v6``
 (``spacy_attn.layers.decomposable_attention``).
 
 Each later version added a setting whose off value computes the version
-before it, so v2-v4 are v5 with those settings off; v1 differs in one more
+before it, so v2-v5 are v6 with those settings off; v1 differs in one more
 place no setting of v5 reaches (see ``build_decomposable_attention_v1``).
 """
 
@@ -14,7 +14,7 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..layers.decomposable_attention import (
-    build_decomposable_attention_v5,
+    build_decomposable_attention_v6,
     decomposable_attention_model,
 )
 from ..layers.defaults import build_default_tok2vec
@@ -198,7 +198,7 @@ def build_decomposable_attention_v4(
 
     The other settings are v3's (see ``build_decomposable_attention_v3``).
     """
-    return build_decomposable_attention_v5(
+    return build_decomposable_attention_v6(
         tok2vec,
         hidden_width=hidden_width,
         dropout=dropout,
@@ -209,6 +209,47 @@ def build_decomposable_attention_v4(
         exact_match=exact_match,
         match_attr=match_attr,
         lexical_features=False,
+        idf_features=False,
+        encode=encode,
+        exclusive_classes=exclusive_classes,
+        mixed_precision=mixed_precision,
+        nO=nO,
+    )
+
+
+@registry.architectures("spacy-attn.DecomposableAttention.v5")
+def build_decomposable_attention_v5(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    dropout: float = 0.2,
+    intra_attention: bool = False,
+    max_distance: int = 10,
+    init_std: Optional[float] = None,
+    null_token: bool = True,
+    exact_match: bool = True,
+    match_attr: str = "LOWER",
+    lexical_features: bool = True,
+    encode: str = "joint",
+    exclusive_classes: bool = True,
+    mixed_precision: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Decomposable Attention with an exact-match signal and overlap
+    measures: ``spacy-attn.DecomposableAttention.v6`` without its IDF
+    features (``idf_features = false``). The settings are v6's."""
+    return build_decomposable_attention_v6(
+        tok2vec,
+        hidden_width=hidden_width,
+        dropout=dropout,
+        intra_attention=intra_attention,
+        max_distance=max_distance,
+        init_std=init_std,
+        null_token=null_token,
+        exact_match=exact_match,
+        match_attr=match_attr,
+        lexical_features=lexical_features,
+        idf_features=False,
         encode=encode,
         exclusive_classes=exclusive_classes,
         mixed_precision=mixed_precision,

@@ -1,25 +1,29 @@
 """The ``attn_pair_classifier`` component: classify a pair of texts (defaults:
 docs/configs.md, "Defaults")."""
 
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc
+from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.types import Floats2d
 
+from ..layers.lexical_scores import bm25_scores, set_idf_table
 from ..layers.soft_alignment import (
     NULL_TOKEN_LABEL,
     has_null_token,
     has_soft_alignment,
     predict_soft_alignment,
 )
+from ..lexical import IdfCounter
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, renamed_pair_key
 from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
-from .classifier import AttnClassifier, ClassWeights
+from .classifier import AttnClassifier, ClassWeights, unscale_from_threshold
 from .defaults import default_tok2vec_config
+from .lexical_weight import groups_of, interpolate, pick_weight
 from .pair_input import PairInputMixin
 
 DEFAULT_PAIR_MODEL = """
@@ -45,6 +49,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
         "pair_key": DEFAULT_PAIR_KEY,
         "threshold": 0.5,
         "class_weights": None,
+        "lexical_weight": 0.0,
         "scorer": {"@scorers": "spacy-attn.pair_classifier_scorer.v1"},
     },
     default_score_weights={
@@ -64,6 +69,7 @@ def make_pair_classifier(
     threshold: float,
     scorer: Optional[Callable],
     class_weights: ClassWeights = None,
+    lexical_weight: Optional[float] = 0.0,
     span_key: Optional[str] = None,
 ) -> "PairClassifier":
     """Create an ``attn_pair_classifier``: a text-pair classifier (NLI,
@@ -79,6 +85,13 @@ def make_pair_classifier(
     scorer (Optional[Callable]): Scoring function.
     class_weights (ClassWeights): Off (null), "balanced" or {label: weight}:
         the weight of each gold class in the loss of exclusive classes.
+    lexical_weight (Optional[float]): The weight of BM25 in a binary
+        model's score, ``sigmoid(logit(p) + weight * bm25)`` (bm25 normalised
+        to [0, 1]; needs a model with IDF features,
+        ``spacy-attn.DecomposableAttention.v6``). 0: the model's score. null:
+        chosen on dev by ``spacy train`` (the best MAP of a grid, for
+        grouped pairs), saved with the pipeline (docs/pair_classifier.md,
+        "IDF features and BM25").
     span_key (Optional[str]): The old name of ``pair_key``, read from
         configs of pipelines trained before the rename (with a
         ``DeprecationWarning``); leave it unset (``null``).
@@ -91,6 +104,7 @@ def make_pair_classifier(
         pair_key=pair_key,
         threshold=threshold,
         class_weights=class_weights,
+        lexical_weight=lexical_weight,
         scorer=scorer,
     )
 
@@ -114,6 +128,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         pair_key: str = DEFAULT_PAIR_KEY,
         threshold: float = 0.5,
         class_weights: ClassWeights = None,
+        lexical_weight: Optional[float] = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component.
@@ -126,13 +141,21 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             the positive label of binary models.
         class_weights (ClassWeights): Off (None), "balanced" or
             {label: weight} (see ``AttnClassifier``).
+        lexical_weight (Optional[float]): The weight of BM25 in a binary
+            model's score; None: chosen on dev while training (see
+            ``make_pair_classifier``).
         scorer (Optional[Callable]): Scoring function.
         """
+        settings = {
+            "pair_key": pair_key,
+            "lexical_weight": float(lexical_weight or 0.0),
+            "pick_lexical_weight": lexical_weight is None,
+        }
         super().__init__(
             vocab,
             model,
             name,
-            {"pair_key": pair_key},
+            settings,
             threshold=threshold,
             class_weights=class_weights,
             scorer=scorer,
@@ -145,7 +168,122 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         RETURNS (Floats2d): (n_docs, n_labels) probabilities.
         RAISES (PairError): If a doc has no valid pair (the message names it).
         """
-        return super().predict(docs)
+        docs = list(docs)
+        scores = super().predict(docs)
+        weight = float(self.cfg.get("lexical_weight", 0.0))
+        if not weight or not docs or not self.is_binary:
+            return scores
+        probs = numpy.array(self.model.ops.to_numpy(scores), dtype="f")
+        j = self.labels.index(cast(str, self.positive_label))
+        bm25 = bm25_scores(self._lexical_layer(), docs)
+        probs[:, j] = interpolate(probs[:, j], bm25, weight)
+        probs[:, 1 - j] = 1.0 - probs[:, j]
+        return self.model.ops.asarray2f(cast(Floats2d, probs))
+
+    def _lexical_layer(self) -> Model:
+        if not self.model.has_ref("lexical_scores"):
+            raise ValueError(
+                f"'{self.name}' has lexical_weight "
+                f"{self.cfg.get('lexical_weight')} but its model "
+                f"({self.model.name}) computes no BM25: use "
+                f"spacy-attn.DecomposableAttention.v6 with idf_features = true, "
+                f"or set lexical_weight = 0."
+            )
+        return self.model.get_ref("lexical_scores")
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Iterable[str]] = None,
+        positive_label: Optional[str] = None,
+    ) -> None:
+        """Initialize for training (see ``AttnClassifier.initialize``); a
+        model with IDF features (``spacy-attn.DecomposableAttention.v6``)
+        also gets the IDF table of the training candidates, counted in the
+        same pass over the examples.
+
+        get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
+        nlp (Optional[Language]): The pipeline.
+        labels (Optional[Iterable[str]]): Labels, e.g. from ``spacy init labels``.
+        positive_label (Optional[str]): The positive label of a binary task.
+        """
+        if self.cfg.get("lexical_weight") or self.cfg.get("pick_lexical_weight"):
+            self._lexical_layer()  # fail before reading the corpus
+        if not self.model.has_ref("lexical_scores"):
+            super().initialize(
+                get_examples, nlp=nlp, labels=labels, positive_label=positive_label
+            )
+            return
+        layer = self.model.get_ref("lexical_scores")
+        counter = IdfCounter(self.pair_key)
+        counted = False
+
+        def counting() -> Iterable[Example]:
+            # The first full pass (the labels') also counts the candidates:
+            # one read of a large corpus, not two.
+            nonlocal counted
+            if counted:
+                yield from get_examples()
+                return
+            for eg in get_examples():
+                counter.add(eg.reference)
+                yield eg
+            counted = True
+            set_idf_table(layer, counter.table())
+
+        super().initialize(
+            counting, nlp=nlp, labels=labels, positive_label=positive_label
+        )
+        if not counted:
+            for _ in counting():
+                pass
+
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """Score examples (see ``AttnClassifier.score``). The first scoring
+        after training updates of a binary model whose ``lexical_weight`` is
+        chosen on dev picks it first (``lexical_weight.pick_weight``), then
+        the threshold.
+
+        examples (Iterable[Example]): The examples to score.
+        RETURNS (Dict[str, Any]): The scores.
+        """
+        examples = list(examples)
+        if (
+            self._pick_threshold
+            and self.is_binary
+            and self.cfg.get("pick_lexical_weight")
+        ):
+            self._pick_lexical_weight_on(examples)
+        return super().score(examples, **kwargs)
+
+    def _pick_lexical_weight_on(self, examples: List[Example]) -> None:
+        """Set ``cfg["lexical_weight"]`` to the best weight on the examples
+        and rewrite their predicted cats with it."""
+        positive = cast(str, self.positive_label)
+        scored = [eg for eg in examples if eg.reference.cats]
+        if not scored:
+            return
+        cats = numpy.asarray([eg.predicted.cats.get(positive, 0.0) for eg in scored])
+        old = float(self.cfg["lexical_weight"])
+        bm25 = bm25_scores(self._lexical_layer(), [eg.predicted for eg in scored])
+        # Back to the model's own probability: undo the threshold's rescaling
+        # and the old weight's interpolation.
+        interpolated = unscale_from_threshold(cats, float(self.cfg["threshold"]))
+        raw = interpolate(interpolated, bm25, -old)
+        golds = [eg.reference.cats.get(positive, 0.0) == 1.0 for eg in scored]
+        weight = pick_weight(
+            raw, bm25, golds, groups_of([eg.reference for eg in scored])
+        )
+        if weight is None:
+            return
+        self.cfg["lexical_weight"] = weight
+        probs = interpolate(raw, bm25, weight)
+        cats_new = self._binary_cats(probs.astype("f"))
+        for eg, row in zip(scored, cats_new):
+            for j, label in enumerate(self.labels):
+                eg.predicted.cats[label] = float(row[j])
 
     def alignment(
         self, docs: Iterable[Doc], *, include_null: bool = False

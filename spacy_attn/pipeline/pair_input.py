@@ -38,8 +38,10 @@ class PairInputMixin(_MixinBase):
         self.cfg.pop(OLD_PAIR_KEY_SETTING, None)
         # The component's key is the single source of truth: the layer that
         # cuts docs into segments reads it from its attrs.
-        if self.model not in (None, True, False) and self.model.has_ref("segments"):
-            self.model.get_ref("segments").attrs["pair_key"] = self.pair_key
+        if self.model not in (None, True, False):
+            for ref in ("segments", "lexical_scores"):
+                if self.model.has_ref(ref):
+                    self.model.get_ref(ref).attrs["pair_key"] = self.pair_key
         super()._configure_model()
 
     def _prepare_examples(self, examples: List[Example]) -> None:
