@@ -4,13 +4,13 @@ its serialization: the model's checksum, and load errors that name the file."""
 import hashlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import srsly
 from spacy import util
 from spacy.pipeline import TrainablePipe
 from spacy.pipeline.pipe import deserialize_config
-from spacy.training import Example
+from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Model
 
@@ -75,6 +75,30 @@ class AttnPipe(TrainablePipe):
 
     def _prepare_examples(self, examples: List[Example]) -> None:
         """Ready the predicted docs of a training batch (hook)."""
+
+    def _start_update(
+        self,
+        examples: Iterable[Example],
+        losses: Optional[Dict[str, float]],
+        method: str,
+    ) -> Tuple[List[Example], Dict[str, float]]:
+        """The first steps of a training step (``update``, ``distill``): the
+        running losses with this component's entry, and the batch as a
+        list, checked.
+
+        examples (Iterable[Example]): The batch.
+        losses (Optional[Dict[str, float]]): Running losses, updated in place
+            (None: a new dict).
+        method (str): The caller, e.g. "SpanQA.update", for spaCy's error.
+        RETURNS (Tuple[List[Example], Dict[str, float]]): The examples and
+            the losses.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, method)
+        return examples, losses
 
     # -- serialization ---------------------------------------------------
 

@@ -4,7 +4,7 @@
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy
-from spacy.training import Example, validate_examples
+from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
@@ -66,11 +66,8 @@ class DistillMixin(_MixinBase):
             loss (default: ``DistillSettings()``).
         RETURNS (Dict[str, float]): The losses.
         """
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, f"{type(self).__name__}.distill")
+        method = f"{type(self).__name__}.distill"
+        examples, losses = self._start_update(examples, losses, method)
         if not examples:
             return losses
         settings = settings or DistillSettings()

@@ -351,11 +351,7 @@ class SpanQA(PairInputMixin, AttnPipe):
         losses (Optional[Dict[str, float]]): Running losses, updated in place.
         RETURNS (Dict[str, float]): The losses.
         """
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "SpanQA.update")
+        examples, losses = self._start_update(examples, losses, "SpanQA.update")
         if not examples:
             return losses
         self._prepare_examples(examples)
