@@ -18,10 +18,7 @@ from ..errors import CorpusFormatError
 from .column_names import (
     COLUMN_SETTINGS,
     DEFAULT_ID_COLUMN,
-    FIRST_KEYS,
     LABEL_KEYS,
-    OPTION_NAMES,
-    SECOND_KEYS,
     TASK_COLUMNS,
     option_hint,
     trained_columns,
@@ -464,10 +461,7 @@ def _describe_value(value: Any) -> str:
 __all__ = [
     "COLUMN_SETTINGS",
     "DEFAULT_ID_COLUMN",
-    "FIRST_KEYS",
     "LABEL_KEYS",
-    "OPTION_NAMES",
-    "SECOND_KEYS",
     "TASK_COLUMNS",
     "Columns",
     "PairRow",
