@@ -1,6 +1,7 @@
 """The quickstart configs of ``spacy attn init-config``: one training config
 per task, backbone, label setting and device, filled and validated by spaCy."""
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from thinc.api import Config
@@ -199,20 +200,11 @@ def training_block(task: str, backbone: str, gpu: bool) -> Dict[str, Any]:
     }
 
 
-def base_config(
-    task: str,
-    backbone: str,
-    *,
-    binary: bool = False,
-    gpu: bool = False,
-    positive_label: str = DEFAULT_POSITIVE_LABEL,
-    columns: Optional[Dict[str, Any]] = None,
-    no_answer: bool = False,
-) -> Config:
-    """The quickstart config before spaCy fills in the defaults.
+@dataclass(frozen=True)
+class ConfigChoices:
+    """What a quickstart config is made for, beside its task and backbone
+    (the options of ``spacy attn init-config``).
 
-    task (str): "pair", "doc" or "qa".
-    backbone (str): "glove", "tok2vec" or "transformer".
     binary (bool): A binary pair task whose positive label is
         ``[vars] positive_label`` (pair task only).
     gpu (bool): GPU sizes, mixed precision and the pytorch allocator.
@@ -224,8 +216,31 @@ def base_config(
     no_answer (bool): QA task: a model that scores "no answer", trained on
         unanswerable questions too and scored with the official SQuAD 2.0
         metric (``NO_ANSWER_SCORER``).
-    RETURNS (Config): The config, with its variables not interpolated.
     """
+
+    binary: bool = False
+    gpu: bool = False
+    positive_label: str = DEFAULT_POSITIVE_LABEL
+    columns: Optional[Dict[str, Any]] = None
+    no_answer: bool = False
+
+
+def base_config(
+    task: str, backbone: str, choices: Optional[ConfigChoices] = None
+) -> Config:
+    """The quickstart config before spaCy fills in the defaults.
+
+    task (str): "pair", "doc" or "qa".
+    backbone (str): "glove", "tok2vec" or "transformer".
+    choices (Optional[ConfigChoices]): Labels, device, columns, "no answer"
+        (None: the defaults).
+    RETURNS (Config): The config, with its variables not interpolated.
+    RAISES (ValueError): For an unknown task or backbone, or ``no_answer``
+        outside the qa task.
+    """
+    choices = choices or ConfigChoices()
+    binary, gpu, columns = choices.binary, choices.gpu, choices.columns
+    no_answer = choices.no_answer
     if task not in TASKS or backbone not in BACKBONES:
         raise ValueError(f"Unknown task {task!r} or backbone {backbone!r}.")
     if no_answer and task != "qa":
@@ -254,7 +269,7 @@ def base_config(
         components[name]["scorer"] = {"@scorers": RANKING_SCORER}
     config: Dict[str, Any] = {"paths": paths}
     if binary:
-        config["vars"] = {"positive_label": positive_label}
+        config["vars"] = {"positive_label": choices.positive_label}
     carry = {"@callbacks": "spacy-attn.carry_pairs.v1"} if task != "doc" else None
     config.update(
         system={"gpu_allocator": "pytorch" if gpu else None, "seed": 0},
@@ -287,5 +302,6 @@ __all__ = [
     "NO_ANSWER_SCORER",
     "RANKING_SCORER",
     "TASKS",
+    "ConfigChoices",
     "base_config",
 ]

@@ -4,6 +4,7 @@ header."""
 
 import shlex
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -19,6 +20,7 @@ from .config_templates import (
     DEFAULT_TRANSFORMER,
     RANKING_SCORER,
     TASKS,
+    ConfigChoices,
     base_config,
 )
 from .errors import fail, refuse_overwrite
@@ -134,10 +136,9 @@ def init_config_cli(
     positive_label = positive_label or DEFAULT_POSITIVE_LABEL
     columns = reader_columns(task, text_cols, label_col, group_col, id_col)
     columns = reader_table(task, columns, delimiter, quoting)
-    settings: Dict[str, Any] = {"binary": binary, "gpu": gpu, "columns": columns}
-    settings.update(positive_label=positive_label, no_answer=no_answer)
-    config = quickstart_config(task, backbone, **settings)
-    header = config_header(task, backbone, **settings)
+    choices = ConfigChoices(binary, gpu, positive_label, columns, no_answer)
+    config = quickstart_config(task, backbone, **asdict(choices))
+    header = config_header(task, backbone, choices)
     config, header = with_start(config, header, task, init_from, label_map, new_head)
     if lexical_features:
         config, header = with_lexical_features(config, header)
@@ -337,15 +338,8 @@ def quickstart_config(
     from spacy.schemas import ConfigSchemaTraining
     from spacy.util import registry
 
-    config = base_config(
-        task,
-        backbone,
-        binary=binary,
-        gpu=gpu,
-        positive_label=positive_label,
-        columns=columns,
-        no_answer=no_answer,
-    )
+    choices = ConfigChoices(binary, gpu, positive_label, columns, no_answer)
+    config = base_config(task, backbone, choices)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     filled = nlp.config
     # A second load validates the filled config itself (as fill-config does).
@@ -356,20 +350,14 @@ def quickstart_config(
     return filled
 
 
-def config_header(
-    task: str,
-    backbone: str,
-    *,
-    binary: bool = False,
-    gpu: bool = False,
-    positive_label: str = DEFAULT_POSITIVE_LABEL,
-    columns: Optional[Dict[str, Any]] = None,
-    no_answer: bool = False,
-) -> List[str]:
+def config_header(task: str, backbone: str, choices: ConfigChoices) -> List[str]:
     """The header of a quickstart config, one line per item (no ``#``): what
     it is and, after a line "Next:", the commands to run, with CONFIG for
     the config's path."""
     from ..about import __version__
+
+    binary, gpu, columns = choices.binary, choices.gpu, choices.columns
+    positive_label, no_answer = choices.positive_label, choices.no_answer
 
     labels = "binary" if binary else "multi-class"
     device = "GPU" if gpu else "CPU"
