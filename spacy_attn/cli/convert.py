@@ -8,31 +8,16 @@ import typer
 from typing_extensions import Annotated
 
 from ..pairs import DEFAULT_PAIR_KEY
+from . import options as opt
 from .app import attn_cli
 from .errors import user_errors
-from .options import (
-    Arg,
-    DelimiterOpt,
-    FormatOpt,
-    GroupColOpt,
-    IdColOpt,
-    LabelColOpt,
-    LabelMapOpt,
-    Opt,
-    PairKeyOpt,
-    PositiveLabelOpt,
-    QuotingOpt,
-    TextColsOpt,
-    pair_columns,
-    parse_label_map,
-)
 
 
 @attn_cli.command("convert", no_args_is_help=True)
 def convert_cli(
     input_path: Annotated[
         Path,
-        Arg(
+        opt.Arg(
             metavar="INPUT",
             help="Pair corpus: jsonl, csv or tsv, optionally gzipped",
             show_default=False,
@@ -40,35 +25,35 @@ def convert_cli(
     ],
     output_path: Annotated[
         Path,
-        Arg(
+        opt.Arg(
             metavar="OUTPUT",
             help="DocBin (.spacy) of pair docs to write",
             show_default=False,
         ),
     ],
     lang: Annotated[
-        str, Opt("--lang", help="Language of the blank pipeline that tokenizes")
+        str, opt.Opt("--lang", help="Language of the blank pipeline that tokenizes")
     ] = "en",
     model: Annotated[
         Optional[str],
-        Opt(
+        opt.Opt(
             "--model",
             help="Pipeline whose tokenizer to use instead of --lang (default: none)",
             show_default=False,
         ),
     ] = None,
-    input_format: FormatOpt = "auto",
-    delimiter: DelimiterOpt = None,
-    quoting: QuotingOpt = "auto",
-    text_cols: TextColsOpt = None,
-    label_col: LabelColOpt = None,
-    group_col: GroupColOpt = None,
-    id_col: IdColOpt = None,
-    pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
-    label_map: LabelMapOpt = None,
-    positive_label: PositiveLabelOpt = None,
+    input_format: opt.FormatOpt = "auto",
+    delimiter: opt.DelimiterOpt = None,
+    quoting: opt.QuotingOpt = "auto",
+    text_cols: opt.TextColsOpt = None,
+    label_col: opt.LabelColOpt = None,
+    group_col: opt.GroupColOpt = None,
+    id_col: opt.IdColOpt = None,
+    pair_key: opt.PairKeyOpt = DEFAULT_PAIR_KEY,
+    label_map: opt.LabelMapOpt = None,
+    positive_label: opt.PositiveLabelOpt = None,
     limit: Annotated[
-        int, Opt("--limit", help="Convert the first N pairs (0: all)")
+        int, opt.Opt("--limit", help="Convert the first N pairs (0: all)")
     ] = 0,
 ) -> None:
     """Convert a pair corpus (jsonl / csv / tsv) to a DocBin of pair docs for
@@ -77,9 +62,9 @@ def convert_cli(
 
     settings = ConvertSettings(
         lang=lang, model=model, input_format=input_format, delimiter=delimiter,
-        quoting=quoting, columns=pair_columns(text_cols, label_col, group_col, id_col),
-        pair_key=pair_key, label_map=parse_label_map(label_map),
-        positive_label=positive_label, limit=limit,
+        quoting=quoting, pair_key=pair_key, positive_label=positive_label,
+        columns=opt.pair_columns(text_cols, label_col, group_col, id_col),
+        label_map=opt.parse_label_map(label_map), limit=limit,
     )  # fmt: skip
     with user_errors():
         stats = convert(input_path, output_path, settings)
