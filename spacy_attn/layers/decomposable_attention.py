@@ -207,54 +207,39 @@ def build_decomposable_attention_v6(
     exact-match signal, overlap measures and IDF-weighted lexical scores
     beyond the paper (v1-v5: ``spacy_attn.legacy``; docs/pair_classifier.md).
 
-    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): Token vectors:
-        ``spacy-attn.FrozenVectors.v1`` (fixed GloVe, the paper's), a
-        ``spacy.Tok2Vec.v2``, a tok2vec or transformer listener. None (the
-        default): a new small trainable tok2vec that needs no vectors.
-    hidden_width (int): Width of the projection and of F, G and H (200 in
-        the paper).
+    tok2vec (Optional[Model]): Token vectors: ``spacy-attn.FrozenVectors.v1``
+        (fixed GloVe, the paper's), a ``spacy.Tok2Vec.v2``, a tok2vec or
+        transformer listener. None: a new small trainable tok2vec.
+    hidden_width (int): Width of projection, F, G, H (paper: 200).
     dropout (float): Dropout on the inputs of every feed-forward layer.
     intra_attention (bool): Add intra-sentence attention (paper section 3.4).
     max_distance (int): Signed distances up to this get an intra-attention
         bias each; all distances beyond it share one more (the paper).
-    init_std (Optional[float]): Draw the weights of the projection and of
-        F, G, H (F_intra) from N(0, init_std^2), biases zero (0.01 in the
-        paper). None keeps PyTorch's default init.
-    null_token (bool): Put a learned "NULL" token before each text (the
-        paper's), so that a token can align to nothing in the other text
-        (``alignment(..., include_null=True)`` shows it).
+    init_std (Optional[float]): Weights from N(0, init_std^2), biases zero
+        (paper: 0.01); None: PyTorch's default init.
+    null_token (bool): A learned "NULL" token before each text (paper's).
     exact_match (bool): A learned bias on the attention logit of every
-        identical token pair, and a "occurs in the other text" input to the
+        identical token pair, and an "occurs in the other text" input to the
         compare network (DrQA's exact-match feature, Chen et al. 2017).
     match_attr (str): The token attribute that decides "identical": "LOWER"
         (the default), "ORTH", "NORM" or "LEMMA" (needs a lemmatizer).
-    lexical_features (bool): Give the output layer seven overlap measures
-        of the two texts (token and bigram shares found in the other text by
-        ``match_attr``, the smaller of each, the length ratio). They hold no
-        weights: a v4 model of the same settings fits but for its head.
-    idf_features (bool): Give the output layer four IDF-weighted scores of
-        the second text for the first: BM25 and the shared words' IDF over
-        the query's and over the candidate's, and the share of the query's
-        words found (``layers.lexical_scores``), with the IDF table of the
-        training corpus's candidates, counted at initialization and saved
-        with the model. The component can also interpolate its score with
-        BM25 (its ``lexical_weight``). No weights: a v5 model fits but for
-        its head.
+    lexical_features (bool): Seven overlap measures for the output layer.
+    idf_features (bool): Four IDF-weighted scores of the second text for
+        the first for the output layer (BM25, shared words' IDF, share of
+        the query's words: ``layers.lexical_scores``), by the IDF table of
+        the training candidates, counted at initialization and saved with
+        the model; the component's ``lexical_weight`` needs it.
     bm25_k1, bm25_b (float): BM25's settings (Lucene's defaults).
-    encode (str): "joint" runs ``tok2vec`` over the whole pair doc (the only
-        way a listener works); "separate" encodes each text as a doc of its
-        own (see ``separate_segments``).
-    exclusive_classes (bool): Softmax over mutually exclusive labels (NLI);
-        False gives an independent sigmoid score per label.
+    encode (str): "joint" (the whole pair doc: a listener needs it) or
+        "separate" (each text on its own).
+    exclusive_classes (bool): Softmax (NLI); False: a sigmoid per label.
     mixed_precision (bool): Run the torch module under autocast (GPU).
     nO (Optional[int]): Number of labels; inferred at initialization.
     RETURNS (Model[List[Doc], Floats2d]): Class probabilities (n_docs, nO),
-        with the refs "output_layer" and "tok2vec" and
-        ``attrs["multi_label"]`` (spaCy's textcat convention).
+        with the refs "output_layer" and "tok2vec" and ``attrs["multi_label"]``.
 
-    Off, each setting beyond v1 computes the version before it:
-    ``idf_features`` v5, ``lexical_features`` v4, then ``exact_match`` v3,
-    then ``null_token`` v2.
+    Off, ``idf_features`` computes v5, then ``lexical_features`` v4,
+    ``exact_match`` v3, ``null_token`` v2 (an older model fits but its head).
     """
     if tok2vec is None:
         tok2vec = build_default_tok2vec()
