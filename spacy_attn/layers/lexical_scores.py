@@ -70,13 +70,7 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 def _forward(
     model: Model, docs: List[Doc], is_train: bool
 ) -> Tuple[Floats2d, Callable]:
-    scores = lexical_scores(
-        docs,
-        idf_table(model),
-        pair_key=model.attrs["pair_key"],
-        k1=model.attrs["k1"],
-        b=model.attrs["b"],
-    )
+    scores = layer_scores(model, docs)
     output = model.ops.asarray2f(
         cast(Floats2d, (scores - 0.5) * SCORE_SCALE), dtype="f"
     )
@@ -162,14 +156,19 @@ def bm25_scores(model: Model, docs: Sequence[Doc]) -> numpy.ndarray:
     """The normalised BM25 (in [0, 1]) of each pair doc, by a
     ``pair_lexical_scores`` layer's table and settings: the score the
     component interpolates with its model's."""
-    scores = lexical_scores(
+    return layer_scores(model, docs)[:, LEXICAL_SCORE_NAMES.index("bm25")]
+
+
+def layer_scores(model: Model, docs: Sequence[Doc]) -> numpy.ndarray:
+    """``lexical_scores`` by a ``pair_lexical_scores`` layer's table and
+    settings, in [0, 1] (before the layer's centring and scaling)."""
+    return lexical_scores(
         docs,
         idf_table(model),
         pair_key=model.attrs["pair_key"],
         k1=model.attrs["k1"],
         b=model.attrs["b"],
     )
-    return scores[:, LEXICAL_SCORE_NAMES.index("bm25")]
 
 
 def set_idf_table(model: Model, table: IdfTable) -> None:
@@ -202,6 +201,7 @@ __all__ = [
     "N_LEXICAL_SCORES",
     "bm25_scores",
     "idf_table",
+    "layer_scores",
     "lexical_scores",
     "pair_lexical_scores",
     "set_idf_table",
