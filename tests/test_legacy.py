@@ -239,3 +239,48 @@ def test_pair_corpus_v1_reads_csv_cells_across_lines(tmp_path):
     with pytest.warns(DeprecationWarning, match="span_key"):
         old = registry.resolve({"r": dict(config, span_key="old_pair")})["r"]
     assert old.pair_key == "old_pair"
+
+
+SQUAD_STREAMS = ("spacy-attn.SquadCorpus.v2", "spacy-attn.SquadCorpus.v3")
+
+
+def stored_readers() -> Dict[str, Any]:
+    return json.loads((LEGACY / "readers.json").read_text(encoding="utf8"))
+
+
+def test_every_reader_case_is_stored():
+    assert sorted(stored_readers()) == sorted(make.READERS)
+
+
+@pytest.mark.parametrize("name", sorted(make.READERS))
+def test_legacy_reader_reads_as_saved(name):
+    """A config naming the old reader resolves to its legacy function and
+    reads, pass by pass, the examples it read before the move; v4 with the
+    same settings (``cache`` on or off) reads them too, so a config may name
+    v4 instead."""
+    reader, settings = make.READERS[name]
+    want = stored_readers()[name]
+    assert (want["reader"], want["settings"]) == (reader, settings)
+    assert registry.readers.get(reader).__module__ == "spacy_attn.legacy.squad_corpus"
+    assert make.reader_examples(reader, settings) == want["passes"]
+    v4 = "spacy-attn.SquadCorpus.v4"
+    for cache in (False, True):
+        got = make.reader_examples(v4, dict(settings, cache=cache))
+        assert got == want["passes"], cache
+
+
+def test_shipped_configs_name_squad_corpus_v1_only_for_a_fixed_sample():
+    """v2 and v3 read as v4; v1 stays where it reads what v4 cannot: one
+    seeded sample (``shuffle`` with ``limit``) on every pass."""
+    from spacy.util import load_config
+
+    named = 0
+    for path in sorted(CONFIGS.glob("*.cfg")):
+        corpora = load_config(path, interpolate=False).get("corpora", {})
+        for key, block in corpora.items():
+            reader = block.get("@readers", "")
+            assert reader not in SQUAD_STREAMS, (path.name, key)
+            if reader == "spacy-attn.SquadCorpus.v1":
+                assert block["shuffle"] and block["limit"], (path.name, key)
+            named += reader.startswith("spacy-attn.SquadCorpus.")
+    assert named >= 14

@@ -10,13 +10,17 @@ names, with entry points in setup.cfg. Use the newest version in new configs.
 
 | here | superseded by |
 | --- | --- |
-| ``DecomposableAttention.v1``-``v4`` | ``DecomposableAttention.v5`` |
+| ``DecomposableAttention.v1``-``v5`` | ``DecomposableAttention.v6`` |
 | ``SiameseSelfAttention.v1`` | ``SiameseSelfAttention.v2`` |
 | ``DynamicCoattention.v2`` | ``DynamicCoattention.v3`` |
 | ``PairCorpus.v1`` (a reader) | ``PairCorpus.v2`` |
+| ``SquadCorpus.v2``, ``v3`` (readers) | ``SquadCorpus.v4`` |
 
-``DynamicCoattention.v1`` is not here: it answers every question, where v3
-always scores "no answer" as well, so no newer version builds its model.
+Not here, though a newer version shares the name, where no newer version
+does what they do: ``DynamicCoattention.v1`` answers every question, where
+v3 always scores "no answer" as well, so no newer version builds its model;
+``SquadCorpus.v1`` reads one seeded sample (``shuffle`` with ``limit``) on
+every pass, where v4 draws a new one each pass.
 """
 
 from . import (  # noqa: F401  (registrations)
@@ -24,4 +28,5 @@ from . import (  # noqa: F401  (registrations)
     decomposable_attention,
     pair_corpus,
     siamese,
+    squad_corpus,
 )

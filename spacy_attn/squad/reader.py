@@ -1,5 +1,7 @@
 """The registered readers of SQuAD-format QA corpora,
-``spacy-attn.SquadCorpus.v1`` and ``spacy-attn.SquadCorpus.v2``."""
+``spacy-attn.SquadCorpus.v1`` (one seeded sample for every pass) and
+``spacy-attn.SquadCorpus.v4`` (a new sample each pass, or every question
+streamed). v2 and v3, which v4 reads as, live in ``spacy_attn.legacy``."""
 
 import random
 from itertools import islice
@@ -176,89 +178,6 @@ class SquadCorpus:
             yield Example(without_answers(reference, self.answers_key), reference)
 
 
-@registry.readers("spacy-attn.SquadCorpus.v2")
-def create_squad_corpus_reader_v2(
-    path: Optional[Union[str, Path]],
-    *,
-    answers_key: str = DEFAULT_ANSWERS_KEY,
-    pair_key: str = DEFAULT_PAIR_KEY,
-    articles: Optional[List[Union[str, int]]] = None,
-    limit: int = 0,
-    shuffle: bool = False,
-    seed: int = 0,
-) -> Callable[[Language], Iterable[Example]]:
-    """Read a SQuAD-format QA corpus for training, in the memory of its JSON.
-
-    v1 builds every gold doc once and keeps it, so a large training file
-    costs about 110 KB per question (SQuAD 2.0-sized: ~14 GB). v2 keeps only
-    the questions and builds each ``Example`` as it is read (a question a
-    millisecond or two), so with ``[training] max_epochs = -1`` ``spacy
-    train`` streams the corpus; and ``shuffle`` draws a new order on every
-    pass, so ``limit`` draws a new sample of the file on every pass. (With
-    ``max_epochs >= 0`` spaCy reads the corpus once and keeps the examples.)
-
-    path (Union[str, Path]): SQuAD JSON (v1.1, v2.0 or SQuADShifts,
-        optionally ``.gz``) or a DocBin (``.spacy``) of QA docs, read afresh
-        on every pass. None gives an empty corpus.
-    answers_key (str): ``doc.spans`` key of the gold answers.
-    pair_key (str): ``doc.spans`` key of the question/context pair.
-    articles (Optional[List[Union[str, int]]]): Keep only these articles
-        (titles or 0-based indices); JSON input only.
-    limit (int): At most this many questions per pass (0 = all).
-    shuffle (bool): Shuffle the questions before ``limit``, with ``seed``
-        and the pass number: a new order on every pass.
-    seed (int): The seed of the shuffles.
-    RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
-        ``stats`` (a ``SquadStats``) are those of its first complete pass.
-    RAISES (CorpusFormatError): As v1's (the questions are read when the
-        reader is made; ``SquadCorpusStream.check``).
-    """
-    return checked_stream(
-        path,
-        answers_key=answers_key,
-        pair_key=pair_key,
-        articles=articles,
-        limit=limit,
-        shuffle=shuffle,
-        seed=seed,
-    )
-
-
-@registry.readers("spacy-attn.SquadCorpus.v3")
-def create_squad_corpus_reader_v3(
-    path: Optional[Union[str, Path]],
-    *,
-    answers_key: str = DEFAULT_ANSWERS_KEY,
-    pair_key: str = DEFAULT_PAIR_KEY,
-    articles: Optional[List[Union[str, int]]] = None,
-    limit: int = 0,
-    shuffle: bool = False,
-    seed: int = 0,
-    build_unanswerable: float = 0.0,
-) -> Callable[[Language], Iterable[Example]]:
-    """``spacy-attn.SquadCorpus.v2`` that can add unanswerable questions to a
-    file of answerable ones (a user's own): each answerable question is
-    also asked, with probability ``build_unanswerable``, of another
-    paragraph that does not hold its answer (of its article, else of the
-    file; ``squad.negatives.with_unanswerable``, seeded with ``seed``), so a
-    model that says "no answer" keeps learning when to say it.
-
-    build_unanswerable (float): Unanswerable questions per answerable one,
-        0-1 (0: none, v2's reading).
-    The other settings are v2's (see ``create_squad_corpus_reader_v2``).
-    """
-    return checked_stream(
-        path,
-        answers_key=answers_key,
-        pair_key=pair_key,
-        articles=articles,
-        limit=limit,
-        shuffle=shuffle,
-        seed=seed,
-        build_unanswerable=build_unanswerable,
-    )
-
-
 @registry.readers("spacy-attn.SquadCorpus.v4")
 def create_squad_corpus_reader_v4(
     path: Optional[Union[str, Path]],
@@ -272,20 +191,54 @@ def create_squad_corpus_reader_v4(
     build_unanswerable: float = 0.0,
     cache: bool = False,
 ) -> Callable[[Language], Iterable[Example]]:
-    """``spacy-attn.SquadCorpus.v3`` that can keep the gold docs in memory.
+    """Read a SQuAD-format QA corpus for training, in the memory of its JSON
+    (or, with ``cache``, of its gold docs).
+
+    v1 builds every gold doc once and keeps it, so a large training file
+    costs about 110 KB per question (SQuAD 2.0-sized: ~14 GB). v4 keeps only
+    the questions and builds each ``Example`` as it is read (a question a
+    millisecond or two), so with ``[training] max_epochs = -1`` ``spacy
+    train`` streams the corpus; and ``shuffle`` draws a new order on every
+    pass, so ``limit`` draws a new sample of the file on every pass. (With
+    ``max_epochs >= 0`` spaCy reads the corpus once and keeps the examples.)
 
     With ``cache``, the first pass builds (JSON) or reads (DocBin) every gold
     doc and later passes reuse them, in a new order each pass when
-    ``shuffle``: the examples of every pass are those of v3, without
-    tokenizing or decoding again. Why: on a GPU, building a SQuAD doc (about
-    1.5 ms from JSON, 0.4 ms from a DocBin, on one CPU core) costs more than
-    the model's step for it (about 0.5 ms at batch 256 on an H200), so a
-    streamed corpus sets the pace of training. The cost is memory, about
-    20-110 KB a question (SQuAD v1.1 train: 2-10 GB).
+    ``shuffle``: the examples of every pass are those without ``cache``,
+    without tokenizing or decoding again. Why: on a GPU, building a SQuAD
+    doc (about 1.5 ms from JSON, 0.4 ms from a DocBin, on one CPU core)
+    costs more than the model's step for it (about 0.5 ms at batch 256 on
+    an H200), so a streamed corpus sets the pace of training. The cost is
+    memory, about 20-110 KB a question (SQuAD v1.1 train: 2-10 GB).
 
+    With ``build_unanswerable``, each answerable question of the file (a
+    user's own, say) is also asked, with that probability, of another
+    paragraph that does not hold its answer (of its article, else of the
+    file; ``squad.negatives.with_unanswerable``, seeded with ``seed``), so a
+    model that says "no answer" keeps learning when to say it.
+
+    path (Union[str, Path]): SQuAD JSON (v1.1, v2.0 or SQuADShifts,
+        optionally ``.gz``) or a DocBin (``.spacy``) of QA docs, read afresh
+        on every pass unless ``cache``. None gives an empty corpus.
+    answers_key (str): ``doc.spans`` key of the gold answers.
+    pair_key (str): ``doc.spans`` key of the question/context pair.
+    articles (Optional[List[Union[str, int]]]): Keep only these articles
+        (titles or 0-based indices); JSON input only.
+    limit (int): At most this many questions per pass (0 = all).
+    shuffle (bool): Shuffle the questions before ``limit``, with ``seed``
+        and the pass number: a new order on every pass.
+    seed (int): The seed of the shuffles and of ``build_unanswerable``.
+    build_unanswerable (float): Unanswerable questions per answerable one,
+        0-1 (0: none).
     cache (bool): Keep the gold docs after the first pass.
-    The other settings are v3's (see ``create_squad_corpus_reader_v3``).
-    RAISES (CorpusFormatError): As v2's (``SquadCorpus.check``).
+    RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
+        ``stats`` (a ``SquadStats``) are those of its first complete pass.
+    RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1.
+    RAISES (CorpusFormatError): As v1's (the questions are read when the
+        reader is made; ``SquadCorpus.check``).
+
+    v2 and v3 (``spacy_attn.legacy.squad_corpus``) are v4 without
+    ``build_unanswerable`` and ``cache``, and without ``cache``.
     """
     return checked_stream(
         path,
@@ -306,8 +259,9 @@ def checked_stream(
     build_unanswerable: float = 0.0,
     **settings: Any,
 ) -> "SquadCorpusStream":
-    """What the v2-v4 readers make: a ``SquadCorpusStream`` of their
-    settings, its file checked now (one line under ``spacy train``).
+    """What the v2-v4 readers make (v2 and v3 in ``spacy_attn.legacy``): a
+    ``SquadCorpusStream`` of their settings, its file checked now (one line
+    under ``spacy train``).
 
     RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1.
     RAISES (CorpusFormatError): As ``SquadCorpus.check``.
@@ -321,8 +275,9 @@ def checked_stream(
 
 
 class SquadCorpusStream(SquadCorpus):
-    """``spacy-attn.SquadCorpus.v2``: ``SquadCorpus`` that keeps the questions,
-    not the docs, and reshuffles on every pass."""
+    """``spacy-attn.SquadCorpus.v2``-``v4``: ``SquadCorpus`` that keeps the
+    questions, not the docs (unless ``cache``), and reshuffles on every
+    pass."""
 
     def __init__(
         self,
