@@ -2,7 +2,7 @@
 al. 2018) and the text classifier built on them; the penalty and its scale are
 described in docs/doc_embedder.md."""
 
-from typing import List, Optional, Tuple, cast
+from typing import Any, Callable, List, Optional, Tuple, cast
 
 import numpy
 from spacy.tokens import Doc
@@ -58,11 +58,10 @@ def build_structured_self_attention(
     mixed_precision (bool): Run the torch module under autocast (GPU).
     RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths).
     """
-    if tok2vec is None:
-        tok2vec = build_default_tok2vec()
-    module = build_encoder(
+    return encoder_model(
         "structured",
-        _width_of(tok2vec),
+        tok2vec,
+        mixed_precision,
         nH=hidden_width,
         nA=attention_width,
         hops=hops,
@@ -70,7 +69,6 @@ def build_structured_self_attention(
         depth=depth,
         dropout=dropout,
     )
-    return _encoder_model(tok2vec, module, hops, 2 * hidden_width, mixed_precision)
 
 
 @registry.architectures("spacy-attn.GeneralizedPooling.v1")
@@ -108,11 +106,10 @@ def build_generalized_pooling(
     RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths); A is
         each head's attention averaged over the 2u dimensions.
     """
-    if tok2vec is None:
-        tok2vec = build_default_tok2vec()
-    module = build_encoder(
+    return encoder_model(
         "generalized",
-        _width_of(tok2vec),
+        tok2vec,
+        mixed_precision,
         nH=hidden_width,
         nA=attention_width,
         heads=heads,
@@ -123,7 +120,6 @@ def build_generalized_pooling(
         depth=depth,
         dropout=dropout,
     )
-    return _encoder_model(tok2vec, module, heads, 2 * hidden_width, mixed_precision)
 
 
 @registry.architectures("spacy-attn.SelfAttentiveTextCat.v1")
@@ -175,30 +171,73 @@ def build_self_attentive_textcat(
     return model
 
 
-def _width_of(tok2vec: Model) -> Optional[int]:
-    return tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
-
-
-def _encoder_model(
-    tok2vec: Model, module, n_rows: int, width: int, mixed_precision: bool
+def encoder_model(
+    kind: str,
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]],
+    mixed_precision: bool,
+    **settings: Any,
 ) -> Model[List[Doc], SelfAttentionOutput]:
-    torch_layer = PyTorchWrapper_v2(
+    """The model of both self-attentive encoders: ``tok2vec``, padding and
+    the torch module ``build_encoder(kind, ...)`` of ``settings``.
+
+    kind (str): "structured" or "generalized" (``build_encoder``).
+    tok2vec (Optional[Model[List[Doc], List[Floats2d]]]): None: the default
+        small trainable tok2vec.
+    mixed_precision (bool): Run the torch module under autocast (GPU).
+    **settings: The torch module's settings (``nH`` its hidden width).
+    RETURNS (Model[List[Doc], SelfAttentionOutput]): (M, A, H, lengths).
+    """
+    if tok2vec is None:
+        tok2vec = build_default_tok2vec()
+    nI = tok2vec.get_dim("nO") if tok2vec.has_dim("nO") is True else None
+    module = build_encoder(kind, nI, **settings)
+    # Summed over the batch, like spaCy's textcat loss (docs/doc_embedder.md).
+    torch_layer = penalized_torch_layer(
         module,
-        convert_inputs=convert_padded_inputs,
-        convert_outputs=convert_self_attention_outputs,
+        convert_padded_inputs,
+        convert_self_attention_outputs,
+        reduction="sum",
         mixed_precision=mixed_precision,
     )
-    torch_layer.attrs["penalty"] = 0.0
-    # Summed over the batch, like spaCy's textcat loss (docs/doc_embedder.md).
-    torch_layer.attrs[PENALTY_REDUCTION] = "sum"
     model: Model[List[Doc], SelfAttentionOutput] = chain(
         tok2vec, pad_sequences(), torch_layer
     )
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("self_attention", torch_layer)
-    model.attrs["n_rows"] = n_rows  # r hops / I heads
-    model.attrs["width"] = width  # 2u
+    model.attrs["n_rows"] = module.n_rows  # r hops / I heads
+    model.attrs["width"] = 2 * settings["nH"]  # 2u
     return model
+
+
+def penalized_torch_layer(
+    module: Any,
+    convert_inputs: Callable,
+    convert_outputs: Callable,
+    *,
+    reduction: str,
+    mixed_precision: bool,
+) -> Model:
+    """A torch module that returns a penalty beside its output, wrapped: the
+    converters keep the last penalty in ``attrs["penalty"]`` (0.0 until a
+    call), and ``attrs[PENALTY_REDUCTION]`` tells the module how to reduce
+    it over a batch.
+
+    module (torch.nn.Module): The module.
+    convert_inputs (Callable): Thinc's ``convert_inputs`` of the wrapper.
+    convert_outputs (Callable): Thinc's ``convert_outputs`` of the wrapper.
+    reduction (str): "sum" or "mean" over the batch.
+    mixed_precision (bool): Run the module under autocast (GPU).
+    RETURNS (Model): The wrapped module.
+    """
+    torch_layer = PyTorchWrapper_v2(
+        module,
+        convert_inputs=convert_inputs,
+        convert_outputs=convert_outputs,
+        mixed_precision=mixed_precision,
+    )
+    torch_layer.attrs["penalty"] = 0.0
+    torch_layer.attrs[PENALTY_REDUCTION] = reduction
+    return torch_layer
 
 
 def pad_sequences() -> Model[List[Floats2d], Tuple[Floats3d, Ints1d]]:

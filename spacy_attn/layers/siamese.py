@@ -5,17 +5,17 @@ from typing import List, Optional, cast
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
+from thinc.api import ArgsKwargs, Model, PyTorchShim, chain
 from thinc.types import Floats2d
 
 from ..models.siamese import SiameseSelfAttention
 from .decomposable_attention import convert_segment_inputs
 from .pair_output import pair_output
 from .self_attention import (
-    PENALTY_REDUCTION,
     SelfAttentionOutput,
     build_structured_self_attention,
     penalized_backward_args,
+    penalized_torch_layer,
     penalty_reduction_kwargs,
 )
 from .tensors import torch2xp
@@ -52,14 +52,13 @@ def siamese_model(
         dropout=dropout,
         param_penalty_once=param_penalty_once,
     )
-    torch_layer = PyTorchWrapper_v2(
+    torch_layer = penalized_torch_layer(
         module,
-        convert_inputs=convert_penalized_segment_inputs,
-        convert_outputs=convert_penalized_outputs,
+        convert_penalized_segment_inputs,
+        convert_penalized_outputs,
+        reduction="mean",
         mixed_precision=mixed_precision,
     )
-    torch_layer.attrs["penalty"] = 0.0
-    torch_layer.attrs[PENALTY_REDUCTION] = "mean"
     output_layer = pair_output(nO, hidden_width, multi_label=not exclusive_classes)
     model: Model[List[Doc], Floats2d] = chain(segments, torch_layer, output_layer)
     model.set_ref("tok2vec", tok2vec)
