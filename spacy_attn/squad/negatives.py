@@ -92,7 +92,7 @@ def with_unanswerable(
     ``rate``) of another paragraph that does not hold its answer, of its
     article or else of the file (``add_unanswerable`` with
     ``file_fallback``). What ``qa-threshold --build-unanswerable`` and
-    ``spacy-attn.SquadCorpus.v3`` read.
+    ``spacy-attn.SquadCorpus.v3`` and ``v4`` read.
 
     RETURNS (Tuple[Dict[str, Any], Dict[str, int]]): The new dataset (the
         input is not modified) and ``add_unanswerable``'s counts.
