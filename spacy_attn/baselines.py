@@ -163,8 +163,8 @@ def baseline_scores(
     examples, so that they compare with the model's directly.
 
     Majority class: the examples' most frequent gold class for every pair,
-    with the same score for each (so it ranks nothing: ties rank positives
-    last). The lexical baselines (``LEXICAL``, see ``lexical_scores``), for
+    with the same score for each (so it ranks at random: tied scores are
+    scored at their expectation, ``scorers.ranking_scores``). The lexical baselines (``LEXICAL``, see ``lexical_scores``), for
     two labels with a positive one: each ranks the pairs by its score, and
     calls a pair positive from the threshold that maximizes the positive
     class's F1 on these same examples (the baseline's best case), saved

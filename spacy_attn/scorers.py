@@ -20,6 +20,7 @@ keyword arguments, so every scorer takes ``**kwargs`` and ignores the rest.
 """
 
 from collections import defaultdict
+from math import comb
 from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple
 
 from spacy.scorer import Scorer
@@ -253,10 +254,13 @@ def ranking_scores(
 ) -> Dict[str, Optional[float]]:
     """MAP, MRR and precision at 1 of scored items ranked within their group.
 
-    Each group's items are ranked by score, highest first; among equal scores
-    the negatives come first (a pessimistic order, so that a constant score
-    earns no credit). Groups without a positive item are skipped, as in
-    answer-sentence-selection benchmarks (no ranking of them is right).
+    Each group's items are ranked by score, highest first. Items with equal
+    scores are in no order, so each metric is its expected value over the
+    orders of the tied items (``expected_group_metrics``): a constant score
+    earns what a random ranking earns, and a lexical score with many ties
+    (shared word counts) gets neither the best nor the worst case. Groups
+    without a positive item are skipped, as in answer-sentence-selection
+    benchmarks (no ranking of them is right).
 
     items (Iterable[Tuple[Hashable, float, bool]]): (group id, score, is
         positive) per item.
@@ -270,21 +274,13 @@ def ranking_scores(
     ap = rr = p1 = 0.0
     n = 0
     for pairs in groups.values():
-        ranked = [
-            positive for _, positive in sorted(pairs, key=lambda x: (-x[0], x[1]))
-        ]
-        if not any(ranked):
+        if not any(positive for _, positive in pairs):
             continue
         n += 1
-        hits = 0
-        precisions = []
-        for rank, positive in enumerate(ranked, start=1):
-            if positive:
-                hits += 1
-                precisions.append(hits / rank)
-        ap += sum(precisions) / len(precisions)
-        rr += 1.0 / (ranked.index(True) + 1)
-        p1 += float(ranked[0])
+        group_ap, group_rr, group_p1 = expected_group_metrics(pairs)
+        ap += group_ap
+        rr += group_rr
+        p1 += group_p1
     return {
         "map": ap / n if n else None,
         "mrr": rr / n if n else None,
@@ -292,6 +288,53 @@ def ranking_scores(
         "n_groups": n,
         "n_groups_without_positive": len(groups) - n,
     }
+
+
+def expected_group_metrics(
+    pairs: List[Tuple[float, bool]],
+) -> Tuple[float, float, float]:
+    """Average precision, reciprocal rank and precision at 1 of one group's
+    (score, is positive) items, each the exact expectation over the random
+    orders of tied scores (McSherry and Najork 2008). The group must hold a
+    positive item.
+
+    A block of n tied items holding k positives, after s items of which P
+    are positive: a positive lands at each of the block's ranks s + j with
+    probability 1/n, with (k - 1)(j - 1)/(n - 1) other positives of the
+    block above it on average; its precision's expectation is linear in
+    that count, so the block adds k/n * sum_j (P + 1 + (k-1)(j-1)/(n-1)) /
+    (s + j) to the sum of precisions. The first positive of the first block
+    that holds one is at the block's rank r with probability
+    C(n - r, k - 1) / C(n, k).
+    """
+    blocks: Dict[float, List[int]] = {}
+    for score, positive in pairs:
+        block = blocks.setdefault(score, [0, 0])
+        block[0] += 1
+        block[1] += int(positive)
+    total = sum(k for _, k in blocks.values())
+    precisions = 0.0
+    rr: Optional[float] = None
+    p1 = 0.0
+    before = hits = 0
+    for score in sorted(blocks, reverse=True):
+        size, k = blocks[score]
+        if k:
+            spread = (k - 1) / (size - 1) if size > 1 else 0.0
+            precisions += (k / size) * sum(
+                (hits + 1 + spread * (j - 1)) / (before + j) for j in range(1, size + 1)
+            )
+            if rr is None:
+                ways = comb(size, k)
+                rr = sum(
+                    comb(size - r, k - 1) / ways / (before + r)
+                    for r in range(1, size - k + 2)
+                )
+        if before == 0:
+            p1 = k / size
+        before += size
+        hits += k
+    return precisions / total, rr or 0.0, p1
 
 
 def best_threshold(
@@ -443,6 +486,7 @@ __all__ = [
     "pair_ranking_score",
     "prf",
     "ranking_scores",
+    "expected_group_metrics",
     "make_doc_embedder_scorer",
     "make_pair_classifier_scorer",
     "make_squad2_scorer",

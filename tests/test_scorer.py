@@ -1,5 +1,8 @@
 """The registered scorer, on hand-checked cases."""
 
+import itertools
+
+import numpy
 import pytest
 import spacy
 from spacy.training import Example
@@ -9,6 +12,7 @@ from spacy_attn.pairs import GROUP_ID_KEY
 from spacy_attn.readers import cats_for
 from spacy_attn.scorers import (
     best_threshold,
+    expected_group_metrics,
     make_pair_ranking_scorer,
     pair_classifier_score,
     pair_ranking_score,
@@ -94,7 +98,7 @@ RANKED = [
     ("a", 0.7, "yes"),
     ("b", 0.3, "yes"),
     ("b", 0.2, "no"),
-    ("c", 0.5, "yes"),  # tied with a negative: ranked below it
+    ("c", 0.5, "yes"),  # tied with a negative: either order, half the time
     ("c", 0.5, "no"),
     ("d", 0.1, "no"),
 ]
@@ -113,10 +117,11 @@ def _ranked_examples(with_groups=True):
 
 def test_ranking_metrics_hand_computed():
     s = ranking_scores((g, p, gold == "yes") for g, p, gold in RANKED)
-    # AP: a (1/2 + 2/3) / 2 = 7/12, b 1, c 1/2; RR: 1/2, 1, 1/2; P@1: 0, 1, 0.
-    assert s["map"] == pytest.approx((7 / 12 + 1 + 1 / 2) / 3)
-    assert s["mrr"] == pytest.approx((1 / 2 + 1 + 1 / 2) / 3)
-    assert s["p_at_1"] == pytest.approx(1 / 3)
+    # AP: a (1/2 + 2/3) / 2 = 7/12, b 1, c (1 + 1/2) / 2; RR: 1/2, 1, 3/4;
+    # P@1: 0, 1, 1/2.
+    assert s["map"] == pytest.approx((7 / 12 + 1 + 3 / 4) / 3)
+    assert s["mrr"] == pytest.approx((1 / 2 + 1 + 3 / 4) / 3)
+    assert s["p_at_1"] == pytest.approx(1.5 / 3)
     assert s["n_groups"] == 3
     scores = pair_classifier_score(
         _ranked_examples(), labels=["yes", "no"], positive_label="yes"
@@ -154,3 +159,39 @@ def test_best_threshold():
     # Cut below 0.4: tp 2, fp 1 -> F 0.8 (cut below 0.9: F 2/3).
     assert t == pytest.approx(0.35) and f == pytest.approx(0.8)
     assert best_threshold([0.5, 0.2], [False, False]) == (None, 0.0)
+
+
+def _brute_force(pairs):
+    """AP, RR and P@1 averaged over every order of the items that keeps the
+    scores descending (all orders of the tied ones)."""
+    orders = [
+        o
+        for o in itertools.permutations(pairs)
+        if all(o[i][0] >= o[i + 1][0] for i in range(len(o) - 1))
+    ]
+    totals = numpy.zeros(3)
+    for order in orders:
+        ranked = [positive for _, positive in order]
+        hits, precisions = 0, []
+        for rank, positive in enumerate(ranked, start=1):
+            if positive:
+                hits += 1
+                precisions.append(hits / rank)
+        totals += [
+            sum(precisions) / len(precisions),
+            1 / (ranked.index(True) + 1),
+            float(ranked[0]),
+        ]
+    return totals / len(orders)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_expected_metrics_equal_the_average_over_tie_orders(seed):
+    rng = numpy.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    scores = rng.integers(0, 3, size=n).astype(float)  # many ties
+    golds = rng.random(n) < 0.4
+    golds[int(rng.integers(n))] = True
+    pairs = list(zip(scores.tolist(), golds.tolist()))
+    got = expected_group_metrics(pairs)
+    numpy.testing.assert_allclose(got, _brute_force(pairs), rtol=1e-12)

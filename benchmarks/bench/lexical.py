@@ -10,7 +10,14 @@ from . import machine
 
 # The rows the tables had before, and the ones this module adds.
 OVERLAP = "word overlap"
+MAJORITY = "majority class"
 ADDED = ("shared words", "IDF shared words", "BM25")
+# How rankings treat tied scores, by the ``ties`` a table's provenance records
+# (none: before ``scorers.ranking_scores`` took the expectation).
+TIES = {
+    "last": "equal scores put positives last",
+    "expected": "tied scores counted at their expected value over their orders",
+}
 
 
 def baseline_rows(
@@ -36,18 +43,45 @@ def baseline_rows(
     corpus = PairCorpus(test, columns=columns, positive_label=positive)
     examples = list(corpus(nlp))
     labels = sorted({k for eg in examples for k, v in eg.reference.cats.items() if v})
-    return pair_baselines(
+    out = pair_baselines(
         examples,
         examples,
         labels=labels,
         positive_label=positive,
         idf_source=machine.relative(test),
     )
+    out["overlap_map_positives_last"] = overlap_map_positives_last(examples, positive)
+    return out
+
+
+def overlap_map_positives_last(examples: List[Any], positive: str) -> Optional[float]:
+    """Word overlap's MAP with tied scores ranked negatives first, the rule
+    of the tables made before ``ranking_scores`` took the expectation over
+    tie orders: how a rebuilt test file is matched to such a table."""
+    from spacy_attn.baselines import word_overlap
+    from spacy_attn.scorers import group_id
+
+    groups: Dict[Any, List[Tuple[float, bool]]] = {}
+    for eg in examples:
+        group = group_id(eg.reference)
+        if group is not None:
+            gold = eg.reference.cats.get(positive, 0.0) == 1.0
+            groups.setdefault(group, []).append((word_overlap(eg.reference), gold))
+    aps = []
+    for pairs in groups.values():
+        ranked = [g for _, g in sorted(pairs, key=lambda x: (-x[0], x[1]))]
+        if any(ranked):
+            hits = [i for i, g in enumerate(ranked, start=1) if g]
+            aps.append(
+                sum(n / rank for n, rank in enumerate(hits, start=1)) / len(hits)
+            )
+    return sum(aps) / len(aps) if aps else None
 
 
 def provenance(tests: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """Who added the rows: command, commit, date, device, and the settings
-    (``lexical_baselines`` of ``baseline_rows``) by test file."""
+    """Who added the rows: command, commit, date, device, the settings
+    (``lexical_baselines`` of ``baseline_rows``) by test file, and the tie
+    rule of their rankings."""
     meta = machine.metadata()
     return {
         "command": meta["command"],
@@ -55,6 +89,7 @@ def provenance(tests: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
         "date": meta["date"],
         "device": meta["machine"]["device"],
         "tests": tests,
+        "ties": "expected",
     }
 
 
@@ -85,11 +120,15 @@ def with_rows(
 ) -> List[Dict[str, Any]]:
     """``rows`` with ``new`` right after the word-overlap row (of the rows
     ``where`` selects; replacing rows of the same names there from an
-    earlier run of this)."""
-    names = {r[key] for r in new}
-    kept = [r for r in rows if not (where(r) and r[key] in names)]
+    earlier run of this). A new row of a name already there (word overlap,
+    the majority class) replaces it in place."""
+    by_name = {r[key]: r for r in new}
+    out = [by_name.get(r[key], r) if where(r) else r for r in rows]
+    placed = {r[key] for r in out if where(r)} & set(by_name)
+    names = {r[key] for r in new if r[key] not in placed}
+    kept = [r for r in out if not (where(r) and r[key] in names)]
     at = next(i for i, r in enumerate(kept) if where(r) and r[key] == OVERLAP) + 1
-    return kept[:at] + new + kept[at:]
+    return kept[:at] + [r for r in new if r[key] in names] + kept[at:]
 
 
 def strongest(maps: Dict[str, Optional[float]]) -> Tuple[str, float]:
@@ -119,5 +158,5 @@ def note(meta: Dict[str, Any]) -> str:
         f"distinct second texts ({idf}); BM25 k1 {s['bm25_k1']:g}, b "
         f"{s['bm25_b']:g}; thresholds at their best F1 on the test file, as "
         f"`evaluate` sets word overlap's; rankings as `evaluate` ranks every row "
-        f"(equal scores put positives last).\n"
+        f"({TIES.get(added.get('ties', 'last'), added.get('ties'))}).\n"
     )
