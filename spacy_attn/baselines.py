@@ -164,10 +164,11 @@ def baseline_scores(
 
     Majority class: the examples' most frequent gold class for every pair,
     with the same score for each (so it ranks at random: tied scores are
-    scored at their expectation, ``scorers.ranking_scores``). The lexical baselines (``LEXICAL``, see ``lexical_scores``), for
-    two labels with a positive one: each ranks the pairs by its score, and
-    calls a pair positive from the threshold that maximizes the positive
-    class's F1 on these same examples (the baseline's best case), saved
+    scored at their expectation, ``scorers.ranking_scores``). The lexical
+    baselines (``LEXICAL``, see ``lexical_scores``), for two labels with a
+    positive one: each ranks the pairs by its score, and calls a pair
+    positive from the threshold that maximizes the positive class's F1 on
+    these same examples (the baseline's best case), saved
     under ``threshold`` (on the baseline's own scale).
 
     examples (Sequence[Example]): Gold examples with pair docs.
