@@ -257,6 +257,23 @@ def test_official_command_line(tmp_path):
     )
 
 
+def test_predictions_that_are_not_an_object(tmp_path):
+    """``squad_scores`` (what squad-eval calls) names the predictions file
+    that is not JSON, or not {question id: answer text}."""
+    from spacy_attn.squad_scores import squad_scores
+    from spacy_attn.usage import UsageError
+
+    dataset = tmp_path / "dev.json"
+    dataset.write_text(json.dumps({"version": "1.1", "data": []}))
+    predictions = tmp_path / "pred.json"
+    for text, message in (("[1]", "expected a JSON object"), ("{", "invalid JSON")):
+        predictions.write_text(text)
+        with pytest.raises(UsageError, match=f"pred.json: {message}"):
+            squad_scores(dataset, predictions)
+    with pytest.raises(UsageError, match="PREDICTIONS not found"):
+        squad_scores(dataset, tmp_path / "nope.json")
+
+
 def test_hf_baseline_features_round_trip(monkeypatch):
     """benchmarks/squad_hf.py: the training targets of every window, fed back
     as logits through the n-best post-processing, give back the gold answers

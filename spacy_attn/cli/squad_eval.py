@@ -1,15 +1,14 @@
 """``spacy attn squad-eval``: the official SQuAD 1.1 metric, with the command
-line of ``evaluate-v1.1.py``."""
+line of ``evaluate-v1.1.py`` (``spacy_attn.squad_scores.squad_scores``)."""
 
 import json
 from pathlib import Path
-from typing import Any
 
 import typer
 from typing_extensions import Annotated
 
 from .app import attn_cli
-from .errors import existing_file, fail, user_errors
+from .errors import user_errors
 from .options import Arg
 
 
@@ -34,19 +33,11 @@ def squad_eval_cli(
 ) -> None:
     """Exact Match and F1 (0-100) of SQuAD 1.1 predictions with the official
     metric (the command line of evaluate-v1.1.py); prints the JSON scores."""
-    from ..squad import load_squad_json, squad_evaluate
+    from ..squad_scores import squad_scores
 
-    existing_file(dataset_file, "DATASET")
-    existing_file(prediction_file, "PREDICTIONS")
     with user_errors():
-        dataset = load_squad_json(dataset_file)
-        try:
-            predictions: Any = json.loads(prediction_file.read_text(encoding="utf8"))
-        except ValueError as err:
-            fail(f"{prediction_file}: invalid JSON ({err})")
-    if not isinstance(predictions, dict):
-        fail(f"{prediction_file}: expected a JSON object {{question id: answer text}}.")
-    typer.echo(json.dumps(squad_evaluate(dataset["data"], predictions)))
+        scores = squad_scores(dataset_file, prediction_file)
+    typer.echo(json.dumps(scores))
 
 
 __all__ = ["squad_eval_cli"]
