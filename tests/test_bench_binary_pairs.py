@@ -98,7 +98,7 @@ def test_v3_config_is_the_quickstart_with_the_v3_model(bp, tmp_path):
     from spacy import util
 
     import spacy_attn  # noqa: F401  (registers the architectures)
-    from spacy_attn.cli.init_config import quickstart_config
+    from spacy_attn.quickstart import quickstart_config
 
     task = bp.TASKS["rte"]
     v4 = tmp_path / "v4.cfg"

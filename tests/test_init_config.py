@@ -16,8 +16,8 @@ from spacy import util
 from typer.testing import CliRunner
 
 from spacy_attn.cli import attn_cli
-from spacy_attn.cli.config_templates import BACKBONES, COMPONENTS, TASKS
 from spacy_attn.pipeline import PairClassifier
+from spacy_attn.quickstart import BACKBONES, COMPONENTS, TASKS
 from spacy_attn.ranking import score_pairs
 
 from .util import FIXTURES, REPO
@@ -331,3 +331,25 @@ def test_qa_config_streams_its_training_file(tmp_path):
     pair = tmp_path / "pair.cfg"
     assert init_config(pair).exit_code == 0
     assert util.load_config(pair)["training"]["max_epochs"] == 0
+
+
+def test_the_library_call_of_init_config(tmp_path, capsys):
+    """What the command calls, from Python: ``quickstart`` builds the config
+    and its header, ``init_config`` checks the settings and writes it."""
+    from spacy_attn.quickstart import QuickstartSettings, init_config, quickstart
+    from spacy_attn.usage import UsageError
+
+    settings = QuickstartSettings(
+        binary=True, text_cols=["question", "sentence"], group_col="qid"
+    )
+    config, header = quickstart(settings)
+    reader = config["corpora"]["dev"]
+    assert reader["text_cols"] == ["question", "sentence"]
+    assert reader["group_col"] == "qid"
+    assert header[header.index("Next:") - 1].startswith("Checkpoints are selected")
+    path = tmp_path / "config.cfg"
+    assert init_config(path, settings) == config
+    assert util.load_config(path)["corpora"]["dev"]["group_col"] == "qid"
+    assert capsys.readouterr().out.startswith(f"Wrote {path}. Next:")
+    with pytest.raises(UsageError, match="--task 'x': choose one of"):
+        init_config(path, QuickstartSettings(task="x"))

@@ -153,7 +153,7 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
     assert tuned.scores_no_answer
     # Training settings for a few hundred questions, not SQuAD's from-scratch
     # ones; the next step (the threshold on the user's dev) in the header.
-    from spacy_attn.cli.init_from import QA_BUILT_UNANSWERABLE, QA_FINE_TUNING
+    from spacy_attn.quickstart.start import QA_BUILT_UNANSWERABLE, QA_FINE_TUNING
 
     # Questions asked of a paragraph without their answer, in both readers,
     # so a start that scores "no answer" keeps learning when to say it.
@@ -176,7 +176,7 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
 def test_a_qa_start_that_always_answers_builds_no_unanswerable(tmp_path):
     """A SQuAD 1.1 start (no "no answer" score) keeps the quickstart's
     readers and has no threshold step; the fine-tuning settings are set."""
-    from spacy_attn.cli.init_from import QA_FINE_TUNING
+    from spacy_attn.quickstart.start import QA_FINE_TUNING
 
     _qa_start(tmp_path)
     result = run(

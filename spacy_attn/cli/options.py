@@ -392,6 +392,12 @@ def parse_resources(value: Optional[str]) -> Optional[Dict[str, float]]:
     return resources
 
 
+def comma_list(value: Optional[str]) -> Optional[List[str]]:
+    """``--text-cols question,sentence`` as a list, each name stripped (None:
+    not given), as ``Columns.parse`` reads it."""
+    return [c.strip() for c in value.split(",")] if value else None
+
+
 def parse_text_cols(value: Optional[str]) -> Optional[List[str]]:
     """``--text-cols question,sentence`` as a list (None: detect them), for a
     command whose pipeline says how many texts a row has (predict, distill)."""
@@ -465,6 +471,7 @@ __all__ = [
     "PairKeyOpt",
     "PositiveLabelOpt",
     "TextColsOpt",
+    "comma_list",
     "pair_columns",
     "parse_label_map",
     "parse_resources",

@@ -1,5 +1,5 @@
-"""``init-config --init-from PIPELINE``: a quickstart config that starts from
-a trained pipeline instead of random weights, with spaCy's own mechanism
+"""A quickstart config that starts from a trained pipeline instead of random
+weights (``init-config --init-from PIPELINE``), with spaCy's own mechanism
 (``source``): its components, their weights, labels and settings, and its
 vectors. One mechanism for every task (a pair classifier, a span-QA model)."""
 
@@ -9,8 +9,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from thinc.api import Config
 
-from .config_templates import COMPONENTS, RANKING_SCORER
-from .errors import fail
+from ..usage import UsageError
+from .templates import COMPONENTS, RANKING_SCORER
 
 # Fine-tuning a trained span-QA pipeline on a user's few hundred questions:
 # the quickstart's settings are for training from scratch on SQuAD (20,000
@@ -57,32 +57,24 @@ def start_from(
         labels with the start's model settings, and copy every weight but
         the output layer from the start (``spacy-attn.start_weights.v1``).
     RETURNS (Tuple[Config, List[str]]): The config and its header.
+    RAISES (UsageError): For a start that cannot be loaded or does not fit
+        the task, its labels or its groups (the message names the fix).
     """
     from spacy.util import load_model_from_config
 
-    from ..loading import PipelineLoadError, load_pipeline
-
     if new_head and task != "pair":
-        fail(f"--new-head: a pair task option (--task pair), not --task {task}.")
-    try:
-        start = load_pipeline(init_from)
-    except (PipelineLoadError, OSError, ValueError) as err:
-        fail(f"--init-from: {' '.join(str(err).split())}")
-    name = COMPONENTS[task]
-    found = [n for n in start.pipe_names if start.get_pipe_meta(n).factory == name]
-    if len(found) != 1:
-        fail(
-            f"--init-from {init_from}: a {task} task needs one {name} component; "
-            f"its pipeline is {start.pipe_names}."
+        raise UsageError(
+            f"--new-head: a pair task option (--task pair), not --task {task}."
         )
-    labels = list(getattr(start.get_pipe(found[0]), "labels", ()) or ())
+    start, component = load_start(init_from, task)
+    labels = list(getattr(start.get_pipe(component), "labels", ()) or ())
     if new_head:
-        return _new_head(config, header, init_from, start, found[0], task)
+        return _new_head(config, header, init_from, start, component, task)
     if task != "qa":
         positive = config.get("vars", {}).get("positive_label")
         _check_labels(init_from, labels, positive, label_map)
     if task == "pair":
-        _check_groups(init_from, start.config["components"][found[0]], config)
+        _check_groups(init_from, start.config["components"][component], config)
     out = Config(config)
     out["nlp"]["pipeline"] = list(start.pipe_names)
     # Sourced as they are: spaCy copies each component's config and weights
@@ -94,7 +86,7 @@ def start_from(
         for split in ("train", "dev"):
             out["corpora"][split]["label_map"] = dict(label_map)
     no_answer = task == "qa" and bool(
-        getattr(start.get_pipe(found[0]), "scores_no_answer", False)
+        getattr(start.get_pipe(component), "scores_no_answer", False)
     )
     if task == "qa":
         _fine_tuning_settings(out["training"])
@@ -114,6 +106,28 @@ def start_from(
     return out, lines
 
 
+def load_start(init_from: str, task: str) -> Tuple[Any, str]:
+    """The start pipeline and the name of its one component of the task.
+
+    RAISES (UsageError): If it cannot be loaded, or has not one such
+        component.
+    """
+    from ..loading import PipelineLoadError, load_pipeline
+
+    try:
+        start = load_pipeline(init_from)
+    except (PipelineLoadError, OSError, ValueError) as err:
+        raise UsageError(f"--init-from: {' '.join(str(err).split())}") from None
+    name = COMPONENTS[task]
+    found = [n for n in start.pipe_names if start.get_pipe_meta(n).factory == name]
+    if len(found) != 1:
+        raise UsageError(
+            f"--init-from {init_from}: a {task} task needs one {name} component; "
+            f"its pipeline is {start.pipe_names}."
+        )
+    return start, found[0]
+
+
 def _new_head(
     config: Config,
     header: List[str],
@@ -130,7 +144,7 @@ def _new_head(
     from spacy.util import load_model_from_config
 
     if start.pipe_names != [start_name]:
-        fail(
+        raise UsageError(
             f"--new-head: {init_from} has other components than {start_name!r} "
             f"({start.pipe_names}); a new head is for one-component starts."
         )
@@ -171,7 +185,7 @@ def _check_labels(
     unknown = sorted(wanted - set(labels))
     if unknown:
         example = json_map(labels)
-        fail(
+        raise UsageError(
             f"--init-from {init_from}: the start's labels are {labels}, not "
             f"{unknown}; map your file's labels onto them with --label-map (e.g. "
             f"--label-map {shlex.quote(example)}) and name the positive one of "
@@ -189,7 +203,7 @@ def _check_groups(init_from: str, component: Dict[str, Any], config: Config) -> 
         return
     if config["corpora"]["dev"].get("group_col"):
         return
-    fail(
+    raise UsageError(
         f"--init-from {init_from}: the start ranks each group's pairs (scorer "
         f"{scorer}, selected on MAP), and your files have no group column. Add "
         "--group-col COLUMN (the column that groups a question's candidates), "
@@ -269,4 +283,4 @@ def _qa_lines(lines: List[str], *, no_answer: bool) -> List[str]:
     return lines
 
 
-__all__ = ["QA_BUILT_UNANSWERABLE", "QA_FINE_TUNING", "start_from"]
+__all__ = ["QA_BUILT_UNANSWERABLE", "QA_FINE_TUNING", "load_start", "start_from"]
