@@ -261,7 +261,8 @@ def test_a_new_head_keeps_every_other_weight(start, tmp_path):
 
 def test_a_new_head_with_lexical_features_keeps_every_other_weight(start, tmp_path):
     """``--new-head --lexical-features`` on a v4 start: the model becomes
-    spacy-attn.DecomposableAttention.v5 with its other settings the start's;
+    spacy-attn.DecomposableAttention.v6 without IDF features (what v5
+    computes) with its other settings the start's;
     at [initialize] every weight but the (wider) output layer's is the
     start's, as the overlap measures hold none."""
     from spacy.training.initialize import init_nlp
@@ -288,8 +289,7 @@ def test_a_new_head_with_lexical_features_keeps_every_other_weight(start, tmp_pa
         cfg, overrides={"paths.train": str(data), "paths.dev": str(data)}
     )
     model = config["components"]["attn_pair_classifier"]["model"]
-    assert model["@architectures"] == "spacy-attn.DecomposableAttention.v5"
-    assert model["lexical_features"] is True
+    assert_lexical_model(model)
     theirs_model = spacy.load(start).get_pipe("attn_pair_classifier").model
     nlp = init_nlp(config)
     tuned = nlp.get_pipe("attn_pair_classifier").model
@@ -318,10 +318,19 @@ def test_lexical_features_options_that_do_not_fit(start, tmp_path):
     )
     assert result.exit_code == 1 and "a pair task option" in result.output
     assert "Traceback" not in result.output
-    # Without a start: the quickstart's model, v5 with the overlap.
+    # Without a start: the quickstart's model, v6 with the overlap alone.
     cfg = tmp_path / "c.cfg"
     result = run("init-config", cfg, "--binary", "--lexical-features")
     assert result.exit_code == 0, result.output
     model = load_config(cfg)["components"]["attn_pair_classifier"]["model"]
-    assert model["@architectures"] == "spacy-attn.DecomposableAttention.v5"
+    assert_lexical_model(model)
+    assert "DecomposableAttention.v6 with lexical_features" in cfg.read_text()
+
+
+def assert_lexical_model(model):
+    """What --lexical-features writes: v6 computing what v5 computed (the
+    overlap measures, no IDF features), every v6 setting written."""
+    assert model["@architectures"] == "spacy-attn.DecomposableAttention.v6"
     assert model["lexical_features"] is True
+    assert model["idf_features"] is False
+    assert (model["bm25_k1"], model["bm25_b"]) == (1.2, 0.75)

@@ -101,7 +101,7 @@ def init_config_cli(
     F1; after training, `spacy attn qa-threshold` sets its threshold. With
     --init-from, training starts from a trained pipeline (spaCy's source).
     Pair task with --lexical-features: a model that also reads the two
-    texts' word and bigram overlap (spacy-attn.DecomposableAttention.v5)."""
+    texts' word and bigram overlap (spacy-attn.DecomposableAttention.v6)."""
     from ..quickstart import QuickstartSettings, init_config
 
     settings = QuickstartSettings(

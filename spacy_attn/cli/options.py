@@ -156,7 +156,7 @@ LexicalFeaturesOpt = Annotated[
         "--lexical-features",
         help=(
             "Pair task: give the model the two texts' word and bigram overlap "
-            "(spacy-attn.DecomposableAttention.v5); for paraphrase and "
+            "(spacy-attn.DecomposableAttention.v6); for paraphrase and "
             "duplicate data. With --init-from, needs --new-head"
         ),
     ),

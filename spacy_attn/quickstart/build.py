@@ -28,9 +28,16 @@ LEXICAL_ARCHITECTURES = (
     "spacy-attn.DecomposableAttention.v4",
     "spacy-attn.DecomposableAttention.v5",
 )
-# What --lexical-features writes.
-LEXICAL_ARCHITECTURE = "spacy-attn.DecomposableAttention.v5"
-LEXICAL_SETTINGS: Dict[str, Any] = {"lexical_features": True}
+# What --lexical-features writes: v6 computes v5 with idf_features = false;
+# its BM25 settings are written too (v6's defaults), so that the config says
+# all the model reads.
+LEXICAL_ARCHITECTURE = "spacy-attn.DecomposableAttention.v6"
+LEXICAL_SETTINGS: Dict[str, Any] = {
+    "lexical_features": True,
+    "idf_features": False,
+    "bm25_k1": 1.2,
+    "bm25_b": 0.75,
+}
 
 
 @dataclass(frozen=True)
@@ -255,8 +262,8 @@ def with_lexical_features(
     out["components"][name]["model"] = model
     load_model_from_config(out, auto_fill=True, validate=True)
     line = (
-        f"Model: {LEXICAL_ARCHITECTURE} with lexical_features "
-        "(--lexical-features): the output layer also reads the "
+        f"Model: {LEXICAL_ARCHITECTURE} with lexical_features and without "
+        "idf_features (--lexical-features): the output layer also reads the "
         "two texts' word and bigram overlap (docs/pair_classifier.md)."
     )
     return out, with_line(header, "--lexical-features", line)
