@@ -1,6 +1,6 @@
 """The mistakes a user makes in a command's files and options, found by the
 library functions that the ``attn`` commands call (each command prints the
-message as one line and exits 1)."""
+message as one line and exits 1, or the error's own ``exit_code``)."""
 
 from pathlib import Path
 from typing import Union
@@ -8,7 +8,10 @@ from typing import Union
 
 class UsageError(ValueError):
     """A file or option of a command that cannot be used; the message names
-    it as the command's user knows it (e.g. "DATA", "--top-k")."""
+    it as the command's user knows it (e.g. "DATA", "--top-k"). The command
+    exits with ``exit_code``, which a subclass may change."""
+
+    exit_code: int = 1
 
 
 def require_file(path: Union[str, Path], what: str) -> None:

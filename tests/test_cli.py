@@ -315,6 +315,33 @@ def test_device_check_takes_the_mirror_of_the_project_it_runs_in(tmp_path, monke
     assert_one_line_error(result, "data", "lacks snli/dev.jsonl.gz")
 
 
+def test_device_check_without_cuda_exits_2(tmp_path, monkeypatch):
+    """A GPU check where there is no CUDA device is "nothing to check here"
+    (exit code 2), not a failed check (1): the library raises it, the command
+    exits with it."""
+    import torch
+
+    from spacy_attn.device_check import (
+        DATA_FILES,
+        DeviceCheckSettings,
+        NoDeviceError,
+        check_device,
+    )
+
+    for name in DATA_FILES.values():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(NoDeviceError) as err:
+        check_device(DeviceCheckSettings(gpu_id=0, mirror=tmp_path))
+    assert err.value.exit_code == 2
+    result = invoke(attn_cli, ["device-check", "--mirror", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "Error: No CUDA device: run with --gpu-id -1 for the CPU check."
+    )
+
+
 def test_device_check_keeps_its_module_command_line():
     """``python -m spacy_attn.device_check`` is what the shared GPU checklist
     runs (docs/development.md): it is the device-check command."""

@@ -2,8 +2,7 @@
 stderr and exit code 1, not a traceback."""
 
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Iterator, Mapping, NoReturn
+from typing import Iterator, NoReturn
 
 import typer
 
@@ -36,34 +35,14 @@ def user_errors() -> Iterator[None]:
         ComponentLookupError,
         CorpusFormatError,
         OutputPathError,
-        UsageError,
     ) as err:
         fail(" ".join(str(err).split()))
+    except UsageError as err:
+        fail(" ".join(str(err).split()), code=err.exit_code)
     except FileNotFoundError as err:
         fail(f"File not found: {err.filename or err}")
     except IsADirectoryError as err:
         fail(f"{err.filename}: a directory where a file was expected")
 
 
-def refuse_overwrite(outputs: Mapping[str, Any], inputs: Mapping[str, Any]) -> None:
-    """Fail with one line when a path the command writes is one it reads:
-    ``spacy_attn.file_safety.check_outputs``, called before anything is
-    opened (``outputs`` and ``inputs`` by the names the user knows them by,
-    e.g. {"OUTPUT": path}, {"INPUT": path, "MODEL": model})."""
-    from ..file_safety import OutputPathError, check_outputs
-
-    try:
-        check_outputs(outputs, inputs)
-    except OutputPathError as err:
-        fail(str(err))
-
-
-def existing_file(path: Path, what: str) -> None:
-    """Fail unless ``path`` is a file; ``what`` names it (e.g. "DATA")."""
-    if not path.exists():
-        fail(f"{what} not found: {path}")
-    if path.is_dir():
-        fail(f"{what} {path} is a directory; pass a file.")
-
-
-__all__ = ["existing_file", "fail", "refuse_overwrite", "user_errors"]
+__all__ = ["fail", "user_errors"]
