@@ -37,7 +37,7 @@ def variant_config(name: str, out: Path) -> Path:
     """``BASE`` with the component's model changed for the variant."""
     from spacy.util import load_config
 
-    from spacy_attn.cli.config_templates import backbone_block
+    from spacy_attn.quickstart import backbone_block
 
     config = load_config(machine.REPO / BASE)
     model = copy.deepcopy(dict(config["components"]["attn_pair_classifier"]["model"]))
