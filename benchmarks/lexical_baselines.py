@@ -175,6 +175,8 @@ def main() -> None:
         saved["lexical_baselines"] = lexical.provenance(
             {t: scored[t]["lexical_baselines"] for t in tests}
         )
+        if name in NEW_WIKI:  # their rankings' ties: these rows change too
+            saved["lexical_baselines"]["rescored"] = list(NEW_WIKI_ROWS[:2])
         tables.report(name, render, saved, results)
         machine.log(f"{name}: rows added")
 

@@ -148,12 +148,15 @@ def note(meta: Dict[str, Any]) -> str:
     tests = added["tests"]
     s = next(iter(tests.values()))
     idf = "; ".join(f"{t}: {v['idf_documents']:,}" for t, v in tests.items())
+    rescored = added.get("rescored") or []
+    again = f" (and {', '.join(rescored)} again)" if rescored else ""
     return (
-        f"\nRows {', '.join(ADDED)} added {added['date']} at commit "
+        f"\nRows {', '.join(ADDED)} added{again} {added['date']} at commit "
         f"`{added['commit']}` on **{added['device']}** by `{added['command']}`: "
         f"`spacy attn evaluate`'s lexical baselines, computed from the same test "
         f"files (rebuilt by the benchmark's own functions; their word-overlap "
-        f"scores equal the table's to 1e-9), no model run. "
+        f"scores equal the table's to 1e-9, under the tie rule the table was "
+        f"made with), no model run. "
         f"{s['words'][0].upper()}{s['words'][1:]}; IDF from each test file's "
         f"distinct second texts ({idf}); BM25 k1 {s['bm25_k1']:g}, b "
         f"{s['bm25_b']:g}; thresholds at their best F1 on the test file, as "
