@@ -629,17 +629,15 @@ def test_custom_keys_round_trip(squad_questions, tmp_path):
     "reader",
     [
         [],
-        # v2 streamed by spaCy (max_epochs -1), a new order on every pass.
+        # Streamed by spaCy (max_epochs -1), a new order on every pass.
         [
-            "--corpora.train.@readers",
-            "spacy-attn.SquadCorpus.v2",
             "--corpora.train.shuffle",
             "true",
             "--training.max_epochs",
             "-1",
         ],
     ],
-    ids=["v1", "v2-streamed"],
+    ids=["config", "streamed"],
 )
 def test_spacy_train_squad_format_end_to_end(squad_questions, tmp_path, reader):
     """`spacy train` with the in-workplace config on a tiny SQuAD-format
