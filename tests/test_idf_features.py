@@ -14,7 +14,7 @@ from spacy_attn.layers.lexical_scores import (
     SCORE_SCALE,
     bm25_scores,
     idf_table,
-    lexical_scores,
+    normalised_scores,
 )
 from spacy_attn.lexical import IdfTable, bm25, candidate_idf, content_words
 from spacy_attn.pairs import GROUP_ID_KEY
@@ -67,7 +67,7 @@ def test_scores_of_a_pair_by_hand():
     nlp = spacy.blank("en")
     docs = [make_pair(nlp, "cats sleep", "cats sleep on mats"), make_pair(nlp, "", "x")]
     table = IdfTable(n_docs=4, doc_freq={"cats": 1, "sleep": 2, "mats": 1}, avg_len=2.0)
-    got = lexical_scores(docs, table, k1=1.2, b=0.75)
+    got = normalised_scores(docs, table, k1=1.2, b=0.75)
     assert got.shape == (2, N_LEXICAL_SCORES)
     q_idf = table.idf("cats") + table.idf("sleep")
     c_idf = q_idf + table.idf("mats")
@@ -186,5 +186,5 @@ def test_scores_scale_matches_the_layer_output():
     layer = nlp.get_pipe("attn_pair_classifier").model.get_ref("lexical_scores")
     docs = [make_pair(nlp, "where do cats sleep", "cats sleep on the warm mat")]
     table = idf_table(layer)
-    want = (lexical_scores(docs, table) - 0.5) * SCORE_SCALE
+    want = (normalised_scores(docs, table) - 0.5) * SCORE_SCALE
     numpy.testing.assert_allclose(layer.predict(docs), want, rtol=1e-6)

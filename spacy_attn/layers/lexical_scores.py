@@ -43,7 +43,7 @@ def pair_lexical_scores(
     *, k1: float = BM25_K1, b: float = BM25_B, pair_key: str = DEFAULT_PAIR_KEY
 ) -> Model[List[Doc], Floats2d]:
     """A layer scoring each pair doc's second text against its first:
-    ``lexical_scores`` with the IDF table in ``attrs["idf"]``, centred and
+    ``normalised_scores`` with the IDF table in ``attrs["idf"]``, centred and
     scaled by ``SCORE_SCALE``. It holds no weights and passes no gradient.
 
     k1, b (float): BM25's settings.
@@ -114,7 +114,7 @@ def _with_forward(
     return model.ops.xp.hstack([hidden, lexical]), backprop
 
 
-def lexical_scores(
+def normalised_scores(
     docs: Sequence[Doc],
     idf: IdfTable,
     *,
@@ -160,9 +160,9 @@ def bm25_scores(model: Model, docs: Sequence[Doc]) -> numpy.ndarray:
 
 
 def layer_scores(model: Model, docs: Sequence[Doc]) -> numpy.ndarray:
-    """``lexical_scores`` by a ``pair_lexical_scores`` layer's table and
+    """``normalised_scores`` by a ``pair_lexical_scores`` layer's table and
     settings, in [0, 1] (before the layer's centring and scaling)."""
-    return lexical_scores(
+    return normalised_scores(
         docs,
         idf_table(model),
         pair_key=model.attrs["pair_key"],
@@ -202,7 +202,7 @@ __all__ = [
     "bm25_scores",
     "idf_table",
     "layer_scores",
-    "lexical_scores",
+    "normalised_scores",
     "pair_lexical_scores",
     "set_idf_table",
     "with_lexical_scores",

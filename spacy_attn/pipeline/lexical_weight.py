@@ -9,11 +9,11 @@ scoring after training updates (``spacy train``'s dev evaluation), the grid
 weight with the best MAP over the dev examples' groups.
 """
 
-from typing import Hashable, List, Optional, Sequence
+from typing import Hashable, Optional, Sequence
 
 import numpy
 
-from ..scorers import group_id, ranking_scores
+from ..scorers import ranking_scores
 
 # The weights tried on dev. A trained model's logits span about +-10, the
 # normalised BM25 [0, 1]: past 8 BM25 alone would decide, which the 0-weight
@@ -76,9 +76,4 @@ def pick_weight(
     return best
 
 
-def groups_of(docs: Sequence) -> List[Optional[Hashable]]:
-    """The group (query) id of each pair doc (``scorers.group_id``)."""
-    return [group_id(doc) for doc in docs]
-
-
-__all__ = ["WEIGHT_GRID", "groups_of", "interpolate", "logit", "pick_weight"]
+__all__ = ["WEIGHT_GRID", "interpolate", "logit", "pick_weight"]

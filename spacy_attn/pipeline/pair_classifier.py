@@ -20,10 +20,10 @@ from ..layers.soft_alignment import (
 )
 from ..lexical import IdfCounter
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, renamed_pair_key
-from ..scorers import pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
+from ..scorers import group_id, pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
 from .classifier import AttnClassifier, ClassWeights, unscale_from_threshold
 from .defaults import default_tok2vec_config
-from .lexical_weight import groups_of, interpolate, pick_weight
+from .lexical_weight import interpolate, pick_weight
 from .pair_input import PairInputMixin
 
 DEFAULT_PAIR_MODEL = """
@@ -274,7 +274,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         raw = interpolate(interpolated, bm25, -old)
         golds = [eg.reference.cats.get(positive, 0.0) == 1.0 for eg in scored]
         weight = pick_weight(
-            raw, bm25, golds, groups_of([eg.reference for eg in scored])
+            raw, bm25, golds, [group_id(eg.reference) for eg in scored]
         )
         if weight is None:
             return
