@@ -8,18 +8,28 @@ table's word-overlap row, and scores with ``spacy_attn.baselines``.
 
 Tables: the answer-selection tables on the new_wiki test set of
 ``benchmarks/transfer.py`` (``transfer``, ``transfer_full``,
-``transfer_arch``, ``distill_answers``), and every table of
+``transfer_arch``, ``distill_answers``); every table of
 ``benchmarks/transfer_nli.py`` with an RTE or MRPC word-overlap row (its
-test files are the mirror's). Each table's JSON gets the rows and
+test files are the mirror's); ``binary_pairs`` (MRPC and RTE, thresholded
+at the best test F1 as its word-overlap row is), the ROC AUC tables of
+``benchmarks/pair_auc.py`` on MRPC test (``pair_auc_mrpc``,
+``pair_auc_mrpc_lexical``), and ``sentence_selection`` (ranked with that
+table's own tie rule, the file's order, and thresholds tuned on its dev
+split as its word-overlap row's are). Each table's JSON gets the rows and
 ``lexical_baselines`` (this command, commit, device, settings); its markdown
 is re-rendered by its own script's ``render``, with a note saying so.
 """
 
 import argparse
+import json
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
+import binary_pairs
 import distill_answers
+import numpy
+import pair_auc
+import sentence_selection
 import transfer
 import transfer_arch
 import transfer_nli
@@ -34,6 +44,12 @@ NLI = (
     *(f"transfer_lexical_rte_s{i}" for i in range(3)),
     "transfer_distill_mrpc_s0",
 )  # fmt: skip
+BINARY = (
+    "binary_pairs",
+    "pair_auc_mrpc",
+    "pair_auc_mrpc_lexical",
+    "sentence_selection",
+)
 NEW_WIKI_TEST = "transfer.py's new_wiki test.csv"
 Scored = Dict[str, Dict[str, Any]]  # test -> lexical.baseline_rows
 
@@ -89,16 +105,20 @@ def check_new_wiki(name: str, recorded_map: float, scored: Dict[str, Any]) -> No
 NEW_WIKI_ROWS = (lexical.MAJORITY, lexical.OVERLAP, *lexical.ADDED)
 
 
-def add_transfer(results: Dict[str, Any], scored: Scored, name: str) -> None:
+Settings = Dict[str, Dict[str, Any]]  # test -> how its baselines were computed
+
+
+def add_transfer(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
     test = scored[NEW_WIKI_TEST]
     rows = results["rows"]
     check_new_wiki(name, overlap_row(rows)["pair_map"], test)
     base = test["baselines"]
     new = [transfer.row(n, "-", base[n], None) for n in NEW_WIKI_ROWS]
     results["rows"] = lexical.with_rows(rows, new)
+    return {NEW_WIKI_TEST: test["lexical_baselines"]}
 
 
-def add_transfer_arch(results: Dict[str, Any], scored: Scored, name: str) -> None:
+def add_transfer_arch(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
     test = scored[NEW_WIKI_TEST]
     maps = results["baselines"]
     check_new_wiki(name, maps[lexical.OVERLAP], test)
@@ -106,50 +126,189 @@ def add_transfer_arch(results: Dict[str, Any], scored: Scored, name: str) -> Non
     rows = [{"system": n, "map": v} for n, v in maps.items()]
     new = [{"system": n, "map": base[n]["pair_map"]} for n in NEW_WIKI_ROWS]
     results["baselines"] = {r["system"]: r["map"] for r in lexical.with_rows(rows, new)}
+    return {NEW_WIKI_TEST: test["lexical_baselines"]}
 
 
-def add_distill_answers(results: Dict[str, Any], scored: Scored, name: str) -> None:
+def add_distill_answers(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
     test = scored[NEW_WIKI_TEST]
     rows = results["rows"]
     check_new_wiki(name, overlap_row(rows)["pair_map"], test)
     base = test["baselines"]
     new = [distill_answers.row(n, base[n]) for n in NEW_WIKI_ROWS]
     results["rows"] = lexical.with_rows(rows, new)
+    return {NEW_WIKI_TEST: test["lexical_baselines"]}
 
 
-def add_transfer_nli(results: Dict[str, Any], scored: Scored, name: str) -> None:
+def add_transfer_nli(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
     rows = results["rows"]
     keys = ("pair_acc", "pair_macro_f", "pair_pos_f")
-    for task in [r["task"] for r in rows if r["system"] == lexical.OVERLAP]:
+    tasks = [r["task"] for r in rows if r["system"] == lexical.OVERLAP]
+    for task in tasks:
         base = scored[task]["baselines"]
         recorded = overlap_row(rows, task=task)
         lexical.check_overlap(f"{name} {task}", recorded, base[lexical.OVERLAP], keys)
         new = [transfer_nli.row(task, n, base[n], None) for n in lexical.ADDED]
         rows = lexical.with_rows(rows, new, where=lambda r, t=task: r["task"] == t)
     results["rows"] = rows
+    return {t: scored[t]["lexical_baselines"] for t in tasks}
 
 
-Adder = Callable[[Dict[str, Any], Scored, str], None]
+def lexical_of(
+    pairs: Sequence[Tuple[str, str]], source: str
+) -> Tuple[Dict[str, numpy.ndarray], Dict[str, Any]]:
+    """Word overlap's and the added baselines' score of each (first, second)
+    pair, read as ``spacy attn evaluate`` reads pairs (a blank English
+    tokenizer), with IDF from the pairs' distinct second texts; and how they
+    were computed (``lexical_settings``)."""
+    import spacy
+
+    from spacy_attn import make_pair
+    from spacy_attn.baselines import lexical_scores, lexical_settings
+    from spacy_attn.lexical import candidate_idf
+
+    blank = spacy.blank("en")
+    docs = [make_pair(blank, a, b) for a, b in pairs]
+    idf = candidate_idf(docs)
+    names = (lexical.OVERLAP, *lexical.ADDED)
+    scores = lexical_scores(docs, names=names, idf=idf)
+    return scores, lexical_settings(idf, source=source)
+
+
+def add_pair_auc(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
+    """ROC AUC, best positive F1 and best accuracy of each added baseline on
+    the table's test file (MRPC's, positive label ``1``, pair_auc's default:
+    the word-overlap check would fail on another)."""
+    test = results["test"]
+    pairs, gold = pair_auc.read_pairs(machine.REPO / test, "1")
+    scores, settings = lexical_of(pairs, test)
+    rows = results["rows"]
+    computed = {"auc": pair_auc.roc_auc(scores[lexical.OVERLAP], gold)}
+    lexical.check_overlap(name, overlap_row(rows), computed, ("auc",))
+    new = [
+        {
+            "system": n,
+            "auc": pair_auc.roc_auc(scores[n], gold),
+            **pair_auc.best_thresholds(scores[n], gold),
+        }
+        for n in lexical.ADDED
+    ]
+    results["rows"] = lexical.with_rows(rows, new)
+    return {test: settings}
+
+
+def add_binary_pairs(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
+    """Each task's test file rebuilt from the mirror by binary_pairs' own
+    splitters, scored as ``evaluate`` scores it; the added baselines join
+    every row's ``baselines`` (which the verdict reads)."""
+    used = {}
+    for key, t in results["tasks"].items():
+        task = binary_pairs.TASKS[key]
+        out = machine.RUNS / "lexical_baselines" / "binary_pairs" / key
+        splits = binary_pairs.SPLIT_MAKERS[key](machine.data_dir())
+        binary_pairs.write_splits(task, splits, out)
+        computed = lexical.baseline_rows(
+            out / "test.csv",
+            text_cols=task.text_cols,
+            label_col=task.label_col,
+            group_col=None,
+            positive=task.positive,
+        )
+        base = computed["baselines"]
+        recorded = binary_pairs.baselines_of(t)[lexical.OVERLAP]
+        check = (f"{name} {key}", recorded, base[lexical.OVERLAP], binary_pairs.KEYS)
+        lexical.check_overlap(*check)
+        for row in t["rows"].values():
+            if row.get("scores", {}).get("baselines"):
+                row["scores"]["baselines"].update({n: base[n] for n in lexical.ADDED})
+        used[f"{key} test"] = computed["lexical_baselines"]
+    results["losers"] = binary_pairs.losers(results)
+    return used
+
+
+def sentence_selection_rows(data: Path, sha256: Dict[str, str]) -> Dict[str, List]:
+    """The table's dev and test rows, rebuilt by ``scripts/sentence_selection.py``
+    with its defaults (the table's set) and checked by their checksums."""
+    import subprocess
+    import sys
+
+    script = machine.REPO / "scripts" / "sentence_selection.py"
+    subprocess.run([sys.executable, str(script), str(data)], check=True)
+    summary = json.loads((data / "summary.json").read_text())
+    for split in sentence_selection.SPLITS:
+        if summary["sha256"][split] != sha256[split]:
+            raise SystemExit(f"sentence_selection: the rebuilt {split}.csv differs.")
+    return {
+        s: sentence_selection.read_split(data, s) for s in sentence_selection.SPLITS
+    }
+
+
+def add_sentence_selection(
+    results: Dict[str, Any], scored: Scored, name: str
+) -> Settings:
+    """The added baselines ranked and thresholded as the table's own
+    word-overlap row: its ``evaluate`` (ties keep the file's order; the
+    threshold tuned on dev), IDF from each split's own candidates."""
+    data = machine.RUNS / "lexical_baselines" / "sentence_selection"
+    rows = sentence_selection_rows(data, results["set"]["sha256"])
+    pos = "yes"
+    systems = results["systems"]
+    overlap = {s: sentence_selection.overlap_scores(rows[s]) for s in rows}
+    again = sentence_selection.evaluate(rows, overlap, pos)
+    lexical.check_overlap(name, systems[sentence_selection.BASELINE], again, ("map",))
+    scores, used = {}, {}
+    for split, split_rows in rows.items():
+        pairs = [(r["question"], r["sentence"]) for r in split_rows]
+        source = f"sentence_selection {split}.csv"
+        scores[split], used[source] = lexical_of(pairs, source)
+    new = {
+        n: {
+            "kind": "baseline",
+            **sentence_selection.evaluate(
+                rows, {s: scores[s][n].tolist() for s in rows}, pos
+            ),
+        }
+        for n in lexical.ADDED
+    }
+    listed = [{"system": n, **e} for n, e in systems.items() if n not in new]
+    at = [r["system"] for r in listed].index(sentence_selection.BASELINE) + 1
+    order = (
+        [r["system"] for r in listed[:at]]
+        + list(new)
+        + [r["system"] for r in listed[at:]]
+    )
+    results["systems"] = {n: new.get(n) or systems[n] for n in order}
+    return used
+
+
+Adder = Callable[[Dict[str, Any], Scored, str], Settings]
 TABLES: Dict[str, Tuple[Adder, Callable[..., str]]] = {
     "transfer": (add_transfer, transfer.render),
     "transfer_full": (add_transfer, transfer.render),
     "transfer_arch": (add_transfer_arch, transfer_arch.render),
     "distill_answers": (add_distill_answers, distill_answers.render),
     **{name: (add_transfer_nli, transfer_nli.render) for name in NLI},
+    "binary_pairs": (add_binary_pairs, binary_pairs.render),
+    "pair_auc_mrpc": (add_pair_auc, pair_auc.render),
+    "pair_auc_mrpc_lexical": (add_pair_auc, pair_auc.render),
+    "sentence_selection": (add_sentence_selection, sentence_selection.render),
 }
-
-
-def used_tests(name: str, results: Dict[str, Any], scored: Scored) -> list:
-    """The scored test files a table's rows come from."""
-    if name in NEW_WIKI:
-        return [NEW_WIKI_TEST]
-    tasks = {r["task"] for r in results["rows"] if r["system"] == lexical.OVERLAP}
-    return [t for t in scored if t in tasks]
+# How each table ranks and thresholds, where not as evaluate does.
+RULES = {
+    "sentence_selection": {
+        "ties": lexical.KEPT,
+        "thresholds": "thresholds tuned on the dev split, as the table's "
+        "word-overlap row's",
+    },
+    **{
+        name: {"ties": None, "thresholds": "each column at its best threshold"}
+        for name in ("pair_auc_mrpc", "pair_auc_mrpc_lexical")
+    },
+}
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tables", default=",".join((*NEW_WIKI, *NLI)))
+    p.add_argument("--tables", default=",".join((*NEW_WIKI, *NLI, *BINARY)))
     args = p.parse_args()
     names = [n for n in args.tables.split(",") if n]
     unknown = [n for n in names if n not in TABLES]
@@ -170,11 +329,8 @@ def main() -> None:
         add, render = TABLES[name]
         saved = tables.load_results(name)
         results = saved.pop("results")
-        add(results, scored, name)
-        tests = used_tests(name, results, scored)
-        saved["lexical_baselines"] = lexical.provenance(
-            {t: scored[t]["lexical_baselines"] for t in tests}
-        )
+        used = add(results, scored, name)
+        saved["lexical_baselines"] = {**lexical.provenance(used), **RULES.get(name, {})}
         if name in NEW_WIKI:  # their rankings' ties: these rows change too
             saved["lexical_baselines"]["rescored"] = list(NEW_WIKI_ROWS[:2])
         tables.report(name, render, saved, results)

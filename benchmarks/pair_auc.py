@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
-from bench import machine, tables
+from bench import lexical, machine, tables
+
+BASELINES = (lexical.OVERLAP, *lexical.ADDED)  # rows named without backticks
 
 
 def roc_auc(scores: numpy.ndarray, gold: numpy.ndarray) -> float:
@@ -123,14 +125,14 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     ]
     body = [
         [
-            f"`{r['system']}`" if r["system"] != "word overlap" else r["system"],
+            r["system"] if r["system"] in BASELINES else f"`{r['system']}`",
             tables.fmt(r["auc"], 4),
             f"{r['pos_f']:.4f} ({r['acc_at_f']:.4f})",
             f"{r['acc']:.4f} ({r['pos_f_at_acc']:.4f})",
         ]
         for r in results["rows"]
     ]
-    return text + tables.md_table(head, body) + "\n"
+    return text + tables.md_table(head, body) + "\n" + lexical.note(meta)
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from bench import machine, options, ranking, scoring, tables
+from bench import lexical, machine, options, ranking, scoring, tables
 
 NAME = "sentence_selection"
 SPLITS = ("dev", "test")
@@ -393,7 +393,7 @@ def render(meta: Dict[str, Any], r: Dict[str, Any]) -> str:
     md += (
         f"\n{r['systems'][BASELINE]['n_queries']:,} test questions. Ranking ties keep "
         "paragraph order. The dev-tuned threshold maximises positive F1 on dev.\n"
-    )
+    ) + lexical.note(meta)
     for name, text in r.get("describe", {}).items():
         md += f"\n- **{name}**: {text}"
     md += "\n" if r.get("describe") else ""

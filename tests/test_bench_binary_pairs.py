@@ -245,3 +245,18 @@ def test_render_names_rows_measured_before(bp):
     assert "Every number below was measured in that run" not in md
     assert "| (word overlap, threshold tuned on dev) | 60.0 |" in md
     assert "| 70.0 | 0.250 |" in md
+
+
+def test_losers_counts_every_lexical_baseline_present(bp):
+    # A table re-scored by lexical_baselines.py carries BM25 too: a row that
+    # beats the two old baselines but not BM25 is a loser.
+    r = results()
+    del r["tasks"]["rte"]["rows"]["DA v2"]
+    r["tasks"]["rte"]["rows"]["DA v3"]["scores"]["pair_pos_f"] = 0.76
+    assert bp.losers(r) == []
+    for row in r["tasks"]["rte"]["rows"].values():
+        row["scores"]["baselines"]["BM25"] = {"pair_pos_f": 0.77}
+    assert bp.losers(r) == [
+        "rte / DA v3: positive F1 0.760; majority class 0.750, word overlap 0.700, "
+        "BM25 0.770"
+    ]

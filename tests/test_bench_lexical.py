@@ -56,3 +56,18 @@ def test_strongest_and_the_overlap_check():
             "t", {"pair_acc": 0.5}, {"pair_acc": 0.51}, keys=("pair_acc",)
         )
     assert lexical.note({}) == ""
+
+
+def test_note_states_each_table_rule():
+    settings = {"words": "lower-cased words", "idf_documents": 7, "bm25_k1": 1.2}
+    added = {"tests": {"t.csv": {**settings, "bm25_b": 0.75}}, "date": "d"}
+    added.update(commit="c", device="CPU", command="cmd", ties="expected")
+    text = lexical.note({"lexical_baselines": added})
+    assert lexical.THRESHOLDS in text and lexical.TIES["expected"] in text
+    # An AUC table ranks nothing per group; a table with its own rules says so.
+    added.update(ties=None, thresholds="each column at its best threshold")
+    text = lexical.note({"lexical_baselines": added})
+    assert "rankings" not in text and "each column at its best threshold" in text
+    added["ties"] = lexical.KEPT
+    text = lexical.note({"lexical_baselines": added})
+    assert "tied scores keep the file's order" in text

@@ -18,6 +18,12 @@ TIES = {
     "last": "equal scores put positives last",
     "expected": "tied scores counted at their expected value over their orders",
 }
+# A table that ranks by its own rule: tied scores keep the file's order.
+KEPT = "kept"
+# Where a table's provenance says nothing of thresholds.
+THRESHOLDS = (
+    "thresholds at their best F1 on the test file, as `evaluate` sets word overlap's"
+)
 
 
 def baseline_rows(
@@ -150,6 +156,14 @@ def note(meta: Dict[str, Any]) -> str:
     idf = "; ".join(f"{t}: {v['idf_documents']:,}" for t, v in tests.items())
     rescored = added.get("rescored") or []
     again = f" (and {', '.join(rescored)} again)" if rescored else ""
+    ties = added.get("ties", "last")
+    ranks = ""  # AUC tables rank nothing per group
+    if ties == KEPT:
+        ranks = (
+            "; rankings as the table's other rows (tied scores keep the file's order)"
+        )
+    elif ties:
+        ranks = f"; rankings as `evaluate` ranks every row ({TIES.get(ties, ties)})"
     return (
         f"\nRows {', '.join(ADDED)} added{again} {added['date']} at commit "
         f"`{added['commit']}` on **{added['device']}** by `{added['command']}`: "
@@ -159,7 +173,5 @@ def note(meta: Dict[str, Any]) -> str:
         f"made with), no model run. "
         f"{s['words'][0].upper()}{s['words'][1:]}; IDF from each test file's "
         f"distinct second texts ({idf}); BM25 k1 {s['bm25_k1']:g}, b "
-        f"{s['bm25_b']:g}; thresholds at their best F1 on the test file, as "
-        f"`evaluate` sets word overlap's; rankings as `evaluate` ranks every row "
-        f"({TIES.get(added.get('ties', 'last'), added.get('ties'))}).\n"
+        f"{s['bm25_b']:g}; {added.get('thresholds', THRESHOLDS)}" + ranks + ".\n"
     )
