@@ -19,7 +19,8 @@ FORMATS = ("auto", "jsonl", "csv", "tsv")
 
 @dataclass(frozen=True)
 class ConvertSettings:
-    """How ``convert`` tokenizes and reads the corpus.
+    """How ``convert`` tokenizes and reads the corpus: the tokenizer
+    (``lang``, ``model``), then ``convert_pairs``'s options of the same names.
 
     lang (str): The language of the blank pipeline that tokenizes.
     model (Optional[str]): A pipeline whose tokenizer to use instead.
@@ -80,13 +81,9 @@ def convert(
             ) from err
     else:
         nlp = load_pipeline(settings.model)
-    return convert_pairs(
-        nlp, input_path, output_path, input_format=settings.input_format,
-        delimiter=settings.delimiter, quoting=settings.quoting,
-        pair_key=settings.pair_key, label_map=settings.label_map,
-        positive_label=settings.positive_label, limit=settings.limit,
-        columns=settings.columns,
-    )  # fmt: skip
+    tokenizer = ("lang", "model")
+    options = {k: v for k, v in vars(settings).items() if k not in tokenizer}
+    return convert_pairs(nlp, input_path, output_path, **options)
 
 
 def convert_pairs(

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EvaluateSettings:
-    """How ``evaluate`` reads the data and scores the pipeline.
+    """How ``evaluate`` reads the data and scores the pipeline: where the
+    scores go (``output``), then ``evaluate_pairs``'s options of the same names.
 
     output (Optional[Path]): Write the scores as JSON here (None: nowhere).
     pair_key (str): The name of the pair in the docs.
@@ -80,15 +81,8 @@ def evaluate(
             model, data, batch_size=settings.batch_size, gpu_id=settings.gpu_id
         )
     else:
-        scores = evaluate_pairs(
-            model, data, pair_key=settings.pair_key, label_map=settings.label_map,
-            positive_label=settings.positive_label, limit=settings.limit,
-            batch_size=settings.batch_size, gpu_id=settings.gpu_id,
-            columns=settings.columns, input_format=settings.input_format,
-            delimiter=settings.delimiter, quoting=settings.quoting,
-            idf_data=settings.idf_data, bm25_k1=settings.bm25_k1,
-            bm25_b=settings.bm25_b,
-        )  # fmt: skip
+        options = {k: v for k, v in vars(settings).items() if k != "output"}
+        scores = evaluate_pairs(model, data, **options)
     if settings.output:
         settings.output.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(scores, indent=2)

@@ -53,13 +53,12 @@ class EngineSettings:
             # Imported here: Dask is needed only by the runs that use it.
             from .dask_engine import DaskEngine
 
+            # Every field but the engine's kind and pool size is a DaskEngine
+            # setting of the same name.
+            local_only = ("kind", "n_process")
             return DaskEngine(
-                gpu_id=self.gpu_id, threads=self.threads,
-                score_threshold=self.score_threshold, scheduler=self.scheduler,
-                n_workers=self.n_workers, batches_per_task=self.batches_per_task,
-                max_in_flight=self.max_in_flight, resources=self.resources,
-                startup_timeout=self.startup_timeout,
-            )  # fmt: skip
+                **{k: v for k, v in vars(self).items() if k not in local_only}
+            )
         if self.n_process == 1:
             return InProcessEngine(
                 gpu_id=self.gpu_id,
@@ -157,17 +156,9 @@ def predict_with_settings(
         or a bad row without ``settings.rejects_path``.
     """
     check_settings(settings)
-    return predict_file(
-        model, input_path, output_path, engine=settings.engine.make_engine(),
-        batch_size=settings.batch_size, text_cols=settings.text_cols,
-        id_col=settings.id_col, group_col=settings.group_col,
-        label_col=settings.label_col, rejects_path=settings.rejects_path,
-        max_rejects=settings.max_rejects, resume=settings.resume,
-        overwrite=settings.overwrite, input_format=settings.input_format,
-        delimiter=settings.delimiter, quoting=settings.quoting,
-        component=settings.component, max_chars=settings.max_chars,
-        progress=settings.progress,
-    )  # fmt: skip
+    # The fields are predict_file's options of the same names.
+    options = dict(vars(settings), engine=settings.engine.make_engine())
+    return predict_file(model, input_path, output_path, **options)
 
 
 def describe_run(
