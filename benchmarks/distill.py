@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import transfer
-from bench import machine, spacy_runs, tables
+from bench import lexical, machine, spacy_runs, tables
 
 SICK = {
     "train": "sick/train.jsonl.gz",
@@ -137,11 +137,24 @@ def pairs_per_second(
     }
 
 
+BASELINES = (lexical.OVERLAP, *lexical.ADDED)  # spacy_attn.baselines' names
+BINNED = " (10 bins, each its majority training label)"
+OVERLAP_ROW = lexical.OVERLAP + BINNED
+
+
 def overlap_baseline(data: Dict[str, Path], n_test: int) -> Dict[str, float]:
-    """Word overlap as a 3-way classifier: the training pairs' overlap
-    (``spacy_attn.baselines.word_overlap``) cut into 10 equal-count bins,
-    each predicting its most frequent training label; accuracy and macro-F
-    on the test pairs."""
+    """Word overlap as a 3-way classifier (``binned_baselines``)."""
+    return binned_baselines(data, n_test, (lexical.OVERLAP,))[0][lexical.OVERLAP]
+
+
+def binned_baselines(
+    data: Dict[str, Path], n_test: int, names: Tuple[str, ...]
+) -> Tuple[Dict[str, Dict[str, float]], Any]:
+    """Lexical baselines (``spacy_attn.baselines.lexical_scores``, IDF from
+    the training hypotheses) as 3-way classifiers: the training pairs' scores
+    cut into 10 equal-count bins, each predicting its most frequent training
+    label; accuracy and macro-F on the first ``n_test`` test pairs (0: all)
+    by name, and the IDF table."""
     import gzip
     from collections import Counter
 
@@ -149,25 +162,36 @@ def overlap_baseline(data: Dict[str, Path], n_test: int) -> Dict[str, float]:
     import spacy
 
     from spacy_attn import make_pair
-    from spacy_attn.baselines import word_overlap
+    from spacy_attn.baselines import lexical_scores
+    from spacy_attn.lexical import candidate_idf
 
     nlp = spacy.blank("en")
 
-    def read(path: Path, n: int = 0) -> List[Any]:
+    def read(path: Path, n: int = 0) -> Tuple[List[Any], List[str]]:
         rows = [json.loads(line) for line in gzip.open(path, "rt")]
         rows = rows[:n] if n else rows
-        return [(word_overlap(make_pair(nlp, r["premise"], r["hypothesis"])), r["label"])
-                for r in rows]  # fmt: skip
+        docs = [make_pair(nlp, r["premise"], r["hypothesis"]) for r in rows]
+        return docs, [r["label"] for r in rows]
 
-    train, test = read(data["train"]), read(data["test"], n_test)
-    edges = numpy.quantile([o for o, _ in train], numpy.linspace(0, 1, 11)[1:-1])
-    votes: Dict[int, Counter] = {}
-    for o, label in train:
-        votes.setdefault(int(numpy.searchsorted(edges, o)), Counter())[label] += 1
-    pred = [
-        votes[int(numpy.searchsorted(edges, o))].most_common(1)[0][0] for o, _ in test
-    ]
-    gold = [label for _, label in test]
+    (train, train_gold), (test, gold) = read(data["train"]), read(data["test"], n_test)
+    idf = candidate_idf(train)
+    out = {}
+    for name in names:
+        fit = lexical_scores(train, names=(name,), idf=idf)[name]
+        edges = numpy.quantile(fit, numpy.linspace(0, 1, 11)[1:-1])
+        votes: Dict[int, Counter] = {}
+        for o, label in zip(fit, train_gold):
+            votes.setdefault(int(numpy.searchsorted(edges, o)), Counter())[label] += 1
+        scores = lexical_scores(test, names=(name,), idf=idf)[name]
+        pred = [
+            votes[int(numpy.searchsorted(edges, o))].most_common(1)[0][0]
+            for o in scores
+        ]
+        out[name] = accuracy_and_macro_f(pred, gold)
+    return out, idf
+
+
+def accuracy_and_macro_f(pred: List[str], gold: List[str]) -> Dict[str, float]:
     labels = sorted(set(gold))
     f1s = []
     for label in labels:
@@ -263,8 +287,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         students[name] = runs / name / "model-best"
         commands.append(done["command"])
     rows.append(row("majority class", plain_scores["baselines"]["majority class"]))
-    rows.append(row("word overlap (10 bins, each its majority training label)",
-                    overlap_baseline(data, args.limit)))  # fmt: skip
+    rows.append(row(OVERLAP_ROW, overlap_baseline(data, args.limit)))
     machine.log("speed")
     import gzip
 
@@ -311,7 +334,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         f"{s['threads']} torch thread(s); distilled with temperature {s['temperature']:g} "
         f"and gold weight {s['gold_weight']:g}.\n\n"
     )
-    text += tables.md_table(head, body) + "\n"
+    text += tables.md_table(head, body) + "\n" + lexical.note(meta)
     if results.get("note"):
         text += "\n" + results["note"] + "\n"
     text += "\nCommands:\n\n" + "".join(f"- `{c}`\n" for c in results["commands"])
@@ -324,7 +347,7 @@ def failure(results: Dict[str, Any]) -> Optional[str]:
         (r for r in rows if r["system"].startswith("distilled")), key=lambda r: r["acc"]
     )
     floor = max(
-        r["acc"] for r in rows if r["system"].startswith(("majority", "word overlap"))
+        r["acc"] for r in rows if r["system"].startswith(("majority", *BASELINES))
     )
     if best["acc"] <= floor:
         return (

@@ -71,3 +71,9 @@ def test_note_states_each_table_rule():
     added["ties"] = lexical.KEPT
     text = lexical.note({"lexical_baselines": added})
     assert "tied scores keep the file's order" in text
+    # IDF from the training file: the note names it, not the test file.
+    added["tests"]["t.csv"]["idf_from"] = "train.jsonl.gz"
+    assert "test file's distinct" in lexical.note({"lexical_baselines": added})
+    added["idf"] = lexical.TRAINING
+    text = lexical.note({"lexical_baselines": added})
+    assert "training file's distinct second texts (train.jsonl.gz: 7)" in text

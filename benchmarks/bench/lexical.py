@@ -18,6 +18,8 @@ TIES = {
     "last": "equal scores put positives last",
     "expected": "tied scores counted at their expected value over their orders",
 }
+# A table whose baselines take IDF from its training file.
+TRAINING = "training"
 # A table that ranks by its own rule: tied scores keep the file's order.
 KEPT = "kept"
 # Where a table's provenance says nothing of thresholds.
@@ -153,7 +155,13 @@ def note(meta: Dict[str, Any]) -> str:
         return ""
     tests = added["tests"]
     s = next(iter(tests.values()))
-    idf = "; ".join(f"{t}: {v['idf_documents']:,}" for t, v in tests.items())
+    idf = "IDF from each test file's distinct second texts (" + "; ".join(
+        f"{t}: {v['idf_documents']:,}" for t, v in tests.items()
+    )
+    if added.get("idf") == TRAINING:
+        idf = "IDF from the training file's distinct second texts (" + "; ".join(
+            f"{v['idf_from']}: {v['idf_documents']:,}" for v in tests.values()
+        )
     rescored = added.get("rescored") or []
     again = f" (and {', '.join(rescored)} again)" if rescored else ""
     ties = added.get("ties", "last")
@@ -171,7 +179,6 @@ def note(meta: Dict[str, Any]) -> str:
         f"files (rebuilt by the benchmark's own functions; their word-overlap "
         f"scores equal the table's to 1e-9, under the tie rule the table was "
         f"made with), no model run. "
-        f"{s['words'][0].upper()}{s['words'][1:]}; IDF from each test file's "
-        f"distinct second texts ({idf}); BM25 k1 {s['bm25_k1']:g}, b "
+        f"{s['words'][0].upper()}{s['words'][1:]}; {idf}); BM25 k1 {s['bm25_k1']:g}, b "
         f"{s['bm25_b']:g}; {added.get('thresholds', THRESHOLDS)}" + ranks + ".\n"
     )
