@@ -13,8 +13,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..layers.defaults import small_tok2vec_config
+from ..pipeline.lookup import FACTORIES
 
-COMPONENTS = ("attn_pair_classifier", "attn_doc_embedder", "attn_span_qa")
+COMPONENTS = tuple(FACTORIES.values())
 BACKBONES = ("vectors", "tok2vec", "transformer")
 # The mirror file each component's training slice is read from.
 DATA_FILES = {

@@ -6,13 +6,13 @@ from typing import Any, Dict, List, Optional
 
 from thinc.api import Config
 
-TASKS = ("pair", "doc", "qa")
+from ..layers.defaults import default_tok2vec_config
+from ..pipeline.lookup import FACTORIES
+
+# Task -> the factory of its component.
+COMPONENTS = FACTORIES
+TASKS = tuple(COMPONENTS)
 BACKBONES = ("glove", "tok2vec", "transformer")
-COMPONENTS = {
-    "pair": "attn_pair_classifier",
-    "doc": "attn_doc_embedder",
-    "qa": "attn_span_qa",
-}
 READERS = {
     "pair": "spacy-attn.PairCorpus.v2",
     "doc": "spacy-attn.TextCatCorpus.v1",
@@ -43,24 +43,13 @@ def backbone_block(backbone: str, task: str, gpu: bool) -> Dict[str, Any]:
             "normalize": task != "qa",
         }
     if backbone == "tok2vec":
-        width = 256 if gpu else 96
-        return {
-            "@architectures": "spacy.Tok2Vec.v2",
-            "embed": {
-                "@architectures": "spacy.MultiHashEmbed.v2",
-                "width": width,
-                "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
-                "rows": [5000, 1000, 2500, 2500],
-                "include_static_vectors": False,
-            },
-            "encode": {
-                "@architectures": "spacy.MaxoutWindowEncoder.v2",
-                "width": width,
-                "depth": 4 if gpu else 2,
-                "window_size": 1,
-                "maxout_pieces": 3,
-            },
-        }
+        # The architectures' default tok2vec (width 96, depth 2); on a GPU,
+        # wider and deeper.
+        block = Config().from_str(default_tok2vec_config("tok2vec"))["tok2vec"]
+        if gpu:
+            block["embed"]["width"] = block["encode"]["width"] = 256
+            block["encode"]["depth"] = 4
+        return block
     return {
         "@architectures": "spacy-transformers.TransformerListener.v1",
         "grad_factor": 1.0,
