@@ -29,19 +29,14 @@ from thinc.types import FloatsXd
 from torch.optim.adagrad import adagrad as torch_adagrad
 
 
+# The class itself is the registered optimizer: its parameters are the
+# config's, so they are written once.
 @registry.optimizers("spacy-attn.Adagrad.v1")
-def Adagrad(
-    learn_rate: FloatOrSeq = 0.01,
-    *,
-    initial_accumulator_value: float = 0.0,
-    eps: float = 1e-10,
-    L2: FloatOrSeq = 0.0,
-    L2_is_weight_decay: bool = False,
-    grad_clip: FloatOrSeq = 0.0,
-    use_averages: bool = False,
-) -> Optimizer:
-    """Adagrad: each weight's step is the learning rate divided by the root
-    of the sum of its squared gradients so far (plus the initial value).
+class AdagradOptimizer(Optimizer):
+    """Thinc ``Optimizer`` doing Adagrad updates: each weight's step is the
+    learning rate divided by the root of the sum of its squared gradients so
+    far (plus the initial value). The per-weight sums of squared gradients
+    live in ``mom2`` (keyed like Thinc's Adam moments).
 
     learn_rate (FloatOrSeq): Learning rate (or a schedule).
     initial_accumulator_value (float): Starting value of the sum of squared
@@ -56,28 +51,13 @@ def Adagrad(
         before the step, as Thinc's optimizers do (0 = off).
     use_averages (bool): Keep moving averages of the weights (Thinc's
         ``averages``; spaCy evaluates and saves them when set).
-    RETURNS (Optimizer): A Thinc ``Optimizer``.
     """
-    return AdagradOptimizer(
-        learn_rate,
-        initial_accumulator_value=initial_accumulator_value,
-        eps=eps,
-        L2=L2,
-        L2_is_weight_decay=L2_is_weight_decay,
-        grad_clip=grad_clip,
-        use_averages=use_averages,
-    )
-
-
-class AdagradOptimizer(Optimizer):
-    """Thinc ``Optimizer`` doing Adagrad updates. The per-weight sums of
-    squared gradients live in ``mom2`` (keyed like Thinc's Adam moments)."""
 
     __slots__ = ["initial_accumulator_value"]
 
     def __init__(
         self,
-        learn_rate: FloatOrSeq,
+        learn_rate: FloatOrSeq = 0.01,
         *,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
@@ -184,5 +164,9 @@ def _fused_step(
         maximize=False,
     )
 
+
+# ``spacy-attn.Adagrad.v1``'s entry point: the class, under the name it had
+# as a function (``Adagrad(...)`` returns an ``AdagradOptimizer``).
+Adagrad = AdagradOptimizer
 
 __all__ = ["Adagrad", "AdagradOptimizer"]

@@ -405,22 +405,15 @@ class DecomposableAttention(nn.Module):
             return hidden
         return self.output(hidden)
 
-    def attention(
-        self,
-        A: torch.Tensor,
-        A_lengths: torch.Tensor,
-        B: torch.Tensor,
-        B_lengths: torch.Tensor,
-        A_ids: Optional[torch.Tensor] = None,
-        B_ids: Optional[torch.Tensor] = None,
-    ) -> torch.Tensor:
+    def attention(self, *inputs: Optional[torch.Tensor]) -> torch.Tensor:
         """The soft alignment weights of the first segment over the second,
         (B, La, Lb), rows summing to one over the second segment's tokens
         (for inspection). With ``null_token`` both texts start with the NULL
         token: (B, La + 1, Lb + 1), row and column 0 the NULL token's.
-        A_ids, B_ids: as for ``forward``, needed with ``exact_match``."""
-        _, mask_a, _, mask_b, e, _ = self._attend(
-            A, A_lengths, B, B_lengths, A_ids, B_ids
-        )
+
+        inputs: ``forward``'s (A, A_lengths, B, B_lengths, and A_ids, B_ids
+            with ``exact_match``).
+        """
+        _, mask_a, _, mask_b, e, _ = self._attend(*inputs)
         weights = masked_softmax(e, mask_b.unsqueeze(1), dim=2)
         return weights * mask_a.unsqueeze(2)
