@@ -12,7 +12,12 @@ from spacy.pipeline import TrainablePipe
 from spacy.pipeline.pipe import deserialize_config
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
-from thinc.api import Model
+from thinc.api import Model, Optimizer, set_dropout_rate
+
+# The loss of a training batch: the model's output -> (loss, gradient of the
+# output); the loss is a 0-d array on the model's device, the gradient None
+# when there is nothing to backpropagate.
+LossFunction = Callable[[Any], Tuple[Any, Optional[Any]]]
 
 
 class ComponentLoadError(ValueError):
@@ -42,7 +47,7 @@ class AttnPipe(TrainablePipe):
     ``_configure_model`` copies settings from ``cfg`` into the model's attrs
     (the model reads them; nothing reaches into the model's internals) and
     ``_prepare_examples`` readies a batch's predicted docs before a forward
-    pass in training.
+    pass in training. ``update`` needs the subclass's ``_update_loss``.
     """
 
     def __init__(
@@ -75,6 +80,84 @@ class AttnPipe(TrainablePipe):
 
     def _prepare_examples(self, examples: List[Example]) -> None:
         """Ready the predicted docs of a training batch (hook)."""
+
+    def _update_loss(
+        self, examples: List[Example], losses: Dict[str, float]
+    ) -> Optional[LossFunction]:
+        """The loss of a training batch of ``update`` (hook), given its
+        checked and prepared examples (possibly none) before the forward
+        pass; it may add the component's own entries to ``losses``.
+
+        RETURNS (Optional[LossFunction]): The loss and gradient of the
+            model's output on the batch; None: the batch has nothing to learn
+            from (no forward pass).
+        """
+        raise NotImplementedError
+
+    def _add_step_losses(self, losses: Dict[str, float]) -> None:
+        """Add entries to ``losses`` after a training step of ``update``,
+        whose loss is added already (hook)."""
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples (the TrainablePipe template): the
+        loss of the model's output on the predicted docs (``_update_loss``)
+        and its gradient back through the model, then the optimizer step.
+
+        examples (Iterable[Example]): The batch, with the gold annotation
+            the component learns (see its ``_update_loss``).
+        drop (float): Dropout rate (of Thinc layers; a torch module has its
+            own).
+        sgd (Optional[Optimizer]): The optimizer.
+        losses (Optional[Dict[str, float]]): Running losses, updated in place.
+        RETURNS (Dict[str, float]): The losses.
+        """
+        method = f"{type(self).__name__}.update"
+        examples, losses = self._start_update(examples, losses, method)
+        self._prepare_examples(examples)
+        loss_function = self._update_loss(examples, losses)
+        if loss_function is None:
+            return losses
+        self._train_step(examples, loss_function, drop=drop, sgd=sgd, losses=losses)
+        self._add_step_losses(losses)
+        return losses
+
+    def _train_step(
+        self,
+        examples: List[Example],
+        loss_function: LossFunction,
+        *,
+        drop: float,
+        sgd: Optional[Optimizer],
+        losses: Dict[str, float],
+    ) -> None:
+        """One training step on a ready batch (``update``, ``distill``): the
+        forward pass over the predicted docs, the backward pass of the
+        loss's gradient, the optimizer step, and the loss added to
+        ``losses[self.name]``.
+
+        examples (List[Example]): The batch, prepared.
+        loss_function (LossFunction): The loss of the model's output.
+        drop (float): Dropout rate.
+        sgd (Optional[Optimizer]): The optimizer.
+        losses (Dict[str, float]): Running losses, updated in place.
+        """
+        set_dropout_rate(self.model, drop)
+        output, backprop = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_output = loss_function(output)
+        if d_output is not None:
+            backprop(d_output)
+            if sgd is not None:
+                self.finish_update(sgd)
+        # The step's one device-to-host copy, once the backward pass and the
+        # optimizer step are queued.
+        losses[self.name] += float(loss)
 
     def _start_update(
         self,

@@ -9,11 +9,11 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
-from thinc.api import Model, Optimizer, set_dropout_rate
+from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..scorers import best_threshold
-from .base import AttnPipe
+from .base import AttnPipe, LossFunction
 from .distill_loss import TeacherBatch, mixed_loss, teacher_batch
 from .distill_mixin import DistillMixin
 
@@ -188,39 +188,17 @@ class AttnClassifier(DistillMixin, AttnPipe):
 
     # -- training --------------------------------------------------------
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Optimizer] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        """Learn from a batch of examples (the TrainablePipe template).
-
-        examples (Iterable[Example]): Examples with gold ``cats``.
-        drop (float): Dropout rate.
-        sgd (Optional[Optimizer]): The optimizer.
-        losses (Optional[Dict[str, float]]): Running losses, updated in place.
-        RETURNS (Dict[str, float]): The losses.
-        """
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, f"{type(self).__name__}.update")
+    def _update_loss(
+        self, examples: List[Example], losses: Dict[str, float]
+    ) -> Optional[LossFunction]:
+        """The loss of ``update`` on examples with gold ``cats`` (see
+        ``get_loss``); the first scoring after it picks a binary threshold."""
         if not examples:
-            return losses
-        self._prepare_examples(examples)
+            return None
         self._pick_threshold = True
-        set_dropout_rate(self.model, drop)
-        scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
-        loss, d_scores = self._loss_on_device(examples, scores)
-        bp_scores(d_scores)
-        if sgd is not None:
-            self.finish_update(sgd)
-        # Read the loss only now, with the whole step queued on the device.
-        losses[self.name] += float(loss)
+        return lambda scores: self._loss_on_device(examples, scores)
+
+    def _add_step_losses(self, losses: Dict[str, float]) -> None:
         if self.model.has_ref("self_attention"):
             # Self-attentive encoders add their penalty's gradient in their
             # own backward pass; report it too (and in the full objective).
@@ -228,7 +206,6 @@ class AttnClassifier(DistillMixin, AttnPipe):
             losses.setdefault(f"{self.name}_penalty", 0.0)
             losses[f"{self.name}_penalty"] += penalty
             losses[self.name] += penalty
-        return losses
 
     def _examples_to_truth(
         self, examples: List[Example]
@@ -357,7 +334,7 @@ class AttnClassifier(DistillMixin, AttnPipe):
     ) -> None:
         """Initialize for training: collect labels (or take ``labels``), the
         positive label and class weights, and size and initialize the model
-        from a sample.
+        from a sample, reading the examples through ``_training_examples``.
 
         get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
         nlp (Optional[Language]): The pipeline.
@@ -367,6 +344,7 @@ class AttnClassifier(DistillMixin, AttnPipe):
             ``cats`` store as 0.0 (as ``cats_for`` writes them with a
             positive label), if there is exactly one.
         """
+        get_examples = self._training_examples(get_examples)
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
         counts: Dict[str, int] = {}
         zeros = set()
@@ -406,6 +384,12 @@ class AttnClassifier(DistillMixin, AttnPipe):
             X=[eg.predicted for eg in sample],
             Y=self.model.ops.asarray2f(cast(Floats2d, truths)),
         )
+
+    def _training_examples(
+        self, get_examples: Callable[[], Iterable[Example]]
+    ) -> Callable[[], Iterable[Example]]:
+        """The examples ``initialize`` reads (hook): ``get_examples``."""
+        return get_examples
 
     def _resolve_class_weights(self, counts: Dict[str, int]) -> None:
         """Turn ``class_weights = "balanced"`` into a weight per label (saved

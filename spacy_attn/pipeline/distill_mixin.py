@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.training import Example
-from thinc.api import Optimizer, set_dropout_rate
+from thinc.api import Optimizer
 from thinc.types import Floats2d
 
 from .distill_loss import DistillSettings, TeacherBatch
@@ -84,12 +84,12 @@ class DistillMixin(_MixinBase):
         order = [teacher_labels.index(label) for label in self.labels]
         taught = TeacherBatch.uniform(probs[:, order], settings)
         self._prepare_examples(examples)
-        set_dropout_rate(self.model, drop)
-        scores, bp_scores = self.model.begin_update([eg.predicted for eg in examples])
-        # The loss of update (class weights included), with these targets.
-        loss, d_scores = self._loss_on_device(examples, scores, taught)
-        bp_scores(d_scores)
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += float(loss)
+        self._train_step(
+            examples,
+            # The loss of update (class weights included), with these targets.
+            lambda scores: self._loss_on_device(examples, scores, taught),
+            drop=drop,
+            sgd=sgd,
+            losses=losses,
+        )
         return losses

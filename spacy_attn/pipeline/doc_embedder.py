@@ -7,9 +7,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple, cast
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
-from spacy.training import Example, validate_examples
+from spacy.training import Example
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Config, Model
 from thinc.types import Floats2d, Floats3d
 
 from ..layers.self_attention import (
@@ -18,6 +18,7 @@ from ..layers.self_attention import (
     SelfAttentionOutput,
     pool_matrix,
 )
+from .base import LossFunction
 from .classifier import AttnClassifier
 from .defaults import default_tok2vec_config
 
@@ -239,39 +240,17 @@ class DocEmbedder(AttnClassifier):
                 doc.user_span_hooks["has_vector"] = _span_has_vector
                 doc.user_span_hooks["similarity"] = _similarity
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Optimizer] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        """Learn from a batch of examples with gold ``cats``.
-
-        The penalty's gradient is added by the encoder's backward pass; its
-        value is added to ``losses[self.name]`` (the full objective) and
-        reported alone in ``losses[f"{self.name}_penalty"]``.
-
-        examples (Iterable[Example]): The batch.
-        drop (float): Dropout rate.
-        sgd (Optional[Optimizer]): The optimizer.
-        losses (Optional[Dict[str, float]]): Running losses, updated in place.
-        RETURNS (Dict[str, float]): The losses.
-        """
-        examples = list(examples)
-        validate_examples(examples, "DocEmbedder.update")
+    def _update_loss(
+        self, examples: List[Example], losses: Dict[str, float]
+    ) -> Optional[LossFunction]:
+        """``AttnClassifier``'s loss, and the penalty is reported (0.0) for a
+        batch without tokens too."""
         if not any(len(eg.predicted) for eg in examples):
             # Nothing to learn from (and tok2vec layers can't backprop
             # through zero tokens), as in spaCy's textcat.
-            if losses is None:
-                losses = {}
-            losses.setdefault(self.name, 0.0)
             losses.setdefault(f"{self.name}_penalty", 0.0)
-            return losses
-        # AttnClassifier's update: loss, backprop, and the penalty reported
-        # from the "self_attention" ref.
-        return super().update(examples, drop=drop, sgd=sgd, losses=losses)
+            return None
+        return super()._update_loss(examples, losses)
 
     def embed(self, docs: Iterable[Doc]) -> numpy.ndarray:
         """The embeddings of ``docs`` as one (n_docs, width) float32 array,

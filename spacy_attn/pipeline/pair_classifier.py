@@ -191,38 +191,24 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             )
         return self.model.get_ref("lexical_scores")
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        labels: Optional[Iterable[str]] = None,
-        positive_label: Optional[str] = None,
-    ) -> None:
-        """Initialize for training (see ``AttnClassifier.initialize``); a
-        model with IDF features (``spacy-attn.DecomposableAttention.v6``)
-        also gets the IDF table of the training candidates, counted in the
-        same pass over the examples.
-
-        get_examples (Callable[[], Iterable[Example]]): Returns gold examples.
-        nlp (Optional[Language]): The pipeline.
-        labels (Optional[Iterable[str]]): Labels, e.g. from ``spacy init labels``.
-        positive_label (Optional[str]): The positive label of a binary task.
-        """
+    def _training_examples(
+        self, get_examples: Callable[[], Iterable[Example]]
+    ) -> Callable[[], Iterable[Example]]:
+        """The examples ``initialize`` reads: a model with IDF features
+        (``spacy-attn.DecomposableAttention.v6``) also gets the IDF table of
+        the training candidates, counted in the first full pass over them
+        (``initialize`` reads them all at least once)."""
         if self.cfg.get("lexical_weight") or self.cfg.get("pick_lexical_weight"):
             self._lexical_layer()  # fail before reading the corpus
         if not self.model.has_ref("lexical_scores"):
-            super().initialize(
-                get_examples, nlp=nlp, labels=labels, positive_label=positive_label
-            )
-            return
+            return get_examples
         layer = self.model.get_ref("lexical_scores")
         counter = IdfCounter(self.pair_key)
         counted = False
 
         def counting() -> Iterable[Example]:
-            # The first full pass (the labels') also counts the candidates:
-            # one read of a large corpus, not two.
+            # The first full pass also counts the candidates: one read of a
+            # large corpus, not two.
             nonlocal counted
             if counted:
                 yield from get_examples()
@@ -233,12 +219,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
             counted = True
             set_idf_table(layer, counter.table())
 
-        super().initialize(
-            counting, nlp=nlp, labels=labels, positive_label=positive_label
-        )
-        if not counted:
-            for _ in counting():
-                pass
+        return counting
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Score examples (see ``AttnClassifier.score``). The first scoring

@@ -20,13 +20,13 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.util import minibatch
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.api import Config, Model
 
 from ..layers.coattention import QAGradient, QAOutput
 from ..layers.qa_decode import Answer, boundary_probabilities, decode_answers
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds
 from ..squad.data import ANSWER_LABEL, DEFAULT_ANSWERS_KEY
-from .base import AttnPipe
+from .base import AttnPipe, LossFunction
 from .defaults import default_tok2vec_config
 from .pair_input import PairInputMixin
 from .qa_gold import first_gold_span
@@ -332,44 +332,18 @@ class SpanQA(PairInputMixin, AttnPipe):
 
     # -- training --------------------------------------------------------
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Optimizer] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        """Learn from a batch of examples (the TrainablePipe template).
-
-        examples (Iterable[Example]): Examples whose reference docs hold the
-            gold answers in ``doc.spans[answers_key]``; the first span that
-            maps to the predicted tokens is the target. Examples without one
-            contribute no loss and are counted in ``self.n_skipped``.
-        drop (float): Dropout rate (of Thinc layers; the torch module has its own).
-        sgd (Optional[Optimizer]): The optimizer.
-        losses (Optional[Dict[str, float]]): Running losses, updated in place.
-        RETURNS (Dict[str, float]): The losses.
-        """
-        examples, losses = self._start_update(examples, losses, "SpanQA.update")
-        if not examples:
-            return losses
-        self._prepare_examples(examples)
+    def _update_loss(
+        self, examples: List[Example], losses: Dict[str, float]
+    ) -> Optional[LossFunction]:
+        """The loss of ``update`` (see ``_loss_and_gradient``): the examples'
+        reference docs hold the gold answers in ``doc.spans[answers_key]``;
+        the first span that maps to the predicted tokens is the target.
+        Examples without one contribute no loss and are counted in
+        ``self.n_skipped``; a batch without any is skipped (no forward pass)."""
         gold = self._gold_spans(examples)
         if all(g is None for g in gold):
-            # Nothing to learn from: skip the forward pass entirely.
-            return losses
-        set_dropout_rate(self.model, drop)
-        output, backprop = self.model.begin_update([eg.predicted for eg in examples])
-        loss, d_output = self._loss_and_gradient(output, gold)
-        if d_output is not None:
-            backprop(d_output)
-            if sgd is not None:
-                self.finish_update(sgd)
-        # The step's one device-to-host copy, once the backward pass and the
-        # optimizer step are queued.
-        losses[self.name] += float(loss)
-        return losses
+            return None
+        return lambda output: self._loss_and_gradient(output, gold)
 
     def _gold_spans(self, examples: List[Example]) -> List[Gold]:
         """The target (start, end exclusive) of each example in predicted-doc
