@@ -12,12 +12,13 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Unio
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.util import ensure_path, registry
+from spacy.util import registry
 
 from ..errors import CorpusFormatError
 from ..pairs import DEFAULT_PAIR_KEY, make_pair
 from ..teacher_targets import DistillSettings, set_teacher_target
 from .columns import Columns
+from .file_corpus import FileCorpus
 from .pair_corpus import one_line_corpus_errors
 
 # The text columns of a transfer set, by task: what ``spacy attn distill``
@@ -71,7 +72,7 @@ def create_distill_corpus_reader(
     return corpus
 
 
-class DistillCorpus:
+class DistillCorpus(FileCorpus):
     """Iterate over the ``Example``s of a transfer set (see
     ``create_distill_corpus_reader``). Rows are parsed once and kept (spaCy
     calls the reader every epoch); docs are made on each pass."""
@@ -84,10 +85,9 @@ class DistillCorpus:
         pair_key: str = DEFAULT_PAIR_KEY,
         limit: int = 0,
     ) -> None:
-        self.path = ensure_path(path) if path is not None else None
+        super().__init__(path, limit=limit)
         self.settings = settings
         self.pair_key = pair_key
-        self.limit = limit
         self._rows: Optional[List[Dict[str, Any]]] = None
 
     def rows(self) -> List[Dict[str, Any]]:

@@ -1,7 +1,6 @@
 """The text-pair corpus reader ``spacy-attn.PairCorpus.v2``: jsonl, csv, tsv
 or DocBin files into pair ``Example``s (v1: ``spacy_attn.legacy``)."""
 
-import random
 import sys
 from pathlib import Path
 from typing import (
@@ -19,7 +18,7 @@ from typing import (
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.util import ensure_path, registry
+from spacy.util import registry
 
 from ..errors import CorpusFormatError, corpus_not_found
 from ..pairs import (
@@ -30,7 +29,8 @@ from ..pairs import (
     upgrade_pair,
 )
 from .columns import Columns, PairRow
-from .formats import detect_format, read_docbin
+from .file_corpus import FileCorpus
+from .formats import detect_format
 from .pair_rows import ReadStats, read_pair_rows
 from .task_input import is_squad_document, squad_for_pairs
 
@@ -141,7 +141,7 @@ def create_pair_corpus_reader_v2(
     return corpus
 
 
-class PairCorpus:
+class PairCorpus(FileCorpus):
     """Iterate over pair ``Example``s. Both the predicted and the reference doc
     carry the pair spans, so ``nlp.evaluate`` and ``spacy train`` dev scoring
     work (spaCy's own ``Corpus`` re-tokenizes predicted docs and loses them)."""
@@ -170,16 +170,13 @@ class PairCorpus:
             rows are first read (the registered readers do, for ``spacy
             train``; commands print their own).
         """
-        self.path = ensure_path(path) if path is not None else None
+        super().__init__(path, limit=limit, shuffle=shuffle, seed=seed)
         self.format = format
         self.delimiter = delimiter
         self.quoting = quoting
         self.pair_key = pair_key
         self.label_map = dict(label_map) if label_map else None
         self.positive_label = positive_label
-        self.limit = limit
-        self.shuffle = shuffle
-        self.seed = seed
         self.columns = columns
         self.report = report
         self._rows: Optional[List[PairRow]] = None
@@ -217,11 +214,7 @@ class PairCorpus:
                 columns=self.columns,
                 positive_label=self.positive_label,
             )
-            if self.shuffle:
-                random.Random(self.seed).shuffle(rows)
-            if self.limit:
-                rows = rows[: self.limit]
-            self._rows = rows
+            self._rows = self.sample(rows)
             if self.report:
                 # Once per corpus (spaCy calls the reader every epoch), on
                 # stderr (stdout may be a command's JSON).
@@ -289,10 +282,7 @@ class PairCorpus:
                 )
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
-        assert self.path is not None  # __call__ returns first without a path
-        for i, reference in enumerate(read_docbin(self.path, nlp.vocab)):
-            if self.limit and i >= self.limit:
-                break
+        for reference in self.first_docs(nlp):
             # DocBins of spacy-attn 0.1 hold the pair as a span group, which
             # makes every Doc.copy in nlp.update slow: move it to user_data.
             upgrade_pair(reference, self.pair_key)

@@ -1,16 +1,16 @@
 """The text-classification corpus reader ``spacy-attn.TextCatCorpus.v1``:
 jsonl or DocBin files into ``Example``s with ``doc.cats``."""
 
-import random
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
-from spacy.util import ensure_path, registry
+from spacy.util import registry
 
 from ..errors import CorpusFormatError, corpus_not_found
-from .formats import detect_format, jsonl_records, read_docbin
+from .file_corpus import FileCorpus
+from .formats import detect_format, jsonl_records
 from .pair_corpus import one_line_corpus_errors
 
 
@@ -65,7 +65,7 @@ def create_textcat_corpus_reader(
     return corpus
 
 
-class TextCatCorpus:
+class TextCatCorpus(FileCorpus):
     """Iterate over single-text ``Example``s with ``doc.cats`` (see
     ``spacy-attn.TextCatCorpus.v1``). Rows are parsed once and kept."""
 
@@ -81,14 +81,11 @@ class TextCatCorpus:
         shuffle: bool = False,
         seed: int = 0,
     ) -> None:
-        self.path = ensure_path(path) if path is not None else None
+        super().__init__(path, limit=limit, shuffle=shuffle, seed=seed)
         self.text_key = text_key
         self.label_key = label_key
         self.labels = list(labels) if labels else None
         self.label_map = dict(label_map) if label_map else {}
-        self.limit = limit
-        self.shuffle = shuffle
-        self.seed = seed
         self._rows: Optional[List[Tuple[str, List[str]]]] = None
         self._file_labels: List[str] = []
 
@@ -131,21 +128,15 @@ class TextCatCorpus:
         self._file_labels = sorted(
             {label for _, row_labels in rows for label in row_labels}
         )
-        if self.shuffle:
-            random.Random(self.seed).shuffle(rows)
-        if self.limit:
-            rows = rows[: self.limit]
-        self._rows = rows
-        return rows
+        self._rows = self.sample(rows)
+        return self._rows
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         if self.path is None:
             return
         if detect_format(self.path) == "spacy":
             # A DocBin with gold cats (e.g. from scripts/textcat_splits.py).
-            for i, reference in enumerate(read_docbin(self.path, nlp.vocab)):
-                if self.limit and i >= self.limit:
-                    break
+            for reference in self.first_docs(nlp):
                 yield Example(nlp.make_doc(reference.text), reference)
             return
         rows = self.read_rows()

@@ -21,12 +21,13 @@ from typing import (
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.util import ensure_path, registry
+from spacy.util import registry
 from spacy.vocab import Vocab
 
 from ..errors import corpus_not_found
 from ..pairs import DEFAULT_PAIR_KEY, renamed_pair_key, upgrade_pair
 from ..readers import is_docbin_name, read_docbin
+from ..readers.file_corpus import FileCorpus
 from ..readers.pair_corpus import one_line_corpus_errors
 from .align import make_qa_doc
 from .corpus import (
@@ -87,7 +88,7 @@ def create_squad_corpus_reader(
     return corpus
 
 
-class SquadCorpus:
+class SquadCorpus(FileCorpus):
     """Iterate over QA ``Example``s from a SQuAD-format file or a DocBin.
 
     The aligned gold docs are built once (alignment counts logged once) and
@@ -106,13 +107,10 @@ class SquadCorpus:
         shuffle: bool = False,
         seed: int = 0,
     ) -> None:
-        self.path = ensure_path(path) if path is not None else None
+        super().__init__(path, limit=limit, shuffle=shuffle, seed=seed)
         self.answers_key = answers_key
         self.pair_key = pair_key
         self.articles = list(articles) if articles is not None else None
-        self.limit = limit
-        self.shuffle = shuffle
-        self.seed = seed
         self.stats: Optional[SquadStats] = None
         self._docs: Optional[List[Doc]] = None
         self._vocab: Optional[Vocab] = None
@@ -168,12 +166,7 @@ class SquadCorpus:
 
     def _read_docbin(self, nlp: Language) -> Iterator[Example]:
         assert self.path is not None  # __call__ returns first without a path
-        docs = list(read_docbin(self.path, nlp.vocab))
-        if self.shuffle:
-            random.Random(self.seed).shuffle(docs)
-        for i, reference in enumerate(docs):
-            if self.limit and i >= self.limit:
-                break
+        for reference in self.sample(list(read_docbin(self.path, nlp.vocab))):
             upgrade_pair(reference, self.pair_key)  # DocBins of spacy-attn 0.1
             yield Example(without_answers(reference, self.answers_key), reference)
 
