@@ -2,14 +2,14 @@
 
 The readers registered for training configs (``spacy-attn.SquadCorpus.v1``
 and ``.v2``, in ``spacy_attn.squad.reader``) call :func:`read_squad` (v1) and
-:func:`squad_questions` (v2).
+:func:`learnable_questions` (v2-v4).
 """
 
 import logging
 import multiprocessing
 import random
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import spacy
 from spacy.language import Language
@@ -71,8 +71,11 @@ def read_squad(
     """
     path = Path(path)
     stats = SquadStats()
-    questions = squad_questions(
-        load_squad_json(path), path=path, articles=articles, stats=stats
+    questions = learnable_questions(
+        iter_squad_questions(
+            load_squad_json(path), path=path, articles=articles, stats=stats
+        ),
+        stats,
     )
     if shuffle:
         random.Random(seed).shuffle(questions)
@@ -95,26 +98,25 @@ def read_squad(
     return examples, stats
 
 
-def squad_questions(
-    data: Dict[str, Any],
-    *,
-    path: Union[str, Path] = "<data>",
-    articles: Optional[Union[Sequence[Union[str, int]], str, Path]] = None,
-    stats: Optional[SquadStats] = None,
+def learnable_questions(
+    questions: Iterable[SquadQuestion], stats: Optional[SquadStats] = None
 ) -> List[SquadQuestion]:
-    """The questions of loaded SQuAD JSON that can be learnt from (a
-    question and a context that are not empty), in file order; ``stats``
-    counts the articles, paragraphs and skipped questions."""
-    questions = []
-    for question in iter_squad_questions(
-        data, path=path, articles=articles, stats=stats
-    ):
+    """The questions that can be learnt from (a question and a context that
+    are not empty), in their order.
+
+    questions (Iterable[SquadQuestion]): E.g. ``iter_squad_questions`` of
+        loaded SQuAD JSON, which counts the articles and paragraphs.
+    stats (Optional[SquadStats]): Counts the questions skipped.
+    RETURNS (List[SquadQuestion]): The questions kept.
+    """
+    kept = []
+    for question in questions:
         # An empty question or context gives nothing to learn or score.
         if question.question.strip() and question.context.strip():
-            questions.append(question)
+            kept.append(question)
         elif stats is not None:
             stats.skipped_empty += 1
-    return questions
+    return kept
 
 
 def recount_questions(questions: Sequence[SquadQuestion], stats: SquadStats) -> None:
@@ -170,7 +172,9 @@ def squad_to_docbin(
     """
     path = Path(path)
     stats = SquadStats()
-    questions = squad_questions(load_squad_json(path), path=path, stats=stats)
+    questions = learnable_questions(
+        iter_squad_questions(load_squad_json(path), path=path, stats=stats), stats
+    )
     settings = {"lang": lang, "answers_key": answers_key, "pair_key": pair_key}
     n_chunks = max(1, min(len(questions), 4 * n_process))
     size = -(-len(questions) // n_chunks) if questions else 1

@@ -31,13 +31,19 @@ from ..readers.file_corpus import FileCorpus
 from ..readers.pair_corpus import one_line_corpus_errors
 from .align import make_qa_doc
 from .corpus import (
+    learnable_questions,
     log_stats,
     read_squad,
     recount_questions,
-    squad_questions,
     without_answers,
 )
-from .data import DEFAULT_ANSWERS_KEY, SquadQuestion, SquadStats, load_squad_json
+from .data import (
+    DEFAULT_ANSWERS_KEY,
+    SquadQuestion,
+    SquadStats,
+    iter_squad_questions,
+    load_squad_json,
+)
 from .negatives import with_unanswerable
 
 T = TypeVar("T")
@@ -305,8 +311,11 @@ class SquadCorpusStream(SquadCorpus):
                 data, _ = with_unanswerable(
                     data, rate=self.build_unanswerable, seed=self.seed
                 )
-            self._questions = squad_questions(
-                data, path=self.path, articles=self.articles, stats=self._read_stats
+            self._questions = learnable_questions(
+                iter_squad_questions(
+                    data, path=self.path, articles=self.articles, stats=self._read_stats
+                ),
+                self._read_stats,
             )
         return self._questions
 
