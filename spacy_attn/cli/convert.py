@@ -17,19 +17,11 @@ from .errors import user_errors
 def convert_cli(
     input_path: Annotated[
         Path,
-        opt.Arg(
-            metavar="INPUT",
-            help="Pair corpus: jsonl, csv or tsv, optionally gzipped",
-            show_default=False,
-        ),
+        opt.argument("INPUT", "Pair corpus: jsonl, csv or tsv, optionally gzipped"),
     ],
     output_path: Annotated[
         Path,
-        opt.Arg(
-            metavar="OUTPUT",
-            help="DocBin (.spacy) of pair docs to write",
-            show_default=False,
-        ),
+        opt.argument("OUTPUT", "DocBin (.spacy) of pair docs to write"),
     ],
     lang: Annotated[
         str, opt.Opt("--lang", help="Language of the blank pipeline that tokenizes")

@@ -10,32 +10,27 @@ from typing_extensions import Annotated
 from .app import attn_cli
 from .errors import fail, user_errors
 from .options import (
-    Arg,
     BatchSizeOpt,
     ComponentOpt,
     GpuIdOpt,
     NoProgressOpt,
     NProcessOpt,
     Opt,
+    argument,
     parse_text_cols,
 )
 
 TeacherArg = Annotated[
     str,
-    Arg(
-        metavar="TEACHER",
-        help="The teacher pipeline (directory or package): a spacy-attn classifier "
+    argument(
+        "TEACHER",
+        "The teacher pipeline (directory or package): a spacy-attn classifier "
         "with the student's labels",
-        show_default=False,
     ),
 ]
 StudentConfigArg = Annotated[
     Path,
-    Arg(
-        metavar="STUDENT_CONFIG",
-        help="The student's training config (as for spacy train)",
-        show_default=False,
-    ),
+    argument("STUDENT_CONFIG", "The student's training config (as for spacy train)"),
 ]
 OutputDirOpt = Annotated[
     Path,

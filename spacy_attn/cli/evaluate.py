@@ -14,7 +14,6 @@ from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
 from .errors import fail, user_errors
 from .options import (
-    Arg,
     Bm25BOpt,
     Bm25K1Opt,
     DelimiterOpt,
@@ -27,33 +26,25 @@ from .options import (
     LabelMapOpt,
     ModelArg,
     Opt,
+    PairBatchSizeOpt,
     PairKeyOpt,
     PositiveLabelOpt,
     QuotingOpt,
     TextColsOpt,
+    argument,
+    json_output,
     pair_columns,
     parse_label_map,
 )
 
 EvalDataArg = Annotated[
     Path,
-    Arg(
-        metavar="DATA",
-        help=(
+    argument(
+        "DATA",
+        (
             "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
             "of pair docs; for a span-QA pipeline, a SQuAD JSON (.json, .json.gz)"
         ),
-        show_default=False,
-    ),
-]
-
-
-EvalOutputOpt = Annotated[
-    Optional[Path],
-    Opt(
-        "--output",
-        help="Write the scores as JSON here (default: print only)",
-        show_default=False,
     ),
 ]
 
@@ -76,14 +67,14 @@ IdfDataOpt = Annotated[
 def evaluate_cli(
     model: ModelArg,
     data: EvalDataArg,
-    output: EvalOutputOpt = None,
+    output: Annotated[Optional[Path], json_output("Write the scores")] = None,
     pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
     limit: Annotated[
         int, Opt("--limit", help="Evaluate on the first N pairs (0: all)")
     ] = 0,
-    batch_size: Annotated[int, Opt("--batch-size", help="Pairs per batch")] = 256,
+    batch_size: PairBatchSizeOpt = 256,
     gpu_id: GpuIdOpt = -1,
     text_cols: TextColsOpt = None,
     label_col: LabelColOpt = None,

@@ -10,7 +10,6 @@ from ..quickstart.templates import DEFAULT_POSITIVE_LABEL, TASKS
 from .app import attn_cli
 from .errors import user_errors
 from .options import (
-    Arg,
     DelimiterOpt,
     GroupColOpt,
     IdColOpt,
@@ -22,6 +21,7 @@ from .options import (
     Opt,
     QuotingOpt,
     TextColsOpt,
+    argument,
     comma_list,
     parse_label_map,
 )
@@ -42,11 +42,7 @@ NoAnswerOpt = Annotated[
 def init_config_cli(
     output: Annotated[
         str,
-        Arg(
-            metavar="OUTPUT",
-            help="File to write the config to, or - for stdout",
-            show_default=False,
-        ),
+        argument("OUTPUT", "File to write the config to, or - for stdout"),
     ],
     task: Annotated[str, Opt("--task", help=f"Task: {', '.join(TASKS)}")] = "pair",
     backbone: Annotated[

@@ -3,7 +3,7 @@ the parsing of option values they share."""
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -13,26 +13,32 @@ from .errors import fail
 if TYPE_CHECKING:
     from ..readers import Columns
 
-Arg = typer.Argument
 Opt = typer.Option
+
+
+def argument(metavar: str, help: str) -> Any:
+    """A command's positional argument: required, so no default to show;
+    ``metavar`` names it in the usage line and in its help.
+
+    metavar (str): Its name in upper case, e.g. "MODEL".
+    help (str): What to pass.
+    RETURNS (Any): The ``typer.Argument`` to annotate it with.
+    """
+    return typer.Argument(metavar=metavar, help=help, show_default=False)
+
 
 ModelArg = Annotated[
     str,
-    Arg(
-        metavar="MODEL",
-        help="Pipeline directory or installed package name",
-        show_default=False,
-    ),
+    argument("MODEL", "Pipeline directory or installed package name"),
 ]
 PairDataArg = Annotated[
     Path,
-    Arg(
-        metavar="DATA",
-        help=(
+    argument(
+        "DATA",
+        (
             "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
             "of pair docs"
         ),
-        show_default=False,
     ),
 ]
 PairKeyOpt = Annotated[
@@ -170,35 +176,41 @@ Bm25K1Opt = Annotated[
     float, Opt("--bm25-k1", help="BM25's term-frequency saturation k1 (>= 0)")
 ]
 Bm25BOpt = Annotated[float, Opt("--bm25-b", help="BM25's length normalisation b (0-1)")]
+# The commands that score pairs in batches of nlp.pipe: evaluate, rank.
+PairBatchSizeOpt = Annotated[int, Opt("--batch-size", help="Pairs per batch")]
+
+
+def json_output(what: str) -> Any:
+    """``--output``: a file to write what a command prints to, as JSON.
+
+    what (str): How its help starts, e.g. "Write the scores".
+    RETURNS (Any): The ``typer.Option`` to annotate an ``Optional[Path]`` with.
+    """
+    return Opt(
+        "--output",
+        help=f"{what} as JSON here (default: print only)",
+        show_default=False,
+    )
 
 
 # The options of `spacy attn predict` (engines, workers, resume, limits).
 PredictModelArg = Annotated[
     str,
-    Arg(
-        metavar="MODEL",
-        help=(
+    argument(
+        "MODEL",
+        (
             "Pipeline directory or installed package name (with the Dask "
             "engine, visible to every worker)"
         ),
-        show_default=False,
     ),
 ]
 InputArg = Annotated[
     Path,
-    Arg(
-        metavar="INPUT",
-        help="Rows to predict: jsonl, csv or tsv, optionally gzipped",
-        show_default=False,
-    ),
+    argument("INPUT", "Rows to predict: jsonl, csv or tsv, optionally gzipped"),
 ]
 OutputArg = Annotated[
     Path,
-    Arg(
-        metavar="OUTPUT",
-        help="Output: one JSON line per row, in input order (plain jsonl)",
-        show_default=False,
-    ),
+    argument("OUTPUT", "Output: one JSON line per row, in input order (plain jsonl)"),
 ]
 EngineOpt = Annotated[
     str,
@@ -406,23 +418,17 @@ def parse_text_cols(value: Optional[str]) -> Optional[List[str]]:
 
 
 def pair_columns(
-    text_cols: Optional[str],
-    label_col: Optional[str] = None,
-    group_col: Optional[str] = None,
-    id_col: Optional[str] = None,
-    *,
-    kind: Optional[str] = "pair",
-    in_config: bool = True,
+    *options: Optional[str], kind: Optional[str] = "pair", in_config: bool = True
 ) -> "Columns":
-    """The columns of the column options (``Columns.parse``), or one line
-    naming the mistake."""
+    """The columns of the column options, passed as ``Columns.parse`` takes
+    them (``--text-cols``, then ``--label-col``, ``--group-col`` and
+    ``--id-col`` where the command has them), or one line naming the
+    mistake."""
     from ..errors import CorpusFormatError
     from ..readers import Columns
 
     try:
-        return Columns.parse(
-            text_cols, label_col, group_col, id_col, kind=kind, in_config=in_config
-        )
+        return Columns.parse(*options, kind=kind, in_config=in_config)
     except CorpusFormatError as err:
         fail(str(err))
 
@@ -450,7 +456,7 @@ __all__ = [
     "MaxInFlightOpt",
     "ResourcesOpt",
     "StartupTimeoutOpt",
-    "Arg",
+    "argument",
     "DelimiterOpt",
     "FormatOpt",
     "QuotingOpt",
@@ -458,6 +464,8 @@ __all__ = [
     "JsonOpt",
     "Bm25BOpt",
     "Bm25K1Opt",
+    "PairBatchSizeOpt",
+    "json_output",
     "GroupColOpt",
     "InitFromOpt",
     "NewHeadOpt",

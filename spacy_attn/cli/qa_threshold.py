@@ -11,27 +11,22 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import fail, user_errors
-from .options import Arg, GpuIdOpt, JsonOpt, ModelArg, Opt
+from .options import GpuIdOpt, JsonOpt, ModelArg, Opt, argument
 
 HeldoutArg = Annotated[
     Path,
-    Arg(
-        metavar="DATA",
-        help=(
+    argument(
+        "DATA",
+        (
             "Held-out SQuAD 2.0-style JSON (optionally .gz): answerable and "
             "unanswerable questions (is_impossible, or no answers), not the "
             "test set"
         ),
-        show_default=False,
     ),
 ]
 OutputArg = Annotated[
     Path,
-    Arg(
-        metavar="OUTPUT",
-        help="Directory to save the pipeline to, with the threshold",
-        show_default=False,
-    ),
+    argument("OUTPUT", "Directory to save the pipeline to, with the threshold"),
 ]
 QAComponentOpt = Annotated[
     Optional[str],

@@ -12,25 +12,29 @@ from ..lexical import BM25_B, BM25_K1
 from ..readers.candidates import MAX_CANDIDATE_CHARS
 from .app import attn_cli
 from .errors import user_errors
-from .options import Arg, Bm25BOpt, Bm25K1Opt, GpuIdOpt, ModelArg, Opt
+from .options import (
+    Bm25BOpt,
+    Bm25K1Opt,
+    GpuIdOpt,
+    ModelArg,
+    Opt,
+    PairBatchSizeOpt,
+    argument,
+    json_output,
+)
 
 QueryArg = Annotated[
     str,
-    Arg(
-        metavar="QUERY",
-        help="The query: the first text of every pair",
-        show_default=False,
-    ),
+    argument("QUERY", "The query: the first text of every pair"),
 ]
 CandidatesArg = Annotated[
     Path,
-    Arg(
-        metavar="CANDIDATES",
-        help=(
+    argument(
+        "CANDIDATES",
+        (
             "Text file, one candidate per line (blank lines are skipped), or "
             "a jsonl / csv / tsv file with --column"
         ),
-        show_default=False,
     ),
 ]
 ColumnOpt = Annotated[
@@ -89,15 +93,8 @@ def rank_cli(
     top_k: TopKOpt = 10,
     label: RankLabelOpt = None,
     component: ComponentOpt = None,
-    output: Annotated[
-        Optional[Path],
-        Opt(
-            "--output",
-            help="Also write the ranking as JSON here (default: print only)",
-            show_default=False,
-        ),
-    ] = None,
-    batch_size: Annotated[int, Opt("--batch-size", help="Pairs per batch")] = 256,
+    output: Annotated[Optional[Path], json_output("Also write the ranking")] = None,
+    batch_size: PairBatchSizeOpt = 256,
     n_process: Annotated[
         int, Opt("--n-process", help="Processes for nlp.pipe (CPU)")
     ] = 1,

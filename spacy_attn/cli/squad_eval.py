@@ -9,26 +9,18 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import user_errors
-from .options import Arg
+from .options import argument
 
 
 @attn_cli.command("squad-eval", no_args_is_help=True)
 def squad_eval_cli(
     dataset_file: Annotated[
         Path,
-        Arg(
-            metavar="DATASET",
-            help="SQuAD 1.1 dataset (JSON, optionally .gz)",
-            show_default=False,
-        ),
+        argument("DATASET", "SQuAD 1.1 dataset (JSON, optionally .gz)"),
     ],
     prediction_file: Annotated[
         Path,
-        Arg(
-            metavar="PREDICTIONS",
-            help="Predictions: JSON {question id: answer text}",
-            show_default=False,
-        ),
+        argument("PREDICTIONS", "Predictions: JSON {question id: answer text}"),
     ],
 ) -> None:
     """Exact Match and F1 (0-100) of SQuAD 1.1 predictions with the official
