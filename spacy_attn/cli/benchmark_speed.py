@@ -9,7 +9,7 @@ from typing_extensions import Annotated
 from ..pairs import DEFAULT_PAIR_KEY
 from .app import attn_cli
 from .errors import user_errors
-from .options import GpuIdOpt, ModelArg, Opt, PairDataArg, PairKeyOpt, json_output
+from .options import GpuIdOpt, ModelArg, Opt, PairDataArg, PairKeyOpt, json_output_opt
 
 
 @attn_cli.command("benchmark-speed", no_args_is_help=True)
@@ -30,7 +30,7 @@ def benchmark_speed_cli(
     ] = 3,
     pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     gpu_id: GpuIdOpt = -1,
-    output: Annotated[Optional[Path], json_output("Write the measurements")] = None,
+    output: Annotated[Optional[Path], json_output_opt("Write the measurements")] = None,
 ) -> None:
     """Words per second of a pipeline on pair docs, tokenization included:
     `spacy benchmark speed` (same warm-up, batches and statistics) with each

@@ -9,7 +9,7 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import user_errors
-from .options import Opt, json_output
+from .options import Opt, json_output_opt
 
 
 @attn_cli.command("device-check")
@@ -37,7 +37,7 @@ def device_check_cli(
             show_default=False,
         ),
     ] = None,
-    output: Annotated[Optional[Path], json_output("Write the results")] = None,
+    output: Annotated[Optional[Path], json_output_opt("Write the results")] = None,
     mirror: Annotated[
         Optional[Path],
         Opt(

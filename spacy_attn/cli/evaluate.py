@@ -32,7 +32,7 @@ from .options import (
     QuotingOpt,
     TextColsOpt,
     argument,
-    json_output,
+    json_output_opt,
     pair_columns,
     parse_label_map,
 )
@@ -41,10 +41,8 @@ EvalDataArg = Annotated[
     Path,
     argument(
         "DATA",
-        (
-            "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
-            "of pair docs; for a span-QA pipeline, a SQuAD JSON (.json, .json.gz)"
-        ),
+        "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
+        "of pair docs; for a span-QA pipeline, a SQuAD JSON (.json, .json.gz)",
     ),
 ]
 
@@ -67,7 +65,7 @@ IdfDataOpt = Annotated[
 def evaluate_cli(
     model: ModelArg,
     data: EvalDataArg,
-    output: Annotated[Optional[Path], json_output("Write the scores")] = None,
+    output: Annotated[Optional[Path], json_output_opt("Write the scores")] = None,
     pair_key: PairKeyOpt = DEFAULT_PAIR_KEY,
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,

@@ -35,10 +35,8 @@ PairDataArg = Annotated[
     Path,
     argument(
         "DATA",
-        (
-            "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
-            "of pair docs"
-        ),
+        "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
+        "of pair docs",
     ),
 ]
 PairKeyOpt = Annotated[
@@ -180,7 +178,7 @@ Bm25BOpt = Annotated[float, Opt("--bm25-b", help="BM25's length normalisation b 
 PairBatchSizeOpt = Annotated[int, Opt("--batch-size", help="Pairs per batch")]
 
 
-def json_output(what: str) -> Any:
+def json_output_opt(what: str) -> Any:
     """``--output``: a file to write what a command prints to, as JSON.
 
     what (str): How its help starts, e.g. "Write the scores".
@@ -193,15 +191,25 @@ def json_output(what: str) -> Any:
     )
 
 
+def component_opt(what: str) -> Any:
+    """``--component``: the name of the component to use where a pipeline
+    has several (without it, the only one; ``spacy_attn.pipeline.lookup``).
+
+    what (str): How its help starts, e.g. "Span-QA component".
+    RETURNS (Any): The ``typer.Option`` to annotate an ``Optional[str]`` with.
+    """
+    return Opt(
+        "--component", help=f"{what} (default: the only one)", show_default=False
+    )
+
+
 # The options of `spacy attn predict` (engines, workers, resume, limits).
 PredictModelArg = Annotated[
     str,
     argument(
         "MODEL",
-        (
-            "Pipeline directory or installed package name (with the Dask "
-            "engine, visible to every worker)"
-        ),
+        "Pipeline directory or installed package name (with the Dask "
+        "engine, visible to every worker)",
     ),
 ]
 InputArg = Annotated[
@@ -294,14 +302,7 @@ OverwriteOpt = Annotated[
 ]
 ComponentOpt = Annotated[
     Optional[str],
-    Opt(
-        "--component",
-        help=(
-            "The spacy-attn component to use if the pipeline has several "
-            "(default: the only one)"
-        ),
-        show_default=False,
-    ),
+    component_opt("The spacy-attn component to use if the pipeline has several"),
 ]
 MaxCharsOpt = Annotated[
     Optional[int],
@@ -447,6 +448,7 @@ __all__ = [
     "ResumeOpt",
     "OverwriteOpt",
     "ComponentOpt",
+    "component_opt",
     "MaxCharsOpt",
     "ScoreThresholdOpt",
     "NoProgressOpt",
@@ -465,7 +467,7 @@ __all__ = [
     "Bm25BOpt",
     "Bm25K1Opt",
     "PairBatchSizeOpt",
-    "json_output",
+    "json_output_opt",
     "GroupColOpt",
     "InitFromOpt",
     "NewHeadOpt",

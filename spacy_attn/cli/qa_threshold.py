@@ -11,31 +11,22 @@ from typing_extensions import Annotated
 
 from .app import attn_cli
 from .errors import fail, user_errors
-from .options import GpuIdOpt, JsonOpt, ModelArg, Opt, argument
+from .options import GpuIdOpt, JsonOpt, ModelArg, Opt, argument, component_opt
 
 HeldoutArg = Annotated[
     Path,
     argument(
         "DATA",
-        (
-            "Held-out SQuAD 2.0-style JSON (optionally .gz): answerable and "
-            "unanswerable questions (is_impossible, or no answers), not the "
-            "test set"
-        ),
+        "Held-out SQuAD 2.0-style JSON (optionally .gz): answerable and "
+        "unanswerable questions (is_impossible, or no answers), not the "
+        "test set",
     ),
 ]
 OutputArg = Annotated[
     Path,
     argument("OUTPUT", "Directory to save the pipeline to, with the threshold"),
 ]
-QAComponentOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--component",
-        help="Span-QA component (default: the only one)",
-        show_default=False,
-    ),
-]
+QAComponentOpt = Annotated[Optional[str], component_opt("Span-QA component")]
 CheckOpt = Annotated[
     bool,
     Opt(

@@ -20,7 +20,8 @@ from .options import (
     Opt,
     PairBatchSizeOpt,
     argument,
-    json_output,
+    component_opt,
+    json_output_opt,
 )
 
 QueryArg = Annotated[
@@ -31,10 +32,8 @@ CandidatesArg = Annotated[
     Path,
     argument(
         "CANDIDATES",
-        (
-            "Text file, one candidate per line (blank lines are skipped), or "
-            "a jsonl / csv / tsv file with --column"
-        ),
+        "Text file, one candidate per line (blank lines are skipped), or "
+        "a jsonl / csv / tsv file with --column",
     ),
 ]
 ColumnOpt = Annotated[
@@ -75,14 +74,7 @@ BaselineOpt = Annotated[
         show_default=False,
     ),
 ]
-ComponentOpt = Annotated[
-    Optional[str],
-    Opt(
-        "--component",
-        help="Pair classifier to use (default: the only one)",
-        show_default=False,
-    ),
-]
+ComponentOpt = Annotated[Optional[str], component_opt("Pair classifier to use")]
 
 
 @attn_cli.command("rank", no_args_is_help=True)
@@ -93,7 +85,7 @@ def rank_cli(
     top_k: TopKOpt = 10,
     label: RankLabelOpt = None,
     component: ComponentOpt = None,
-    output: Annotated[Optional[Path], json_output("Also write the ranking")] = None,
+    output: Annotated[Optional[Path], json_output_opt("Also write the ranking")] = None,
     batch_size: PairBatchSizeOpt = 256,
     n_process: Annotated[
         int, Opt("--n-process", help="Processes for nlp.pipe (CPU)")
