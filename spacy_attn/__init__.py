@@ -19,11 +19,12 @@ it, ``nlp.pipe(..., n_process=N)`` hangs once torch's thread pool is running.
 """
 
 # Registrations: the architectures and layers (the superseded versions in
-# legacy), the factories, the scorers, the readers and the optimizer. Not the
-# pair-carrying callback: its module (spacy_attn.corpus_patch) patches spaCy's
-# Corpus when used, so only a config that names it imports it, through its
-# entry point.
+# legacy), the factories, the scorers, the readers, the batchers and the
+# optimizer. Not the pair-carrying callback: its module
+# (spacy_attn.corpus_patch) patches spaCy's Corpus when used, so only a config
+# that names it imports it, through its entry point.
 from . import (  # noqa: F401
+    group_batches,
     layers,
     legacy,
     optimizers,

@@ -52,7 +52,7 @@ REGISTERED = {
         "spacy-attn.start_weights.v1",
         "spacy-attn.freeze_weights.v1",
     ],
-    "spacy_batchers": ["spacy-attn.batch_by_length.v1"],
+    "spacy_batchers": ["spacy-attn.batch_by_length.v1", "spacy-attn.batch_by_group.v1"],
     "spacy_loggers": ["spacy-attn.TimedLogger.v1"],
 }
 

@@ -21,10 +21,12 @@ from ..layers.soft_alignment import (
 from ..lexical import IdfCounter
 from ..pairs import DEFAULT_PAIR_KEY, get_pair_bounds, renamed_pair_key
 from ..scorers import group_id, pair_classifier_score  # noqa: F401  (re-exported by spacy_attn.pipeline)
+from .base import LossFunction
 from .classifier import AttnClassifier, ClassWeights, unscale_from_threshold
 from .defaults import default_tok2vec_config
 from .lexical_weight import interpolate, pick_weight
 from .pair_input import PairInputMixin
+from .ranking_loss import group_softmax_loss
 
 DEFAULT_PAIR_MODEL = """
 [model]
@@ -50,6 +52,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_PAIR_MODEL)["model"]
         "threshold": 0.5,
         "class_weights": None,
         "lexical_weight": 0.0,
+        "ranking_loss": 0.0,
         "scorer": {"@scorers": "spacy-attn.pair_classifier_scorer.v1"},
     },
     default_score_weights={
@@ -70,6 +73,7 @@ def make_pair_classifier(
     scorer: Optional[Callable],
     class_weights: ClassWeights = None,
     lexical_weight: Optional[float] = 0.0,
+    ranking_loss: float = 0.0,
     span_key: Optional[str] = None,
 ) -> "PairClassifier":
     """Create an ``attn_pair_classifier``: a text-pair classifier (NLI,
@@ -92,6 +96,12 @@ def make_pair_classifier(
         chosen on dev by ``spacy train`` (the best MAP of a grid, for
         grouped pairs), saved with the pipeline (docs/pair_classifier.md,
         "IDF features and BM25").
+    ranking_loss (float): The weight of a listwise loss added to the
+        pointwise one while training: the candidates of each group (query)
+        compete in one softmax (``pipeline.ranking_loss``). It needs group
+        ids (``group_col``) and batches of whole groups
+        (``spacy-attn.batch_by_group.v1``); 0: off (docs/pair_classifier.md,
+        "Ranking loss").
     span_key (Optional[str]): The old name of ``pair_key``, read from
         configs of pipelines trained before the rename (with a
         ``DeprecationWarning``); leave it unset (``null``).
@@ -105,6 +115,7 @@ def make_pair_classifier(
         threshold=threshold,
         class_weights=class_weights,
         lexical_weight=lexical_weight,
+        ranking_loss=ranking_loss,
         scorer=scorer,
     )
 
@@ -129,6 +140,7 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         threshold: float = 0.5,
         class_weights: ClassWeights = None,
         lexical_weight: Optional[float] = 0.0,
+        ranking_loss: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component.
@@ -144,12 +156,17 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         lexical_weight (Optional[float]): The weight of BM25 in a binary
             model's score; None: chosen on dev while training (see
             ``make_pair_classifier``).
+        ranking_loss (float): The weight of the listwise loss (see
+            ``make_pair_classifier``).
         scorer (Optional[Callable]): Scoring function.
         """
+        if ranking_loss < 0:
+            raise ValueError(f"ranking_loss must be 0 or more, not {ranking_loss}.")
         settings = {
             "pair_key": pair_key,
             "lexical_weight": float(lexical_weight or 0.0),
             "pick_lexical_weight": lexical_weight is None,
+            "ranking_loss": float(ranking_loss),
         }
         super().__init__(
             vocab,
@@ -179,6 +196,31 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         probs[:, j] = interpolate(probs[:, j], bm25, weight)
         probs[:, 1 - j] = 1.0 - probs[:, j]
         return self.model.ops.asarray2f(cast(Floats2d, probs))
+
+    def _update_loss(
+        self, examples: List[Example], losses: Dict[str, float]
+    ) -> Optional[LossFunction]:
+        """The pointwise loss, plus ``ranking_loss`` times the listwise one
+        of a binary model's groups (``group_softmax_loss``)."""
+        pointwise = super()._update_loss(examples, losses)
+        weight = float(self.cfg.get("ranking_loss", 0.0))
+        if pointwise is None or not weight or not self.is_binary:
+            return pointwise
+        ops = self.model.ops
+
+        def loss_function(scores: Floats2d) -> Tuple[Any, Floats2d]:
+            loss, d_scores = pointwise(scores)
+            listwise, d_listwise = group_softmax_loss(
+                examples,
+                ops.to_numpy(scores),
+                labels=self.labels,
+                positive_label=cast(str, self.positive_label),
+                multi_label=self.multi_label,
+            )
+            d_extra = ops.asarray2f(cast(Floats2d, weight * d_listwise))
+            return loss + weight * listwise, d_scores + d_extra
+
+        return loss_function
 
     def _lexical_layer(self) -> Model:
         if not self.model.has_ref("lexical_scores"):
