@@ -44,12 +44,16 @@ def grouped_examples(nlp):
     return examples
 
 
-def v6_pipeline(lexical_weight=0.0, **settings):
+def v6_pipeline(lexical_weight=0.0, *, component=(), **settings):
+    """A small v6 pair classifier initialized on ``grouped_examples``
+    (``component``: more settings of the component, ``settings``: of the
+    model)."""
     nlp = spacy.blank("en")
     config = pair_config("tok2vec", hidden=16)
     config["model"]["@architectures"] = "spacy-attn.DecomposableAttention.v6"
     config["model"].update(settings)
     config["lexical_weight"] = lexical_weight
+    config.update(component)
     fix_random_seed(0)
     nlp.add_pipe("attn_pair_classifier", config=config)
     examples = grouped_examples(nlp)

@@ -87,20 +87,9 @@ def test_loss_is_zero_without_a_group_to_rank(nlp):
 
 
 def pipeline(ranking_loss):
-    from thinc.api import fix_random_seed
+    from .test_idf_features import v6_pipeline
 
-    from .test_idf_features import grouped_examples
-    from .util import pair_config
-
-    nlp = spacy.blank("en")
-    config = pair_config("tok2vec", hidden=16)
-    config["ranking_loss"] = ranking_loss
-    fix_random_seed(0)
-    nlp.add_pipe("attn_pair_classifier", config=config)
-    examples = grouped_examples(nlp)
-    fix_random_seed(0)
-    nlp.initialize(lambda: examples)
-    return nlp, examples
+    return v6_pipeline(component={"ranking_loss": ranking_loss})
 
 
 def test_update_adds_the_weighted_listwise_loss():
