@@ -271,14 +271,10 @@ def add_sentence_selection(
         }
         for n in lexical.ADDED
     }
-    listed = [{"system": n, **e} for n, e in systems.items() if n not in new]
-    at = [r["system"] for r in listed].index(sentence_selection.BASELINE) + 1
-    order = (
-        [r["system"] for r in listed[:at]]
-        + list(new)
-        + [r["system"] for r in listed[at:]]
-    )
-    results["systems"] = {n: new.get(n) or systems[n] for n in order}
+    rows_of = [{"system": n, **e} for n, e in systems.items()]
+    new_rows = [{"system": n, **e} for n, e in new.items()]
+    placed = lexical.with_rows(rows_of, new_rows, after=sentence_selection.BASELINE)
+    results["systems"] = {r.pop("system"): r for r in placed}
     return used
 
 
@@ -295,9 +291,7 @@ def add_distill(results: Dict[str, Any], scored: Scored, name: str) -> Settings:
     computed = {"acc": binned[lexical.OVERLAP]["pair_acc"]}
     lexical.check_overlap(name, recorded, computed, ("acc",))
     new = [distill.row(n + distill.BINNED, binned[n]) for n in lexical.ADDED]
-    kept = [r for r in rows if r["system"] not in {r["system"] for r in new}]
-    at = kept.index(recorded) + 1
-    results["rows"] = kept[:at] + new + kept[at:]
+    results["rows"] = lexical.with_rows(rows, new, after=distill.OVERLAP_ROW)
     source = machine.relative(data["train"])
     return {"SICK test": lexical_settings(idf, source=source)}
 

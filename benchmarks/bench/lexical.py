@@ -125,17 +125,18 @@ def with_rows(
     new: List[Dict[str, Any]],
     key: str = "system",
     where: Callable[[Dict[str, Any]], bool] = lambda r: True,
+    after: str = OVERLAP,
 ) -> List[Dict[str, Any]]:
-    """``rows`` with ``new`` right after the word-overlap row (of the rows
-    ``where`` selects; replacing rows of the same names there from an
-    earlier run of this). A new row of a name already there (word overlap,
-    the majority class) replaces it in place."""
+    """``rows`` with ``new`` right after the word-overlap row (the row named
+    ``after``, of the rows ``where`` selects; replacing rows of the same
+    names there from an earlier run of this). A new row of a name already
+    there (word overlap, the majority class) replaces it in place."""
     by_name = {r[key]: r for r in new}
     out = [by_name.get(r[key], r) if where(r) else r for r in rows]
     placed = {r[key] for r in out if where(r)} & set(by_name)
     names = {r[key] for r in new if r[key] not in placed}
     kept = [r for r in out if not (where(r) and r[key] in names)]
-    at = next(i for i, r in enumerate(kept) if where(r) and r[key] == OVERLAP) + 1
+    at = next(i for i, r in enumerate(kept) if where(r) and r[key] == after) + 1
     return kept[:at] + [r for r in new if r[key] in names] + kept[at:]
 
 
