@@ -48,9 +48,7 @@ def loss_of(egs, logits):
     """The loss of two-way softmax logits, as the component would see them."""
     e = numpy.exp(logits - logits.max(axis=1, keepdims=True))
     probs = e / e.sum(axis=1, keepdims=True)
-    return group_softmax_loss(
-        egs, probs, labels=LABELS, positive_label="yes", multi_label=False
-    )
+    return group_softmax_loss(egs, probs, labels=LABELS, positive_label="yes")
 
 
 def test_loss_is_a_softmax_over_each_group_with_its_gradient(nlp):
@@ -82,7 +80,6 @@ def test_loss_is_zero_without_a_group_to_rank(nlp):
             numpy.full((2, 3), 1 / 3),
             labels=["no", "yes", "maybe"],
             positive_label="yes",
-            multi_label=False,
         )
 
 
@@ -105,7 +102,6 @@ def test_update_adds_the_weighted_listwise_loss():
         pipe.model.ops.to_numpy(scores),
         labels=pipe.labels,
         positive_label="yes",
-        multi_label=False,
     )
     assert listwise > 0
     base = plain.update(examples, drop=0.0)["attn_pair_classifier"]

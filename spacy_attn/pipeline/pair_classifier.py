@@ -215,7 +215,6 @@ class PairClassifier(PairInputMixin, AttnClassifier):
                 ops.to_numpy(scores),
                 labels=self.labels,
                 positive_label=cast(str, self.positive_label),
-                multi_label=self.multi_label,
             )
             d_extra = ops.asarray2f(cast(Floats2d, weight * d_listwise))
             return loss + weight * listwise, d_scores + d_extra

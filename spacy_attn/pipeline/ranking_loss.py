@@ -4,12 +4,12 @@ in one softmax (Cao et al. 2007, ListNet with a one-hot target; Wang & Jiang
 row alone; this one only asks that the query's answers score above its
 other candidates, which is what MAP rewards."""
 
-from typing import Any, Dict, Hashable, List, Sequence, Tuple
+from typing import Dict, Hashable, List, Sequence, Tuple
 
 import numpy
 from spacy.training import Example
 
-from ..pairs import GROUP_ID_KEY
+from ..scorers import group_id
 
 EPS = 1e-8
 
@@ -20,7 +20,6 @@ def group_softmax_loss(
     *,
     labels: Sequence[str],
     positive_label: str,
-    multi_label: bool,
 ) -> Tuple[float, numpy.ndarray]:
     """The listwise loss of a batch and its gradient with respect to the
     output layer's logits (what ``get_loss`` returns for the pointwise loss).
@@ -32,14 +31,18 @@ def group_softmax_loss(
     none). Rows without a group or gold label take no part.
 
     examples (Sequence[Example]): The batch, in the order of ``scores``.
-    scores (numpy.ndarray): (n, K) probabilities, K = len(labels): a
-        softmax over two exclusive labels, or one sigmoid per label.
+    scores (numpy.ndarray): (n, 2) probabilities, a softmax over two
+        exclusive labels (what ``AttnClassifier.is_binary`` means).
     labels (Sequence[str]): The component's labels.
     positive_label (str): The positive label (one of ``labels``).
-    multi_label (bool): Whether ``scores`` are independent sigmoids.
-    RETURNS (Tuple[float, numpy.ndarray]): The loss and (n, K) d_logits.
+    RETURNS (Tuple[float, numpy.ndarray]): The loss and (n, 2) d_logits.
+    RAISES (ValueError): Unless there are two labels.
     """
     labels = list(labels)
+    if len(labels) != 2:
+        raise ValueError(
+            f"The ranking loss needs two exclusive labels; this component has {labels}."
+        )
     pos = labels.index(positive_label)
     p = numpy.clip(scores[:, pos].astype("float64"), EPS, 1.0 - EPS)
     # log-odds of the positive label; for a two-way softmax this is the
@@ -59,14 +62,7 @@ def group_softmax_loss(
         return 0.0, d_logits
     d_z /= len(groups)
     d_logits[:, pos] = d_z
-    if not multi_label:
-        neg = [i for i in range(len(labels)) if i != pos]
-        if len(neg) != 1:
-            raise ValueError(
-                f"The ranking loss needs two exclusive labels or one sigmoid "
-                f"per label; this component has {labels}."
-            )
-        d_logits[:, neg[0]] = -d_z
+    d_logits[:, 1 - pos] = -d_z
     return loss / len(groups), d_logits
 
 
@@ -76,7 +72,7 @@ def _groups_with_both(
     """(row indices, gold 0/1 per row) of each group with both kinds."""
     found: Dict[Hashable, Tuple[List[int], List[float]]] = {}
     for i, eg in enumerate(examples):
-        group: Any = eg.reference.user_data.get(GROUP_ID_KEY)
+        group = group_id(eg.reference)
         gold = eg.reference.cats.get(positive_label)
         if group is None or gold is None:
             continue
