@@ -12,6 +12,7 @@ from spacy_attn.pairs import GROUP_ID_KEY
 from spacy_attn.pipeline.ranking_loss import group_softmax_loss
 
 LABELS = ["no", "yes"]
+LABELS3 = ["entailment", "neutral", "contradiction"]
 
 
 def example(nlp, group, gold):
@@ -109,3 +110,18 @@ def test_update_adds_the_weighted_listwise_loss():
     assert both == pytest.approx(base + 2.0 * listwise, rel=1e-4)
     with pytest.raises(ValueError, match="ranking_loss must be 0 or more"):
         pipeline(-1.0)
+
+
+def test_ranking_loss_on_a_three_way_classifier_fails_loudly():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("attn_pair_classifier", config={"ranking_loss": 1.0})
+    examples = []
+    for i, label in enumerate(["entailment", "neutral", "contradiction"]):
+        doc = make_pair(nlp, f"a premise {i}", "a hypothesis")
+        doc.user_data[GROUP_ID_KEY] = "q1"
+        doc.cats = {name: float(name == label) for name in LABELS3}
+        examples.append(Example(doc.copy(), doc))
+    nlp.initialize(lambda: examples)
+    assert not pipe.is_binary
+    with pytest.raises(ValueError, match="not a binary classifier"):
+        nlp.update(examples)

@@ -99,9 +99,10 @@ def make_pair_classifier(
     ranking_loss (float): The weight of a listwise loss added to the
         pointwise one while training: the candidates of each group (query)
         compete in one softmax (``pipeline.ranking_loss``). It needs group
-        ids (``group_col``) and batches of whole groups
-        (``spacy-attn.batch_by_group.v1``); 0: off (docs/pair_classifier.md,
-        "Ranking loss").
+        ids (``group_col``), batches of whole groups
+        (``spacy-attn.batch_by_group.v1``) and a binary classifier (two
+        exclusive labels, one positive; else ``update`` raises); 0: off
+        (docs/pair_classifier.md, "Ranking loss").
     span_key (Optional[str]): The old name of ``pair_key``, read from
         configs of pipelines trained before the rename (with a
         ``DeprecationWarning``); leave it unset (``null``).
@@ -204,8 +205,18 @@ class PairClassifier(PairInputMixin, AttnClassifier):
         of a binary model's groups (``group_softmax_loss``)."""
         pointwise = super()._update_loss(examples, losses)
         weight = float(self.cfg.get("ranking_loss", 0.0))
-        if pointwise is None or not weight or not self.is_binary:
+        if pointwise is None or not weight:
             return pointwise
+        if not self.is_binary:
+            # Silently training without the loss the config asks for would
+            # make a run look like it measured something it did not.
+            raise ValueError(
+                f"'{self.name}' has ranking_loss {weight} but is not a binary "
+                f"classifier (labels {list(self.labels)}, positive label "
+                f"{self.positive_label!r}): the listwise loss ranks each "
+                f"group's rows by P(positive label). Set ranking_loss = 0, or "
+                f"train two exclusive labels with a positive_label."
+            )
         ops = self.model.ops
 
         def loss_function(scores: Floats2d) -> Tuple[Any, Floats2d]:
