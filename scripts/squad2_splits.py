@@ -1,6 +1,6 @@
 """SQuAD 2.0-style splits for span QA that may answer "no answer".
 
-    python scripts/squad2_splits.py corpus/squad2 --mirror ../shared/data
+    python scripts/squad2_splits.py corpus/squad2 --mirror ../shared/data [--docbin]
 
 With the official SQuAD 2.0 train file (``spacy project assets`` puts it at
 ``assets/squad2/train-v2.0.json``; sha256 checked) the model trains on SQuAD
@@ -32,7 +32,13 @@ above chance (benchmarks/results/squad2_curve.md).
   mirror's rebuild: 11,873 questions, 5,945 unanswerable), scored with the
   official SQuAD 2.0 metric.
 * ``manifest.json``: protocol, sources and sha256, seed, rates, counts,
-  held-out titles.
+  held-out titles, the files written.
+* With --docbin, a ``.spacy`` DocBin beside the JSON of every split (or of
+  those --docbin-splits names), tokenized once in --n-process processes by
+  ``spacy_attn.squad.squad_to_docbin``: the gold QA docs the readers
+  (``spacy-attn.SquadCorpus.v1`` / ``v4``) build from the JSON, an
+  unanswerable question's with an empty answers group; the alignment counts
+  go into the manifest. The workflow's training steps read these.
 """
 
 import argparse
@@ -42,7 +48,7 @@ import math
 import random
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from data_mirror import DataError, Mirror, checked_file, sha256
 
@@ -55,6 +61,8 @@ TRAIN_ASSET = "squad/train-v1.1.json"
 TRAIN2_ASSET = "squad2/train-v2.0.json"
 DEV2_ASSET = "squad2/dev-v2.0.json"
 DEV2_MIRROR = "squad2/dev-v2.0.rebuilt.json.gz"
+# The files written, in order (each ``{split}.json``; ``.spacy`` with --docbin).
+SPLITS = ("train", "heldout", "train_spans", "heldout_spans", "test")
 # sha256 of the official files (as published with the loaders that fetch them,
 # e.g. ParlAI's SQuAD2 build and the Hugging Face squad loader).
 OFFICIAL_SHA256 = {
@@ -108,7 +116,31 @@ def asset(assets: Path, name: str) -> Optional[Path]:
     return checked_file(path, OFFICIAL_SHA256[name]) if path.exists() else None
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def write_docbins(
+    out: Path, splits: List[str], *, lang: str = "en", n_process: int = 1
+) -> Dict[str, Any]:
+    """Tokenize the named splits' JSON once into ``{split}.spacy`` beside it
+    (gold QA docs, unanswerable questions with an empty answers group, as
+    ``spacy-attn.SquadCorpus.v1`` / ``v4`` read them), in ``n_process``
+    processes. RETURNS (Dict[str, Any]): The alignment counts by split."""
+    from spacy_attn.squad import squad_to_docbin
+
+    alignment = {}
+    for split in splits:
+        stats = squad_to_docbin(
+            out / f"{split}.json",
+            out / f"{split}.spacy",
+            lang=lang,
+            n_process=n_process,
+        )
+        alignment[split] = {
+            k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"
+        }
+    return alignment
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``main``."""
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -119,7 +151,76 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--dev-fraction", type=float, default=0.05)
     p.add_argument("--negative-rate", type=float, default=0.5)
     p.add_argument("--heldout-negative-rate", type=float, default=1.0)
+    p.add_argument(
+        "--docbin", action="store_true", help=f"also write {{{','.join(SPLITS)}}}.spacy"
+    )
+    p.add_argument("--lang", default="en", help="tokenizer language for --docbin")
+    p.add_argument(
+        "--docbin-splits",
+        default=None,
+        help="with --docbin, only these splits, comma-separated "
+        "(e.g. train_spans,heldout_spans,train,heldout)",
+    )
+    p.add_argument(
+        "--n-process", type=int, default=1, help="processes tokenizing --docbin"
+    )
+    return p
+
+
+def splits_of(
+    args: argparse.Namespace, train_path: Path, official_train: bool
+) -> Tuple[Dict[str, List[Dict[str, Any]]], Dict[str, Any]]:
+    """The articles of the train / held-out splits (and their answerable
+    questions alone, ``*_spans``) and the manifest's protocol and counts."""
+    train, heldout = held_out_split(
+        load_squad_json(train_path)["data"],
+        dev_fraction=args.dev_fraction,
+        seed=args.seed,
+    )
+    # Stage one of the workflow reads the answerable questions alone.
+    train_spans, heldout_spans = answerable_only(train), answerable_only(heldout)
+    if official_train:
+        # SQuAD 2.0's own (adversarial) unanswerable questions: none built.
+        train_counts, heldout_counts = question_counts(train), question_counts(heldout)
+        info: Dict[str, Any] = {
+            "protocol": "squad2-official",
+            "note": "SQuAD 2.0 train and its own unanswerable questions.",
+        }
+    else:
+        train, train_counts = add_unanswerable(
+            train, rate=args.negative_rate, seed=args.seed
+        )
+        heldout, heldout_counts = add_unanswerable(
+            heldout, rate=args.heldout_negative_rate, seed=args.seed
+        )
+        info = {
+            "protocol": "squad2-built-negatives",
+            "note": "Unanswerable train/held-out questions are v1.1 questions asked "
+            "of another paragraph of their article: easier than SQuAD 2.0's "
+            "adversarial ones.",
+        }
+    splits = {
+        "train": train,
+        "heldout": heldout,
+        "train_spans": train_spans,
+        "heldout_spans": heldout_spans,
+    }
+    info["counts"] = {
+        "train": train_counts,
+        "heldout": heldout_counts,
+        "train_spans": question_counts(train_spans),
+        "heldout_spans": question_counts(heldout_spans),
+    }
+    return splits, info
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    p = parser()
     args = p.parse_args(argv)
+    docbin_splits = args.docbin_splits.split(",") if args.docbin_splits else SPLITS
+    unknown = sorted(set(docbin_splits) - set(SPLITS))
+    if unknown:
+        p.error(f"--docbin-splits: no split {unknown}; the splits are {SPLITS}")
     mirror = Mirror.from_setting(args.mirror)
     try:
         train2_path = asset(args.assets, TRAIN2_ASSET)
@@ -129,48 +230,23 @@ def main(argv: Optional[List[str]] = None) -> None:
         dev_path = asset(args.assets, DEV2_ASSET) or mirror.get(DEV2_MIRROR)
     except DataError as err:
         sys.exit(f"Error: {err}")
-    train, heldout = held_out_split(
-        load_squad_json(train_path)["data"],
-        dev_fraction=args.dev_fraction,
-        seed=args.seed,
-    )
-    # Stage one of the workflow reads the answerable questions alone.
-    train_spans, heldout_spans = answerable_only(train), answerable_only(heldout)
-    if train2_path is not None:
-        # SQuAD 2.0's own (adversarial) unanswerable questions: none built.
-        protocol = "squad2-official"
-        train_counts, heldout_counts = question_counts(train), question_counts(heldout)
-        note = "SQuAD 2.0 train and its own unanswerable questions."
-    else:
-        protocol = "squad2-built-negatives"
-        train, train_counts = add_unanswerable(
-            train, rate=args.negative_rate, seed=args.seed
-        )
-        heldout, heldout_counts = add_unanswerable(
-            heldout, rate=args.heldout_negative_rate, seed=args.seed
-        )
-        note = (
-            "Unanswerable train/held-out questions are v1.1 questions asked "
-            "of another paragraph of their article: easier than SQuAD 2.0's "
-            "adversarial ones."
-        )
+    official_train = train2_path is not None
+    splits, info = splits_of(args, train_path, official_train)
     dev_source = "official" if dev_path.name == Path(DEV2_ASSET).name else "rebuilt"
     out = args.output
-    write_json({"version": "v2.0", "data": train}, out / "train.json")
-    write_json({"version": "v2.0", "data": heldout}, out / "heldout.json")
-    write_json({"version": "v2.0", "data": train_spans}, out / "train_spans.json")
-    write_json({"version": "v2.0", "data": heldout_spans}, out / "heldout_spans.json")
+    for name, articles in splits.items():
+        write_json({"version": "v2.0", "data": articles}, out / f"{name}.json")
     # The official bytes (ungzipped): test.json's sha256 is the source's.
     opener = gzip.open if dev_path.suffix == ".gz" else open
     with opener(dev_path, "rb") as f:
         (out / "test.json").write_bytes(f.read())
     manifest = {
-        "protocol": protocol,
+        "protocol": info["protocol"],
         "seed": args.seed,
         "dev_fraction": args.dev_fraction,
-        "negative_rate": args.negative_rate if train2_path is None else None,
+        "negative_rate": None if official_train else args.negative_rate,
         "heldout_negative_rate": (
-            args.heldout_negative_rate if train2_path is None else None
+            None if official_train else args.heldout_negative_rate
         ),
         "train_source": "rebuilt" if train_path.suffix == ".gz" else "official",
         "test_source": dev_source,
@@ -178,13 +254,17 @@ def main(argv: Optional[List[str]] = None) -> None:
             "squad_train": {"path": str(train_path), "sha256": sha256(train_path)},
             "squad2_dev": {"path": str(dev_path), "sha256": sha256(dev_path)},
         },
-        "train": train_counts,
-        "heldout": heldout_counts,
-        "train_spans": question_counts(train_spans),
-        "heldout_spans": question_counts(heldout_spans),
-        "heldout_titles": sorted(a["title"] for a in heldout),
-        "note": f"{note} test.json is SQuAD 2.0 dev ({dev_source}).",
+        **info["counts"],
+        "heldout_titles": sorted(a["title"] for a in splits["heldout"]),
+        "note": f"{info['note']} test.json is SQuAD 2.0 dev ({dev_source}).",
+        "files": {name: f"{name}.json" for name in SPLITS},
     }
+    if args.docbin:
+        chosen = [s for s in SPLITS if s in docbin_splits]
+        manifest["alignment"] = write_docbins(
+            out, chosen, lang=args.lang, n_process=args.n_process
+        )
+        manifest["files"].update({f"{s}_docbin": f"{s}.spacy" for s in chosen})
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(json.dumps({k: manifest[k] for k in ("train", "heldout")}, indent=2))
 

@@ -324,6 +324,7 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     import spacy
     import torch
 
+    from spacy_attn.squad import squad_to_docbin
     from spacy_attn.squad.negatives import add_unanswerable
 
     from .util import squad_dev
@@ -342,6 +343,11 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     ):
         data = {"version": "v2.0", "data": articles}
         (corpus / f"{name}.json").write_text(json.dumps(data))
+        # As prepare-squad2 writes them: the training steps read the .spacy
+        # (the JSON left only where threshold-squad2 reads it).
+        squad_to_docbin(corpus / f"{name}.json", corpus / f"{name}.spacy")
+        if name != "heldout":
+            (corpus / f"{name}.json").unlink()
     vec = spacy.blank("en")
     vec.vocab.reset_vectors(width=16)
     rng = numpy.random.default_rng(0)

@@ -97,9 +97,10 @@ def create_squad_corpus_reader(
 class SquadCorpus(FileCorpus):
     """Iterate over QA ``Example``s from a SQuAD-format file or a DocBin.
 
-    The aligned gold docs are built once (alignment counts logged once) and
-    copied for every pass: ``spacy train`` calls the reader every epoch. The
-    predicted docs carry the pair spans but no answers.
+    The aligned gold docs are built (JSON; alignment counts logged once) or
+    decoded (DocBin) once and copied for every pass: ``spacy train`` calls
+    the reader every epoch and at every evaluation. The predicted docs carry
+    the pair spans but no answers.
     """
 
     def __init__(
@@ -125,6 +126,15 @@ class SquadCorpus(FileCorpus):
         # Gold docs are bound to a vocab: rebuild for another pipeline.
         if self._docs is None or self._vocab is not nlp.vocab:
             assert self.path is not None  # __call__ returns first without a path
+            if is_docbin_name(self.path):
+                # Decoded and sampled once too: the dev reader is called at
+                # every evaluation (a 1,000-question sample of a 9,434-doc
+                # DocBin: 2.4 s a call decoded afresh, 0.2 s copied).
+                self._docs = self.sample(list(read_docbin(self.path, nlp.vocab)))
+                for reference in self._docs:
+                    upgrade_pair(reference, self.pair_key)  # DocBins of 0.1
+                self._vocab = nlp.vocab
+                return self._docs
             examples, self.stats = read_squad(
                 self.path,
                 nlp,
@@ -162,19 +172,10 @@ class SquadCorpus(FileCorpus):
     def __call__(self, nlp: Language) -> Iterator[Example]:
         if self.path is None:
             return
-        if is_docbin_name(self.path):
-            yield from self._read_docbin(nlp)
-            return
         for reference in self._references(nlp):
             yield Example(
                 without_answers(reference, self.answers_key), reference.copy()
             )
-
-    def _read_docbin(self, nlp: Language) -> Iterator[Example]:
-        assert self.path is not None  # __call__ returns first without a path
-        for reference in self.sample(list(read_docbin(self.path, nlp.vocab))):
-            upgrade_pair(reference, self.pair_key)  # DocBins of spacy-attn 0.1
-            yield Example(without_answers(reference, self.answers_key), reference)
 
 
 @registry.readers("spacy-attn.SquadCorpus.v4")
@@ -228,11 +229,13 @@ def create_squad_corpus_reader_v4(
         and the pass number: a new order on every pass.
     seed (int): The seed of the shuffles and of ``build_unanswerable``.
     build_unanswerable (float): Unanswerable questions per answerable one,
-        0-1 (0: none).
+        0-1 (0: none). JSON input only (a DocBin's docs do not keep the
+        articles and paragraphs they are drawn from).
     cache (bool): Keep the gold docs after the first pass.
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader; its
         ``stats`` (a ``SquadStats``) are those of its first complete pass.
-    RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1.
+    RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1, or
+        is set for a DocBin.
     RAISES (CorpusFormatError): As v1's (the questions are read when the
         reader is made; ``SquadCorpus.check``).
 
@@ -262,11 +265,22 @@ def checked_stream(
     ``SquadCorpusStream`` of their settings, its file checked now (one line
     under ``spacy train``).
 
-    RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1.
+    RAISES (ValueError): If ``build_unanswerable`` is not a rate, 0-1, or
+        is set for a DocBin.
     RAISES (CorpusFormatError): As ``SquadCorpus.check``.
     """
     if not 0.0 <= build_unanswerable <= 1.0:
         raise ValueError(f"build_unanswerable is a rate, 0-1: {build_unanswerable}")
+    if build_unanswerable and path is not None and is_docbin_name(Path(path)):
+        # The questions are built from the JSON's articles and paragraphs,
+        # which a DocBin's docs do not keep: it would be ignored.
+        raise ValueError(
+            f"build_unanswerable ({build_unanswerable}) reads SQuAD JSON, and "
+            f"{path} is a DocBin: read the JSON, or build the unanswerable "
+            f"questions into the file before tokenizing it (squad.negatives."
+            f"with_unanswerable; scripts/squad2_splits.py does for the squad2 "
+            f"workflow) and set build_unanswerable = 0."
+        )
     one_line_corpus_errors()
     corpus = SquadCorpusStream(path, build_unanswerable=build_unanswerable, **settings)
     corpus.check()
