@@ -8,11 +8,12 @@ import json
 import pytest
 import spacy
 import srsly
+from spacy.tokens import DocBin
 from spacy.training import Example
 from spacy.util import registry
 from thinc.api import fix_random_seed
 
-from spacy_attn.readers import read_docbin, write_docbin
+from spacy_attn.readers import TOKENIZER_ATTRS, read_docbin, write_docbin
 from spacy_attn.readers.formats import msgpack_hooks_looked_up_once
 from spacy_attn.squad import read_squad, squad_to_docbin
 
@@ -53,6 +54,12 @@ def test_squad_to_docbin_writes_what_read_squad_builds(tmp_path, squad_path, n_p
     counts = {k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"}
     assert {k: written.to_dict()[k] for k in counts} == counts
     assert written.questions == len(docs) > 100
+    # Only what a tokenizer sets is stored (DocBin's default is 13 columns);
+    # the docs above are the same nonetheless.
+    stored = DocBin().from_disk(out)
+    assert stored.attrs == DocBin(attrs=list(TOKENIZER_ATTRS)).attrs
+    assert len(stored.attrs) < len(DocBin().attrs)
+    assert all(tokens.shape[1] == len(TOKENIZER_ATTRS) for tokens in stored.tokens)
 
 
 def test_msgpack_hooks_are_restored_and_answer_the_same():

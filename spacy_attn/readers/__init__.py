@@ -6,6 +6,7 @@ from ..errors import CorpusFormatError
 from .columns import Columns, PairRow
 from .distill_corpus import DistillCorpus, create_distill_corpus_reader
 from .formats import (
+    TOKENIZER_ATTRS,
     detect_format,
     docbin_with_user_data,
     is_docbin_name,
@@ -20,6 +21,7 @@ from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
 
 __all__ = [
     "QUOTINGS",
+    "TOKENIZER_ATTRS",
     "Columns",
     "CorpusFormatError",
     "DistillCorpus",

@@ -17,7 +17,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from ..pairs import DEFAULT_PAIR_KEY
-from ..readers import docbin_with_user_data, write_docbin
+from ..readers import TOKENIZER_ATTRS, docbin_with_user_data, write_docbin
 from .align import make_qa_doc
 from .data import (
     DEFAULT_ANSWERS_KEY,
@@ -188,7 +188,7 @@ def squad_to_docbin(
             packed = pool.map(_docbin_chunk, chunks)
     else:
         packed = [_docbin_chunk(chunk) for chunk in chunks]
-    docbin = DocBin(store_user_data=True)
+    docbin = DocBin(attrs=list(TOKENIZER_ATTRS), store_user_data=True)
     for data, chunk_stats in packed:
         docbin.merge(DocBin(store_user_data=True).from_bytes(data))
         _add_counts(stats, chunk_stats)
@@ -217,7 +217,8 @@ def _docbin_chunk(
         )
         for question in questions
     )
-    return docbin_with_user_data(docs).to_bytes(), stats
+    # Only the tokenizer has seen these docs: three columns, not DocBin's 13.
+    return docbin_with_user_data(docs, attrs=TOKENIZER_ATTRS).to_bytes(), stats
 
 
 def _add_counts(total: SquadStats, part: SquadStats) -> None:
