@@ -4,6 +4,7 @@ and label map in the readers, one-line errors when the labels or the
 component do not fit."""
 
 import json
+import shutil
 
 import numpy
 import pytest
@@ -334,3 +335,29 @@ def assert_lexical_model(model):
     assert model["lexical_features"] is True
     assert model["idf_features"] is False
     assert (model["bm25_k1"], model["bm25_b"]) == (1.2, 0.75)
+
+
+def _start_trained_at(start, tmp_path, learn_rate):
+    """A copy of ``start`` whose config says it was trained at ``learn_rate``
+    (as a transformer start is, at 5e-5)."""
+    copied = tmp_path / "start_lr"
+    shutil.copytree(start, copied)
+    config = load_config(copied / "config.cfg")
+    config["training"]["optimizer"]["learn_rate"] = learn_rate
+    config.to_disk(copied / "config.cfg")
+    return copied
+
+
+@pytest.mark.parametrize("new_head", [False, True])
+def test_fine_tuning_keeps_the_starts_optimizer(start, tmp_path, new_head):
+    copied = _start_trained_at(start, tmp_path, 5e-05)
+    cfg = tmp_path / "ft.cfg"
+    flags = ["--new-head"] if new_head else []
+    result = run(
+        "init-config", cfg, "--binary", "--positive-label", "yes", *COLS,
+        "--init-from", copied, *flags,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = load_config(cfg)["training"]["optimizer"]
+    assert written == load_config(copied / "config.cfg")["training"]["optimizer"]
+    assert written["learn_rate"] == 5e-05

@@ -3,6 +3,7 @@ weights (``init-config --init-from PIPELINE``), with spaCy's own mechanism
 (``source``): its components, their weights, labels and settings, and its
 vectors. One mechanism for every task (a pair classifier, a span-QA model)."""
 
+import copy
 import re
 import shlex
 from typing import Any, Dict, List, Optional, Tuple
@@ -82,6 +83,7 @@ def start_from(
     out["components"] = {n: {"source": init_from} for n in start.pipe_names}
     if start.vocab.vectors.shape[0]:
         out["paths"]["vectors"] = init_from
+    _start_optimizer(out, start)
     if label_map and task == "pair":
         for split in ("train", "dev"):
             out["corpora"][split]["label_map"] = dict(label_map)
@@ -156,6 +158,7 @@ def _new_head(
     out["components"][name]["model"]["nO"] = None  # from the user's labels
     if start.vocab.vectors.shape[0]:
         out["paths"]["vectors"] = init_from
+    _start_optimizer(out, start)
     out["initialize"]["after_init"] = {
         "@callbacks": "spacy-attn.start_weights.v1",
         "path": init_from,
@@ -171,6 +174,17 @@ def _new_head(
         "(spacy-attn.start_weights.v1 at [initialize]), and its vectors.",
     )
     return out, lines
+
+
+def _start_optimizer(config: Config, start: Any) -> None:
+    """Fine-tune with the optimizer the start was trained with. Why: the
+    quickstart's optimizer is the one for the quickstart's own backbone
+    (Adam at 0.001 for GloVe or tok2vec), which wrecks a transformer start
+    trained at 5e-5; a start written before its pipeline kept a config
+    keeps the quickstart's."""
+    optimizer = start.config.get("training", {}).get("optimizer")
+    if optimizer:
+        config["training"]["optimizer"] = copy.deepcopy(dict(optimizer))
 
 
 def _check_labels(
@@ -241,7 +255,13 @@ def _fine_tuning_settings(training: Dict[str, Any]) -> None:
     # QA_FINE_TUNING into the config's [training] block.
     for key in ("max_steps", "eval_frequency", "patience"):
         training[key] = QA_FINE_TUNING[key]
-    training["optimizer"]["learn_rate"] = QA_FINE_TUNING["learn_rate"]
+    # Never above the start's own rate (a transformer start's is 5e-5); a
+    # schedule (a dict) is replaced by the measured constant rate.
+    start_rate = training["optimizer"].get("learn_rate")
+    rate = QA_FINE_TUNING["learn_rate"]
+    if isinstance(start_rate, (int, float)):
+        rate = min(rate, float(start_rate))
+    training["optimizer"]["learn_rate"] = rate
 
 
 def _built_unanswerable(corpora: Dict[str, Any]) -> None:
