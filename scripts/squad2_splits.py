@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from data_mirror import DataError, Mirror, checked_file, sha256
+from squad_splits import write_docbins, write_json
 
 from spacy_attn.qa_eval.no_answer_eval import subset_by_ids
 from spacy_attn.squad import load_squad_json
@@ -70,12 +71,6 @@ OFFICIAL_SHA256 = {
     TRAIN2_ASSET: "68dcfbb971bd3e96d5b46c7177b16c1a4e7d4bdef19fb204502738552dede002",
     DEV2_ASSET: "80a5225e94905956a6446d296ca1093975c4d3b3260f1d6c8f68bc2ab77182d8",
 }
-
-
-def write_json(data: Dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf8") as f:
-        json.dump(data, f, ensure_ascii=False)
 
 
 def held_out_split(
@@ -114,29 +109,6 @@ def asset(assets: Path, name: str) -> Optional[Path]:
     """The official file ``name`` under ``assets`` (sha256 checked), if there."""
     path = assets / name
     return checked_file(path, OFFICIAL_SHA256[name]) if path.exists() else None
-
-
-def write_docbins(
-    out: Path, splits: List[str], *, lang: str = "en", n_process: int = 1
-) -> Dict[str, Any]:
-    """Tokenize the named splits' JSON once into ``{split}.spacy`` beside it
-    (gold QA docs, unanswerable questions with an empty answers group, as
-    ``spacy-attn.SquadCorpus.v1`` / ``v4`` read them), in ``n_process``
-    processes. RETURNS (Dict[str, Any]): The alignment counts by split."""
-    from spacy_attn.squad import squad_to_docbin
-
-    alignment = {}
-    for split in splits:
-        stats = squad_to_docbin(
-            out / f"{split}.json",
-            out / f"{split}.spacy",
-            lang=lang,
-            n_process=n_process,
-        )
-        alignment[split] = {
-            k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"
-        }
-    return alignment
 
 
 def parser() -> argparse.ArgumentParser:

@@ -172,6 +172,32 @@ def write_json(data: Dict[str, Any], path: Path) -> None:
         json.dump(data, f, ensure_ascii=False)
 
 
+def write_docbins(
+    out: Path, splits: List[str], *, lang: str = "en", n_process: int = 1
+) -> Dict[str, Any]:
+    """Tokenize the named splits' JSON once into ``{split}.spacy`` beside it
+    (gold QA docs, an unanswerable question's with an empty answers group,
+    as ``spacy-attn.SquadCorpus.v1`` / ``v4`` read them), in ``n_process``
+    processes. Also used by squad2_splits.py.
+
+    RETURNS (Dict[str, Any]): The alignment counts by split.
+    """
+    from spacy_attn.squad import squad_to_docbin
+
+    alignment = {}
+    for split in splits:
+        stats = squad_to_docbin(
+            out / f"{split}.json",
+            out / f"{split}.spacy",
+            lang=lang,
+            n_process=n_process,
+        )
+        alignment[split] = {
+            k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"
+        }
+    return alignment
+
+
 def _shifts_train_dev(
     assets: Path,
     mirror: Mirror,
@@ -320,22 +346,11 @@ def make_splits(
         "sha256": {f"{s}.json": sha256(output_dir / f"{s}.json") for s in splits},
     }
     if docbin:
-        from spacy_attn.squad import squad_to_docbin
-
-        manifest["alignment"] = {}
-        for split in splits:
-            if docbin_splits is not None and split not in docbin_splits:
-                continue
-            stats = squad_to_docbin(
-                output_dir / f"{split}.json",
-                output_dir / f"{split}.spacy",
-                lang=lang,
-                n_process=n_process,
-            )
-            manifest["alignment"][split] = {
-                k: v for k, v in stats.to_dict().items() if k != "unaligned_examples"
-            }
-            manifest["files"][f"{split}_docbin"] = f"{split}.spacy"
+        chosen = [s for s in splits if docbin_splits is None or s in docbin_splits]
+        manifest["alignment"] = write_docbins(
+            output_dir, chosen, lang=lang, n_process=n_process
+        )
+        manifest["files"].update({f"{s}_docbin": f"{s}.spacy" for s in chosen})
     (output_dir / "manifest.json").write_text(
         json.dumps(manifest, indent=2) + "\n", encoding="utf8"
     )
