@@ -361,3 +361,16 @@ def test_fine_tuning_keeps_the_starts_optimizer(start, tmp_path, new_head):
     written = load_config(cfg)["training"]["optimizer"]
     assert written == load_config(copied / "config.cfg")["training"]["optimizer"]
     assert written["learn_rate"] == 5e-05
+
+
+def test_qa_fine_tuning_never_outpaces_the_starts_rate(tmp_path):
+    """QA fine-tuning's measured rate is capped at the start's own, and the
+    header states the rate the config holds."""
+    _qa_start(tmp_path)
+    start = _start_trained_at(tmp_path / "qa_start", tmp_path, 5e-05)
+    cfg = tmp_path / "ft.cfg"
+    result = run("init-config", cfg, "--task", "qa", "--init-from", start)
+    assert result.exit_code == 0, result.output
+    assert load_config(cfg)["training"]["optimizer"]["learn_rate"] == 5e-05
+    header = cfg.read_text().split("\n\n")[0]
+    assert "at learn rate 5e-05," in header

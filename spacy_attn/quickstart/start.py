@@ -104,7 +104,11 @@ def start_from(
         f"vectors{mapped}.",
     )
     if task == "qa":
-        lines = _qa_lines(lines, no_answer=no_answer)
+        lines = _qa_lines(
+            lines,
+            no_answer=no_answer,
+            learn_rate=out["training"]["optimizer"]["learn_rate"],
+        )
     return out, lines
 
 
@@ -274,13 +278,14 @@ def _built_unanswerable(corpora: Dict[str, Any]) -> None:
         reader["build_unanswerable"] = rate
 
 
-def _qa_lines(lines: List[str], *, no_answer: bool) -> List[str]:
-    """The header with the QA fine-tuning settings before "Next:" and the
+def _qa_lines(lines: List[str], *, no_answer: bool, learn_rate: float) -> List[str]:
+    """The header with the QA fine-tuning settings before "Next:" (the learn
+    rate as written: ``_fine_tuning_settings`` caps it at the start's) and the
     calibration step on DEV after training."""
     q = QA_FINE_TUNING
     settings = [
         f"Set for a few hundred questions: {q['max_steps']} steps at learn "
-        f"rate {q['learn_rate']:g}, dev every {q['eval_frequency']}, "
+        f"rate {learn_rate:g}, dev every {q['eval_frequency']}, "
         f"stopping after {q['patience']} without gain."
     ]
     if no_answer:
