@@ -32,7 +32,9 @@ NAMES = {
     "da_v4": "spacy-attn.DecomposableAttention.v4",
     "da_v5": "spacy-attn.DecomposableAttention.v5",
     "siamese_v1": "spacy-attn.SiameseSelfAttention.v1",
+    "dcn_v1": "spacy-attn.DynamicCoattention.v1",
     "dcn_v2": "spacy-attn.DynamicCoattention.v2",
+    "dcn_v3": "spacy-attn.DynamicCoattention.v3",
 }
 
 
