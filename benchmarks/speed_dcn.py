@@ -1,4 +1,4 @@
-"""Speed of ``attn_span_qa`` (``spacy-attn.DynamicCoattention.v1``) vs a bare
+"""Speed of ``attn_span_qa`` (``spacy-attn.DynamicCoattention.v4``) vs a bare
 PyTorch loop of the same torch module, and the wrapper overhead split into
 spaCy's floor and ours (the structure of ``speed.py``).
 

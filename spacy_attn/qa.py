@@ -60,7 +60,7 @@ def answer_questions(
         ``context[start_char:end_char] == text`` in the ORIGINAL context string
         (surrounding whitespace included), and ``score`` is the component's
         span probability (see ``SpanQA``). An empty context gives ``[]``.
-        A model that scores "no answer" (``DynamicCoattention.v2``) adds
+        A model that scores "no answer" (``DynamicCoattention.v4``) adds
         ``"no_answer": False`` and ``"no_answer_score"`` to each answer, and
         says "no answer" as the one entry ``{"text": "", "score":
         no_answer_score, "start_char": None, "end_char": None, "no_answer":
@@ -402,7 +402,8 @@ def _scored_answers(
             if answer[score] is None:
                 raise ValueError(
                     f"score={score!r} needs a model that scores 'no answer' "
-                    "(spacy-attn.DynamicCoattention.v2 or v3); use 'probability'."
+                    "(spacy-attn.DynamicCoattention.v4 with no_answer = true); "
+                    "use 'probability'."
                 )
             if score_threshold is not None and answer[score] < score_threshold:
                 continue

@@ -22,7 +22,7 @@ from .util import REPO, add_random_vectors
 # Where each architecture sits in a factory's default config.
 FACTORY_PATHS = {
     ("attn_pair_classifier", "spacy-attn.DecomposableAttention.v1"): ("model",),
-    ("attn_span_qa", "spacy-attn.DynamicCoattention.v1"): ("model",),
+    ("attn_span_qa", "spacy-attn.DynamicCoattention.v4"): ("model",),
     ("attn_doc_embedder", "spacy-attn.SelfAttentiveTextCat.v1"): ("model",),
     ("attn_doc_embedder", "spacy-attn.StructuredSelfAttention.v1"): (
         "model",
@@ -289,7 +289,7 @@ def test_dynamic_coattention_alone_in_span_qa():
     nlp = spacy.blank("en")
     nlp.add_pipe(
         "attn_span_qa",
-        config={"model": {"@architectures": "spacy-attn.DynamicCoattention.v1"}},
+        config={"model": {"@architectures": "spacy-attn.DynamicCoattention.v4"}},
     )
     _one_update(nlp, _qa_examples(nlp), "attn_span_qa")
 
@@ -297,7 +297,7 @@ def test_dynamic_coattention_alone_in_span_qa():
 def test_dynamic_coattention_alone_has_paper_settings():
     """From its name alone (no factory config merged in): the paper's sizes."""
     model = registry.resolve(
-        {"m": {"@architectures": "spacy-attn.DynamicCoattention.v1"}}
+        {"m": {"@architectures": "spacy-attn.DynamicCoattention.v4"}}
     )["m"]
     module = model.get_ref("coattention").shims[0]._model
     assert model.get_ref("tok2vec").get_dim("nO") == 96

@@ -267,7 +267,8 @@ def test_no_answer_qa_config(tmp_path, backbone):
     pipe = nlp.get_pipe("attn_span_qa")
     assert pipe.scores_no_answer and pipe.no_answer_threshold is None
     block = config["components"]["attn_span_qa"]
-    assert block["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v3"
+    assert block["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v4"
+    assert block["model"]["no_answer"] is True
     assert block["scorer"] == {"@scorers": "spacy-attn.squad2_scorer.v1"}
     text = path.read_text(encoding="utf8")
     assert "--task qa --backbone " + backbone + " --no-answer --cpu" in text
@@ -279,7 +280,8 @@ def test_no_answer_qa_config(tmp_path, backbone):
     # Without the flag the QA model is the paper's reader, which always answers.
     assert init_config(path, "--task", "qa").exit_code == 0
     plain = util.load_config(path)["components"]["attn_span_qa"]
-    assert plain["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v1"
+    assert plain["model"]["@architectures"] == "spacy-attn.DynamicCoattention.v4"
+    assert plain["model"]["no_answer"] is False
 
 
 @pytest.mark.slow  # ~40 s here: `spacy train` in a subprocess, then qa-threshold

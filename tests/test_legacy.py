@@ -221,6 +221,56 @@ def test_the_config_check_can_fail():
     )
 
 
+# -- DynamicCoattention.v4 serves both v1 and v3 -------------------------------
+
+
+@pytest.mark.parametrize("name,no_answer", [("dcn_v1", False), ("dcn_v3", True)])
+def test_dcn_v4_builds_the_model_of_v1_and_v3(name, no_answer):
+    """v4 with ``no_answer`` off builds v1's model, on v3's: a pipeline saved
+    with the old name, its model block renamed, takes the saved weights and
+    predicts the stored numbers."""
+    old = load(name)
+    config = old.config.copy()
+    model = config["components"]["attn_span_qa"]["model"]
+    model["@architectures"] = "spacy-attn.DynamicCoattention.v4"
+    model["no_answer"] = no_answer
+    nlp = spacy.util.load_model_from_config(config, validate=True)
+    nlp.get_pipe("attn_span_qa").from_bytes(old.get_pipe("attn_span_qa").to_bytes())
+    want = stored(name)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        got = make.predictions(nlp, "attn_span_qa", want["inputs"])
+    finally:
+        torch.set_num_threads(threads)
+    assert_close(got["raw"], want["raw"])
+    assert (got["raw"]["null_start"] is not None) is no_answer
+
+
+def test_the_dcn_check_can_fail():
+    """v3's weights in v4 without ``no_answer``: not the stored numbers."""
+    old = load("dcn_v3")
+    config = old.config.copy()
+    model = config["components"]["attn_span_qa"]["model"]
+    model["@architectures"] = "spacy-attn.DynamicCoattention.v4"
+    model["no_answer"] = False
+    nlp = spacy.util.load_model_from_config(config, validate=True)
+    nlp.get_pipe("attn_span_qa").from_bytes(old.get_pipe("attn_span_qa").to_bytes())
+    got = make.predictions(nlp, "attn_span_qa", stored("dcn_v3")["inputs"])
+    assert got["raw"]["null_start"] is None
+
+
+def test_every_qa_config_names_the_newest_version():
+    names = []
+    for path in sorted(CONFIGS.glob("*.cfg")):
+        text = path.read_text(encoding="utf8")
+        for old in ("v1", "v2", "v3"):
+            assert f'"spacy-attn.DynamicCoattention.{old}"' not in text, path.name
+        if '"spacy-attn.DynamicCoattention.v4"' in text:
+            names.append(path.name)
+    assert len(names) >= 7
+
+
 # -- readers ---------------------------------------------------------------------
 
 MULTILINE_CSV = (

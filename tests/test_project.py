@@ -407,7 +407,7 @@ def test_squad2_workflow_trains_in_two_stages(tmp_path):
     assert max((after[k] - before[k]).abs().max().item() for k in before) < 0.01
     assert (after[marked] - 0.5).abs().max().item() < 0.01
     arch = second.config["components"]["attn_span_qa"]["model"]["@architectures"]
-    assert arch == "spacy-attn.DynamicCoattention.v3"
+    assert arch == "spacy-attn.DynamicCoattention.v4"
     # Stage two's batch size and evaluation interval are the workflow's vars
     # (a GPU run sets them to the paper's), not the config's 32 / 250.
     assert second.config["training"]["batcher"]["size"] == 3

@@ -27,6 +27,7 @@ REGISTERED = {
         "spacy-attn.SiameseSelfAttention.v2",
         "spacy-attn.DynamicCoattention.v2",
         "spacy-attn.DynamicCoattention.v3",
+        "spacy-attn.DynamicCoattention.v4",
     ],
     "spacy_scorers": [
         "spacy-attn.pair_classifier_scorer.v1",

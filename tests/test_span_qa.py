@@ -115,7 +115,7 @@ def trained(squad_questions):
 
 
 def test_registry_and_entry_points():
-    assert callable(registry.architectures.get("spacy-attn.DynamicCoattention.v1"))
+    assert callable(registry.architectures.get("spacy-attn.DynamicCoattention.v4"))
     assert "attn_span_qa" in spacy.Language.factories
     eps = {
         (ep.group, ep.name): ep
@@ -127,8 +127,8 @@ def test_registry_and_entry_points():
         is spacy_attn.pipeline.span_qa.make_span_qa
     )
     assert (
-        eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v1")].load()
-        is spacy_attn.layers.coattention.build_dynamic_coattention_v1
+        eps[("spacy_architectures", "spacy-attn.DynamicCoattention.v4")].load()
+        is spacy_attn.layers.coattention.build_dynamic_coattention_v4
     )
 
 

@@ -86,18 +86,17 @@ def init_config_cli(
     new_head: NewHeadOpt = False,
     lexical_features: LexicalFeaturesOpt = False,
 ) -> None:
-    """Write a training config for a task (pair classification, doc
-    classification, extractive QA) and a backbone, like `spacy init config`:
-    filled with every default and validated by spaCy. Its header, also
-    printed, says how to prepare vectors and train. Pair task: the column
-    options go into the corpus readers, so `spacy train` reads your csv /
-    tsv / jsonl as it is; a binary task with --group-col selects checkpoints
-    on MAP. QA task with --no-answer: a model that can answer "no answer"
-    (spacy-attn.DynamicCoattention.v3), selected on the official SQuAD 2.0
-    F1; after training, `spacy attn qa-threshold` sets its threshold. With
-    --init-from, training starts from a trained pipeline (spaCy's source).
-    Pair task with --lexical-features: a model that also reads the two
-    texts' word and bigram overlap (spacy-attn.DecomposableAttention.v6)."""
+    """Write a training config for a task (pair classification, doc classification,
+    extractive QA) and a backbone, like `spacy init config`: filled with every
+    default and validated by spaCy. Its header, also printed, says how to prepare
+    vectors and train. Pair task: the column options go into the corpus readers, so
+    `spacy train` reads your csv / tsv / jsonl as it is; a binary task with
+    --group-col selects checkpoints on MAP. QA task with --no-answer: a model that
+    can answer "no answer" (spacy-attn.DynamicCoattention.v4 with no_answer),
+    selected on the official SQuAD 2.0 F1; after training, `spacy attn qa-threshold`
+    sets its threshold. With --init-from, training starts from a trained pipeline
+    (spaCy's source). Pair task with --lexical-features: a model that also reads the
+    two texts' word and bigram overlap (spacy-attn.DecomposableAttention.v6)."""
     from ..quickstart import QuickstartSettings, init_config
 
     settings = QuickstartSettings(

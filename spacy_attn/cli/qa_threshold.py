@@ -100,22 +100,21 @@ def qa_threshold_cli(
     overlap_weights: OverlapWeightsOpt = None,
     build_unanswerable: BuildOpt = False,
 ) -> None:
-    """Choose the "no answer" threshold of a span-QA pipeline that scores "no
-    answer" (spacy-attn.DynamicCoattention.v3) on held-out questions, as the
-    official SQuAD 2.0 script's best-F1 threshold, and save the pipeline with
-    it in OUTPUT (the component's no_answer_threshold): doc.spans and
-    answer_questions then say "no answer" above it. Prints the official EM /
-    F1, HasAns F1 and NoAns F1 at that threshold beside always-no-answer and
-    always-answering (the best span); exits 1 when the model does not beat
-    always-no-answer (OUTPUT is saved all the same, for a look). Choose it on
-    questions the model was not trained on, and report test scores on
-    others. With --max-has-answer-drop, the threshold is the best F1 among
-    those that keep HasAns F1 within that many points of always answering.
-    Without unanswerable questions in DATA (a user's own), pass
-    --build-unanswerable. With --overlap-weights, it also chooses, on the
-    same questions, how much a context's word overlap with the question adds
-    to the ranking of answers from many contexts (the pipeline's
-    overlap_weight, used by answer_question and spacy attn predict)."""
+    """Choose the "no answer" threshold of a span-QA pipeline that scores "no answer"
+    (spacy-attn.DynamicCoattention.v4 with no_answer) on held-out questions, as the
+    official SQuAD 2.0 script's best-F1 threshold, and save the pipeline with it in
+    OUTPUT (the component's no_answer_threshold): doc.spans and answer_questions
+    then say "no answer" above it. Prints the official EM / F1, HasAns F1 and NoAns
+    F1 at that threshold beside always-no-answer and always-answering (the best
+    span); exits 1 when the model does not beat always-no-answer (OUTPUT is saved
+    all the same, for a look). Choose it on questions the model was not trained on,
+    and report test scores on others. With --max-has-answer-drop, the threshold is
+    the best F1 among those that keep HasAns F1 within that many points of always
+    answering. Without unanswerable questions in DATA (a user's own), pass
+    --build-unanswerable. With --overlap-weights, it also chooses, on the same
+    questions, how much a context's word overlap with the question adds to the
+    ranking of answers from many contexts (the pipeline's overlap_weight, used by
+    answer_question and spacy attn predict)."""
     from ..qa_eval.threshold import ThresholdSettings, choose_and_save
 
     settings = ThresholdSettings(

@@ -73,7 +73,7 @@ def _model(component: str, backbone: str) -> Dict[str, Any]:
             },
         }
     return {
-        "@architectures": "spacy-attn.DynamicCoattention.v1",
+        "@architectures": "spacy-attn.DynamicCoattention.v4",
         "hidden_width": 16,
         "pool_size": 2,
         "max_iterations": 2,

@@ -54,7 +54,7 @@ class QAWindows(NamedTuple):
 
 
 class QAOutput(NamedTuple):
-    """Output of ``spacy-attn.DynamicCoattention.v1`` and ``.v2``.
+    """Output of every ``spacy-attn.DynamicCoattention`` version.
 
     start_logits, end_logits (n_windows, T, max_length): per decoder
         iteration in training (T = max_iterations), the final iteration only
@@ -63,7 +63,8 @@ class QAOutput(NamedTuple):
     iterations (n_windows,): Decoder iterations run per row, on the model's
         device (not copied to the host: nothing in training needs it).
     null_start, null_end (n_windows, T): the start / end logits of each
-        window's sentinel, "no answer" (v2); None for v1.
+        window's sentinel, "no answer" (a model built with ``no_answer``);
+        None for one without.
     """
 
     start_logits: Floats3d
@@ -79,10 +80,11 @@ class QAOutput(NamedTuple):
         return self.null_start is not None
 
 
-@registry.architectures("spacy-attn.DynamicCoattention.v1")
-def build_dynamic_coattention_v1(
+@registry.architectures("spacy-attn.DynamicCoattention.v4")
+def build_dynamic_coattention_v4(
     tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
     *,
+    no_answer: bool = False,
     hidden_width: int = 200,
     pool_size: int = 16,
     max_iterations: int = 4,
@@ -100,6 +102,14 @@ def build_dynamic_coattention_v1(
         paper's setting), ``spacy.Tok2Vec.v2`` or a spacy-transformers
         listener. None (the default): a new small trainable tok2vec that
         needs no vectors.
+    no_answer (bool): Also score "no answer" (SQuAD 2.0-style data): the
+        context sentinel is kept as a position of the coattention encoding
+        and the decoder may point start and end at it; its logits come out
+        as ``QAOutput.null_start`` / ``null_end``, the span logits as without
+        it. The decoder's running start / end estimate stays on context
+        tokens, so every iteration refines a span while "no answer" is
+        scored at each (docs/span_qa.md). False (the default) is the paper's
+        model, which answers every question.
     hidden_width (int): Hidden width l of the LSTMs and HMNs (200 in the paper).
     pool_size (int): Maxout pool size of the HMNs (16 in the paper).
     max_iterations (int): Dynamic decoder iterations (4 in the paper).
@@ -116,49 +126,15 @@ def build_dynamic_coattention_v1(
         linear projection to ``hidden_width`` is inferred lazily.
     mixed_precision (bool): Run the torch module under autocast (GPU).
     RETURNS (Model[List[Doc], QAOutput]): Start / end logits per window.
+
+    One version for both tasks: ``no_answer = false`` builds the model of
+    v1, ``no_answer = true`` that of v3 (both in ``spacy_attn.legacy``), and
+    their weights load into it.
     """
     return dynamic_coattention_model(
         tok2vec,
-        no_answer=False,
-        hidden_width=hidden_width,
-        pool_size=pool_size,
-        max_iterations=max_iterations,
-        dropout=dropout,
-        window=window,
-        stride=stride,
-        input_width=input_width,
-        mixed_precision=mixed_precision,
-    )
-
-
-@registry.architectures("spacy-attn.DynamicCoattention.v3")
-def build_dynamic_coattention_v3(
-    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
-    *,
-    hidden_width: int = 200,
-    pool_size: int = 16,
-    max_iterations: int = 4,
-    dropout: float = 0.3,
-    window: int = 400,
-    stride: int = 200,
-    input_width: Optional[int] = None,
-    mixed_precision: bool = False,
-) -> Model[List[Doc], QAOutput]:
-    """``spacy-attn.DynamicCoattention.v1`` that also scores "no answer" (for
-    SQuAD 2.0-style data): the context sentinel is kept as a position of the
-    coattention encoding and the decoder may point start and end at it. Its
-    logits come out as ``QAOutput.null_start`` / ``null_end``; the span
-    logits are laid out as v1's. The dynamic decoder keeps its running
-    start / end estimate on context tokens: the next iteration reads the
-    encodings of the best tokens, never the sentinel's, so every iteration
-    refines a span while "no answer" is still scored at each
-    (docs/span_qa.md). Arguments as for v1. (v2, in ``spacy_attn.legacy``,
-    let the estimate rest on the sentinel; its weights load into v3.)
-    """
-    return dynamic_coattention_model(
-        tok2vec,
-        no_answer=True,
-        token_estimate=True,
+        no_answer=no_answer,
+        token_estimate=no_answer,
         hidden_width=hidden_width,
         pool_size=pool_size,
         max_iterations=max_iterations,
@@ -185,8 +161,9 @@ def dynamic_coattention_model(
     mixed_precision: bool,
 ) -> Model[List[Doc], QAOutput]:
     """The model of every ``spacy-attn.DynamicCoattention`` version: the
-    arguments are v1's, ``no_answer`` scores "no answer" (v2 and v3) and
-    ``token_estimate`` keeps the decoder's estimate on context tokens (v3).
+    arguments are v4's; ``token_estimate`` keeps the decoder's estimate on
+    context tokens with ``no_answer`` (v3 and v4; v2 let it rest on the
+    sentinel).
 
     RETURNS (Model[List[Doc], QAOutput]): Start / end logits per window.
     """
@@ -251,7 +228,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[QAOutput, Callable]:
     segments, torch_layer = model.layers
     (inputs, windows), bp_inputs = segments(docs, is_train)
-    # (start, end, iterations), plus (null_start, null_end) for v2.
+    # (start, end, iterations), plus (null_start, null_end) with no_answer.
     outputs, bp_torch = torch_layer(inputs, is_train)
     start, end, iterations = outputs[:3]
 
@@ -277,9 +254,10 @@ def convert_qa_outputs(model: Model, X_Ytorch, is_train: bool):
 
 
 def convert_null_outputs(model: Model, X_Ytorch, is_train: bool):
-    """v2: (start, end, iterations) torch, column 0 the sentinel -> xp
-    (start, end, iterations, null_start, null_end) with the sentinel's
-    column split off; the backward pass takes the four logit gradients."""
+    """With ``no_answer``: (start, end, iterations) torch, column 0 the
+    sentinel -> xp (start, end, iterations, null_start, null_end) with the
+    sentinel's column split off; the backward pass takes the four logit
+    gradients."""
     device = cast(PyTorchShim, model.shims[0]).device
     _, (start, end, iterations) = X_Ytorch
     xp_start, xp_end = torch2xp(start), torch2xp(end)

@@ -21,10 +21,10 @@ class DocAnswers(List[Answer]):
 
     no_answer_score (Optional[float]): The probability of "no answer",
         normalized with the spans (spans + no answer sum to one); None for a
-        model without "no answer" (``spacy-attn.DynamicCoattention.v1``).
+        model without "no answer" (``DynamicCoattention.v4``, ``no_answer`` off).
     log_norm (Optional[float]): The log of the doc's normalizer: a span's
         un-normalized logit (start + end logit) is log(score) + log_norm,
-        which compares between contexts. None for v1 models.
+        which compares between contexts. None for a model without.
     """
 
     no_answer_score: Optional[float] = None

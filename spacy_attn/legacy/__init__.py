@@ -12,14 +12,12 @@ names, with entry points in setup.cfg. Use the newest version in new configs.
 | --- | --- |
 | ``DecomposableAttention.v1``-``v5`` | ``DecomposableAttention.v6`` |
 | ``SiameseSelfAttention.v1`` | ``SiameseSelfAttention.v2`` |
-| ``DynamicCoattention.v2`` | ``DynamicCoattention.v3`` |
+| ``DynamicCoattention.v1``-``v3`` | ``DynamicCoattention.v4`` |
 | ``PairCorpus.v1`` (a reader) | ``PairCorpus.v2`` |
 | ``SquadCorpus.v2``, ``v3`` (readers) | ``SquadCorpus.v4`` |
 
 Not here, though a newer version shares the name, where no newer version
-does what they do: ``DynamicCoattention.v1`` answers every question, where
-v3 always scores "no answer" as well, so no newer version builds its model;
-``SquadCorpus.v1`` reads one seeded sample (``shuffle`` with ``limit``) on
+does what it does: ``SquadCorpus.v1`` reads one seeded sample (``shuffle`` with ``limit``) on
 every pass, where v4 draws a new one each pass.
 """
 

@@ -1,6 +1,7 @@
-"""``spacy-attn.DynamicCoattention.v2``, superseded by ``v3``
-(``spacy_attn.layers.coattention``). ``DynamicCoattention.v1`` stays there:
-it is the answer-only model (SQuAD 1.1), which no later version builds."""
+"""``spacy-attn.DynamicCoattention.v1``-``v3``, superseded by ``v4``
+(``spacy_attn.layers.coattention``), which builds v1's model with
+``no_answer = false`` and v3's with ``no_answer = true``. v2 is v3 but for
+one step of the decoder (its docstring)."""
 
 from typing import List, Optional
 
@@ -10,6 +11,35 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..layers.coattention import QAOutput, dynamic_coattention_model
+
+
+@registry.architectures("spacy-attn.DynamicCoattention.v1")
+def build_dynamic_coattention_v1(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    pool_size: int = 16,
+    max_iterations: int = 4,
+    dropout: float = 0.3,
+    window: int = 400,
+    stride: int = 200,
+    input_width: Optional[int] = None,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], QAOutput]:
+    """The Dynamic Coattention Network that answers every question: v4 with
+    ``no_answer = false``. Arguments as for v4, but ``no_answer``."""
+    return dynamic_coattention_model(
+        tok2vec,
+        no_answer=False,
+        hidden_width=hidden_width,
+        pool_size=pool_size,
+        max_iterations=max_iterations,
+        dropout=dropout,
+        window=window,
+        stride=stride,
+        input_width=input_width,
+        mixed_precision=mixed_precision,
+    )
 
 
 @registry.architectures("spacy-attn.DynamicCoattention.v2")
@@ -38,6 +68,36 @@ def build_dynamic_coattention_v2(
     return dynamic_coattention_model(
         tok2vec,
         no_answer=True,
+        hidden_width=hidden_width,
+        pool_size=pool_size,
+        max_iterations=max_iterations,
+        dropout=dropout,
+        window=window,
+        stride=stride,
+        input_width=input_width,
+        mixed_precision=mixed_precision,
+    )
+
+
+@registry.architectures("spacy-attn.DynamicCoattention.v3")
+def build_dynamic_coattention_v3(
+    tok2vec: Optional[Model[List[Doc], List[Floats2d]]] = None,
+    *,
+    hidden_width: int = 200,
+    pool_size: int = 16,
+    max_iterations: int = 4,
+    dropout: float = 0.3,
+    window: int = 400,
+    stride: int = 200,
+    input_width: Optional[int] = None,
+    mixed_precision: bool = False,
+) -> Model[List[Doc], QAOutput]:
+    """The Dynamic Coattention Network that also scores "no answer": v4 with
+    ``no_answer = true``. Arguments as for v1."""
+    return dynamic_coattention_model(
+        tok2vec,
+        no_answer=True,
+        token_estimate=True,
         hidden_width=hidden_width,
         pool_size=pool_size,
         max_iterations=max_iterations,

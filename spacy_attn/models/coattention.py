@@ -113,12 +113,13 @@ class DynamicCoattention(nn.Module):
         U and inside the HMNs.
     no_answer (bool): Keep the context sentinel as position 0 of U and score
         it like a token: pointing start and end at it means "no answer"
-        (``spacy-attn.DynamicCoattention.v2``). False is the paper's model.
+        (``spacy-attn.DynamicCoattention.v2``-``v4``). False is the paper's
+        model.
     token_estimate (bool): With ``no_answer``: the decoder's running
         estimate (the start / end whose encodings feed the next iteration,
         and on which inference stops) is the best context token, never the
         sentinel, so every iteration refines a span; the sentinel is still
-        scored at every iteration (``spacy-attn.DynamicCoattention.v3``).
+        scored at every iteration (``spacy-attn.DynamicCoattention.v3``, v4).
         False: the argmax over all positions, sentinel included (v2).
 
     forward(Q, Q_lengths, D, D_lengths):

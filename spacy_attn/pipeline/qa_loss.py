@@ -122,7 +122,7 @@ def _window_targets(output: QAOutput, gold: List[Gold], has_null: bool):
             if not has_null:
                 raise ValueError(
                     "A no-answer target needs a model that scores 'no answer' "
-                    "(spacy-attn.DynamicCoattention.v2)."
+                    "(spacy-attn.DynamicCoattention.v4 with no_answer = true)."
                 )
             is_null[i] = True
         else:

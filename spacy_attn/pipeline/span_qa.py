@@ -5,7 +5,7 @@ context)``); the component writes the ranked answer spans, inside the
 context, to ``doc.spans["answers"]``.
 
 Defaults: the factory's default model is the small CPU setting of
-``spacy-attn.DynamicCoattention.v1`` (hidden width 96, maxout pool size 4,
+``spacy-attn.DynamicCoattention.v4`` (hidden width 96, maxout pool size 4,
 dropout 0.2, on the small default tok2vec); the architecture itself defaults
 to the paper's settings (200, 16, 0.3). See docs/configs.md, "Defaults".
 """
@@ -35,7 +35,8 @@ from .qa_no_answer import no_answer_attrs
 
 DEFAULT_QA_MODEL = """
 [model]
-@architectures = "spacy-attn.DynamicCoattention.v1"
+@architectures = "spacy-attn.DynamicCoattention.v4"
+no_answer = false
 hidden_width = 96
 pool_size = 4
 max_iterations = 4
@@ -81,16 +82,16 @@ def make_span_qa(
     docs, writing ranked answer spans to ``doc.spans[answers_key]``.
 
     model (Model[List[Doc], QAOutput]): Span QA model, by default
-        ``spacy-attn.DynamicCoattention.v1``.
+        ``spacy-attn.DynamicCoattention.v4``.
     pair_key (str): ``doc.spans`` key of the (question, context) segments.
     answers_key (str): ``doc.spans`` key of the answers (gold in training
         data, predicted on output).
     top_k (int): Number of answers written per doc (best first).
     max_answer_length (int): Longest answer, in tokens.
     no_answer_threshold (Optional[float]): For a model that scores "no
-        answer" (``spacy-attn.DynamicCoattention.v2``): answer "no answer"
-        when its probability exceeds this; None: when it beats the best
-        span. Ignored by v1 models.
+        answer" (``spacy-attn.DynamicCoattention.v4`` with ``no_answer``):
+        answer "no answer" when its probability exceeds this; None: when it
+        beats the best span. Ignored by models without.
     overlap_weight (float): ``spacy_attn.qa.answer_question`` ranks answers
         from many contexts by their score plus this times the context's
         word overlap with the question (``qa.question_overlap``); 0: by the
@@ -128,7 +129,7 @@ class SpanQA(PairInputMixin, AttnPipe):
     never the question, the sentinel or padding. An empty context gets no
     answers (an empty span group).
 
-    With a model that scores "no answer" (``spacy-attn.DynamicCoattention.v2``)
+    With a model that scores "no answer" (``DynamicCoattention.v4``, ``no_answer``)
     the normalization has one more outcome, "no answer" (the DCN sentinel);
     ``attrs["no_answer_score"]`` holds its probability and
     ``attrs["no_answer"]`` whether it won (``no_answer_threshold``), in which
@@ -222,7 +223,7 @@ class SpanQA(PairInputMixin, AttnPipe):
     @property
     def scores_no_answer(self) -> bool:
         """RETURNS (bool): Whether the model scores "no answer"
-        (``spacy-attn.DynamicCoattention.v2``)."""
+        (``spacy-attn.DynamicCoattention.v4`` with ``no_answer``)."""
         return bool(self.model.attrs.get("no_answer", False))
 
     @property

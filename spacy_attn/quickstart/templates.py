@@ -95,13 +95,10 @@ def model_block(
             },
         }
     return {
-        # v3 scores "no answer" at the sentinel (docs/span_qa.md); v1, the
-        # paper's reader, always answers.
-        "@architectures": (
-            "spacy-attn.DynamicCoattention.v3"
-            if no_answer
-            else "spacy-attn.DynamicCoattention.v1"
-        ),
+        "@architectures": "spacy-attn.DynamicCoattention.v4",
+        # With no_answer the model scores "no answer" at the sentinel
+        # (docs/span_qa.md); without, the paper's reader always answers.
+        "no_answer": no_answer,
         "hidden_width": 200 if gpu else 100,
         "pool_size": 16 if gpu else 4,
         "max_iterations": 4,
