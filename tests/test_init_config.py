@@ -20,7 +20,7 @@ from spacy_attn.pipeline import PairClassifier
 from spacy_attn.quickstart import BACKBONES, COMPONENTS, TASKS
 from spacy_attn.ranking import score_pairs
 
-from .util import FIXTURES, REPO
+from .util import FIXTURES, REPO, legacy_names
 
 COMBINATIONS = [
     (task, backbone, binary, gpu)
@@ -50,6 +50,7 @@ def test_every_combination_writes_a_valid_config(tmp_path, task, backbone, binar
     )
     # Filled: spaCy has nothing left to add.
     assert nlp.config.to_str() == util.load_config(path).to_str()
+    assert legacy_names(config) == []
     interpolated = config.interpolate()
     assert interpolated["system"]["gpu_allocator"] == ("pytorch" if gpu else None)
     text = path.read_text(encoding="utf8")
@@ -202,9 +203,10 @@ def test_a_binary_config_trains_with_its_positive_label(tmp_path):
 
 
 def test_binary_pair_quickstart_settings(tmp_path):
-    """A binary pair task weights its classes; the pair model is v4 (exact
-    match); option values in the header are shell-quoted; dev evaluation
-    every 200 steps. (The column options themselves:
+    """A binary pair task weights its classes; the pair model is v6 with
+    v4's settings (exact match, no overlap measures); option values in the
+    header are shell-quoted; dev evaluation every 200 steps. (The column
+    options themselves:
     test_column_options_name_the_columns_in_both_readers.)"""
     path = tmp_path / "binary.cfg"
     args = ["--binary", "--positive-label", "yes", "--text-cols", "#1 String,#2 String"]
@@ -212,8 +214,10 @@ def test_binary_pair_quickstart_settings(tmp_path):
     config = util.load_config(path, interpolate=True)
     pipe = config["components"]["attn_pair_classifier"]
     assert pipe["class_weights"] == "balanced"
-    assert pipe["model"]["@architectures"] == "spacy-attn.DecomposableAttention.v4"
+    assert pipe["model"]["@architectures"] == "spacy-attn.DecomposableAttention.v6"
     assert pipe["model"]["exact_match"] is True
+    assert pipe["model"]["lexical_features"] is False
+    assert pipe["model"]["idf_features"] is False
     assert config["training"]["eval_frequency"] == 200
     written = path.read_text(encoding="utf8").splitlines()[1]
     assert "--text-cols '#1 String,#2 String'" in written
@@ -319,16 +323,17 @@ def test_a_no_answer_config_trains_and_takes_a_threshold(tmp_path):
 
 
 def test_qa_config_streams_its_training_file(tmp_path):
-    """QA training reads with SquadCorpus.v2 (questions only, reshuffled each
+    """QA training reads with SquadCorpus.v4 (questions only, reshuffled each
     pass) and max_epochs = -1, so spaCy streams it rather than keeping every
     gold doc (~110 KB a question); dev keeps v1, read once per evaluation."""
     for flags in ([], ["--no-answer"]):
         path = tmp_path / "qa.cfg"
         assert init_config(path, "--task", "qa", *flags).exit_code == 0
         config = util.load_config(path)
-        assert config["corpora"]["train"]["@readers"] == "spacy-attn.SquadCorpus.v2"
+        assert config["corpora"]["train"]["@readers"] == "spacy-attn.SquadCorpus.v4"
         assert config["corpora"]["train"]["shuffle"] is True
         assert config["corpora"]["dev"]["@readers"] == "spacy-attn.SquadCorpus.v1"
+        assert legacy_names(config) == []
         assert config["training"]["max_epochs"] == -1
     pair = tmp_path / "pair.cfg"
     assert init_config(pair).exit_code == 0

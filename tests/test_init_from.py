@@ -160,7 +160,7 @@ def test_a_qa_pipeline_is_a_start_too(tmp_path):
     # so a start that scores "no answer" keeps learning when to say it.
     for split, rate in QA_BUILT_UNANSWERABLE.items():
         reader = config["corpora"][split]
-        assert reader["@readers"] == "spacy-attn.SquadCorpus.v3"
+        assert reader["@readers"] == "spacy-attn.SquadCorpus.v4"
         assert reader["build_unanswerable"] == rate > 0
     training = config["training"]
     for key in ("max_steps", "eval_frequency", "patience"):

@@ -263,3 +263,21 @@ def initialized_qa(cfg: Path, n_paragraphs: int = 2) -> Tuple[Any, List[Example]
         examples.append(Example(pred, ref))
     nlp.initialize(lambda: examples)
     return nlp, examples
+
+
+def legacy_names(config: Any) -> List[str]:
+    """The registered names in ``config`` (a nested dict, e.g. a loaded
+    config) whose function lives in ``spacy_attn.legacy``: superseded
+    versions, which configs we write should not name."""
+    from spacy.util import registry
+
+    found: List[str] = []
+    if isinstance(config, dict):
+        for key, value in config.items():
+            if key.startswith("@") and str(value).startswith("spacy-attn."):
+                table = getattr(registry, key[1:])
+                if table.get(value).__module__.startswith("spacy_attn.legacy"):
+                    found.append(value)
+            else:
+                found.extend(legacy_names(value))
+    return found

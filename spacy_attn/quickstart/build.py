@@ -23,10 +23,11 @@ from .templates import (
 
 # The pair architectures --lexical-features takes (the quickstart's, or a
 # start's with --new-head): v5 is v4 plus the overlap measures, which hold
-# no weights, so a v4 start's weights all fit.
+# no weights, so a v4 start's weights all fit; v6 computes either.
 LEXICAL_ARCHITECTURES = (
     "spacy-attn.DecomposableAttention.v4",
     "spacy-attn.DecomposableAttention.v5",
+    "spacy-attn.DecomposableAttention.v6",
 )
 # What --lexical-features writes: v6 computes v5 with idf_features = false;
 # its BM25 settings are written too (v6's defaults), so that the config says
@@ -242,8 +243,9 @@ def with_lexical_features(
     config: Config, header: List[str]
 ) -> Tuple[Config, List[str]]:
     """The pair config with its model as ``LEXICAL_ARCHITECTURE`` with the
-    overlap measures (``LEXICAL_SETTINGS``; from v4 or v5 settings, the
-    start's with a new head), validated again; the header says so.
+    overlap measures (``LEXICAL_SETTINGS``; from v4, v5 or v6 settings, the
+    start's with a new head; a v6 start keeps its ``idf_features``),
+    validated again; the header says so.
 
     RAISES (UsageError): For a model of another architecture.
     """
@@ -257,12 +259,16 @@ def with_lexical_features(
             f"--lexical-features: the model is {model.get('@architectures')}; "
             f"the overlap measures need {' or '.join(LEXICAL_ARCHITECTURES)}."
         )
+    settings = dict(LEXICAL_SETTINGS)
+    if model["@architectures"] == LEXICAL_ARCHITECTURE:
+        settings = {"lexical_features": True}
     model["@architectures"] = LEXICAL_ARCHITECTURE
-    model.update(LEXICAL_SETTINGS)
+    model.update(settings)
     out["components"][name]["model"] = model
     load_model_from_config(out, auto_fill=True, validate=True)
+    idf = "and" if model.get("idf_features") else "and without"
     line = (
-        f"Model: {LEXICAL_ARCHITECTURE} with lexical_features and without "
+        f"Model: {LEXICAL_ARCHITECTURE} with lexical_features {idf} "
         "idf_features (--lexical-features): the output layer also reads the "
         "two texts' word and bigram overlap (docs/pair_classifier.md)."
     )

@@ -11,11 +11,11 @@ DATA = {
         "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v2)"
     ),
     "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
-    "qa": "SQuAD v1.1 json (TRAIN streamed by spacy-attn.SquadCorpus.v2)",
+    "qa": "SQuAD v1.1 json (TRAIN streamed by spacy-attn.SquadCorpus.v4)",
 }
 NO_ANSWER_DATA = (
     "SQuAD 2.0 json, with unanswerable questions: is_impossible or no "
-    "answers (TRAIN streamed by spacy-attn.SquadCorpus.v2)"
+    "answers (TRAIN streamed by spacy-attn.SquadCorpus.v4)"
 )
 
 

@@ -31,7 +31,7 @@ QA_FINE_TUNING: Dict[str, Any] = {
 # about 1e-5 in the measurements above), and a dev file of answerable
 # questions alone selects the checkpoint that refuses least. So the readers
 # also ask questions of paragraphs that do not hold their answer
-# (spacy-attn.SquadCorpus.v3): half the training questions, every dev one.
+# (spacy-attn.SquadCorpus.v4): half the training questions, every dev one.
 QA_BUILT_UNANSWERABLE: Dict[str, float] = {"train": 0.5, "dev": 1.0}
 
 
@@ -269,12 +269,12 @@ def _fine_tuning_settings(training: Dict[str, Any]) -> None:
 
 
 def _built_unanswerable(corpora: Dict[str, Any]) -> None:
-    # QA_BUILT_UNANSWERABLE: both readers as spacy-attn.SquadCorpus.v3, which
-    # reads v1's / v2's settings (v1's span_key aside, unset here).
+    # QA_BUILT_UNANSWERABLE: both readers as spacy-attn.SquadCorpus.v4, which
+    # reads v1's settings (v1's span_key aside, unset here).
     for split, rate in QA_BUILT_UNANSWERABLE.items():
         reader = corpora[split]
         reader.pop("span_key", None)
-        reader["@readers"] = "spacy-attn.SquadCorpus.v3"
+        reader["@readers"] = "spacy-attn.SquadCorpus.v4"
         reader["build_unanswerable"] = rate
 
 
@@ -291,7 +291,7 @@ def _qa_lines(lines: List[str], *, no_answer: bool, learn_rate: float) -> List[s
     if no_answer:
         rates = QA_BUILT_UNANSWERABLE
         settings.append(
-            f"Unanswerable questions built by the readers (SquadCorpus.v3 "
+            f"Unanswerable questions built by the readers (SquadCorpus.v4 "
             f"build_unanswerable: train {rates['train']:g}, dev "
             f"{rates['dev']:g}): questions asked of a paragraph without "
             f"their answer, so it keeps learning to say no answer."

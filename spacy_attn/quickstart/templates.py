@@ -20,8 +20,8 @@ READERS = {
 }
 # QA training streams its file (with [training] max_epochs = -1): v1 keeps
 # every gold doc, about 110 KB a question (SQuAD v1.1 train: ~10 GB), while
-# v2 keeps the questions and reshuffles on every pass (docs/span_qa.md).
-QA_TRAIN_READER = "spacy-attn.SquadCorpus.v2"
+# v4 keeps the questions and reshuffles on every pass (docs/span_qa.md).
+QA_TRAIN_READER = "spacy-attn.SquadCorpus.v4"
 # The Hugging Face model of the transformer backbone (paths.transformer).
 DEFAULT_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_POSITIVE_LABEL = "1"
@@ -65,16 +65,19 @@ def model_block(
     model that scores "no answer" with ``no_answer``."""
     tok2vec = backbone_block(backbone, task, gpu)
     if task == "pair":
-        # v4: the NULL token and the exact-match signal (beyond the paper),
-        # which user tasks with shared words need to beat word overlap
-        # (benchmarks/results/sentence_selection.md).
+        # The NULL token and the exact-match signal (beyond the paper), which
+        # user tasks with shared words need to beat word overlap
+        # (benchmarks/results/sentence_selection.md); without the overlap
+        # measures (--lexical-features) this is the model of v4.
         return {
-            "@architectures": "spacy-attn.DecomposableAttention.v4",
+            "@architectures": "spacy-attn.DecomposableAttention.v6",
             "hidden_width": 300 if gpu else 200,
             "dropout": 0.2,
             "intra_attention": False,
             "null_token": True,
             "exact_match": True,
+            "lexical_features": False,
+            "idf_features": False,
             "exclusive_classes": True,
             "mixed_precision": gpu,
             "tok2vec": tok2vec,
