@@ -43,6 +43,18 @@ def main(argv=None) -> None:
     p.add_argument("--kind", choices=KINDS, default=None, help="default: recognised")
     p.add_argument("--task", default="sick")
     p.add_argument("--vectors", default="GloVe 6B 100d")
+    p.add_argument(
+        "--transformer",
+        default="",
+        help="answers: the transformer the card names, where the start reads "
+        "words with one (default: none, a GloVe start)",
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="answers: the pipeline packaged; with it, --transformer counts "
+        "only when its pipeline has a transformer, and must be given then",
+    )
     p.add_argument("--budget", default="", help="how long it was trained")
     p.add_argument(
         "--package-dir",
@@ -51,6 +63,8 @@ def main(argv=None) -> None:
         "name and version is removed, so that the card is made from this meta",
     )
     args = p.parse_args(argv)
+    if args.model is not None:
+        args.transformer = card_transformer(p, Path(args.model), args.transformer)
     if args.package_dir:
         remove_stale_card(Path(args.package_dir), args.name, args.version)
     tests = {}
@@ -97,6 +111,16 @@ def main(argv=None) -> None:
         ),
     }
     write(meta, args.output)
+
+
+def card_transformer(p: argparse.ArgumentParser, model: Path, name: str) -> str:
+    """The transformer the card names: ``name`` when the pipeline in
+    ``model`` has a transformer (one the card must name), else ""."""
+    config = (model / "config.cfg").read_text(encoding="utf8")
+    has_transformer = 'factory = "transformer"' in config
+    if has_transformer and not name:
+        p.error(f"{model} reads words with a transformer: name it with --transformer")
+    return name if has_transformer else ""
 
 
 def kind_of(metrics, stats) -> str:

@@ -77,7 +77,7 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
             "sentence, `yes` = the sentence holds the answer to the question, `no` = "
             "it does not; rank a paragraph's sentences by their `yes` score. Trained "
             f"on {train['questions']:,} SQuAD v1.1 train questions ({train['rows']:,} "
-            f"question-sentence pairs), {args.vectors} vectors kept fixed. On "
+            f"question-sentence pairs), {backbone_phrase(args)}. On "
             f"{questions:,} official SQuAD v1.1 dev questions never trained on: MAP "
             f"{metrics['pair_map']:.3f}, MRR {metrics['pair_mrr']:.3f}, P@1 "
             f"{metrics['pair_p_at_1']:.3f} ({bm25_map}word overlap MAP "
@@ -87,7 +87,7 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
         ),
         "sources": [
             {"name": f"SQuAD v1.1 ({summary['sources']['train']})", "url": SQUAD_URL},
-            {"name": args.vectors, "url": GLOVE_URL},
+            backbone_source(args),
         ],
         "performance": {
             "squad_dev_map": metrics["pair_map"],
@@ -126,7 +126,7 @@ def answers_meta(args, metrics: Dict[str, Any], summary: Dict[str, Any]) -> dict
                 + REPO_FILE.format("benchmarks/results/transfer.md")
                 + ").\n- SQuAD train gives one answer position per question, so a "
                 "few training labels sit on another sentence holding the same words."
-                "\n- Licences: SQuAD is CC BY-SA 4.0, GloVe 6B PDDL.",
+                f"\n- Licences: SQuAD is CC BY-SA 4.0, {backbone_licence(args)}.",
             ]
         ),
     }
@@ -201,7 +201,40 @@ def usage_answers(args) -> str:
     )
 
 
+def transformer_of(args) -> str:
+    """The start's transformer (``--transformer``), "" for a GloVe start."""
+    return getattr(args, "transformer", None) or ""
+
+
+def backbone_phrase(args) -> str:
+    """What the start reads words with, for the description."""
+    if transformer_of(args):
+        return f"the transformer {transformer_of(args)} fine-tuned with it"
+    return f"{args.vectors} vectors kept fixed"
+
+
+def backbone_source(args) -> Dict[str, str]:
+    name = transformer_of(args)
+    if name:
+        return {"name": name, "url": f"https://huggingface.co/{name}"}
+    return {"name": args.vectors, "url": GLOVE_URL}
+
+
+def backbone_licence(args) -> str:
+    if transformer_of(args):
+        return f"{transformer_of(args)}: see its model page"
+    return "GloVe 6B PDDL"
+
+
 def limits_common(args) -> str:
+    if transformer_of(args):
+        return (
+            "### Limits\n\n"
+            f"- English only. The transformer ({transformer_of(args)}) reads "
+            "each pair as word pieces, so rare names and new terms are read in "
+            "pieces, not skipped; on a CPU it predicts many times slower than "
+            "a start on fixed word vectors."
+        )
     return (
         "### Limits\n\n"
         f"- English only. The {args.vectors} vectors are lower-cased and kept fixed: "

@@ -143,6 +143,45 @@ def test_answers_meta_names_bm25_where_evaluate_gave_it(tmp_path):
     assert "BM25 is Okapi BM25 (k1 1.2, b 0.75), IDF from the 1,654" in meta["notes"]
 
 
+def answers_card(tmp_path, *flags):
+    metrics = write_json(tmp_path / "answers.json", ANSWERS_METRICS)
+    summary = write_json(tmp_path / "summary.json", ANSWERS_SUMMARY)
+    out = tmp_path / "meta.json"
+    load_script("scripts/make_meta.py").main(
+        [metrics, summary, str(out), "--name", "x", "--version", "1", *flags]
+    )
+    return json.loads(out.read_text())
+
+
+def pipeline_dir(tmp_path, name, factories):
+    """A pipeline folder as far as make_meta reads it: its config.cfg."""
+    folder = tmp_path / name
+    folder.mkdir()
+    blocks = [f'[components.{f}]\nfactory = "{f}"\n' for f in factories]
+    (folder / "config.cfg").write_text("\n".join(blocks), encoding="utf8")
+    return str(folder)
+
+
+def test_answers_card_of_a_transformer_start(tmp_path):
+    """A start on a transformer: the card names it, not GloVe; --model tells
+    from the pipeline whether the start has one, and asks for its name."""
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    tf = pipeline_dir(tmp_path, "tf", ["transformer", "attn_pair_classifier"])
+    meta = answers_card(tmp_path, "--model", tf, "--transformer", name)
+    text = json.dumps(meta)
+    assert "GloVe" not in text
+    assert f"the transformer {name} fine-tuned" in meta["description"]
+    assert {"name": name, "url": f"https://huggingface.co/{name}"} in meta["sources"]
+    # A GloVe start: the transformer name the workflow always passes is not
+    # on its card.
+    glove = pipeline_dir(tmp_path, "glove", ["attn_pair_classifier"])
+    meta = answers_card(tmp_path, "--model", glove, "--transformer", name)
+    assert name not in json.dumps(meta)
+    assert "GloVe 6B 100d vectors kept fixed" in meta["description"]
+    with pytest.raises(SystemExit):
+        answers_card(tmp_path, "--model", tf)
+
+
 def test_nli_meta_is_a_model_card(tmp_path):
     sick = nli_metrics(0.8111, 0.8022, 0.5633, 0.2444, "sick/test.jsonl.gz", "4,906")
     snli = nli_metrics(0.6555, 0.6466, 0.3377, 0.1688, "snli/test.jsonl.gz", "987")

@@ -120,6 +120,33 @@ def test_dataset_steps_take_their_config_from_vars(command, var, default):
     assert "configs/other.cfg" in changed["deps"]
 
 
+@pytest.mark.parametrize("backbone", ["glove", "transformer"])
+def test_answers_backbone_var_picks_a_config_that_takes_the_overrides(backbone):
+    """``--vars.answers_backbone`` names train-answers' config, and that
+    config takes every ``--paths`` / ``--training`` override of the command
+    (spaCy refuses one its config lacks): the GloVe start's reads no
+    transformer, the transformer's no vectors."""
+    from spacy.util import load_config
+    from weasel.util import load_project_config
+
+    config = load_project_config(REPO, overrides={"vars.answers_backbone": backbone})
+    step = next(c for c in config["commands"] if c["name"] == "train-answers")
+    words = shlex.split(step["script"][0])
+    cfg = f"configs/answers_{backbone}.cfg"
+    assert words[4] == cfg and cfg in step["deps"]
+    overrides = {
+        w[2:]: words[i + 1]
+        for i, w in enumerate(words)
+        if w.startswith("--") and "." in w and not w.startswith("--gpu")
+    }
+    assert {"paths.vectors", "paths.transformer"} <= set(overrides)
+    filled = load_config(REPO / cfg, overrides=overrides).interpolate()
+    assert filled["paths"]["transformer"] == config["vars"]["transformer"]
+    has_transformer = "transformer" in filled["nlp"]["pipeline"]
+    assert has_transformer is (backbone == "transformer")
+    assert (filled["initialize"]["vectors"] is None) is has_transformer
+
+
 @pytest.mark.slow
 @pytest.mark.mirror(
     "sick/train.jsonl.gz",

@@ -17,8 +17,8 @@ names, with entry points in setup.cfg. Use the newest version in new configs.
 | ``SquadCorpus.v2``, ``v3`` (readers) | ``SquadCorpus.v4`` |
 
 Not here, though a newer version shares the name, where no newer version
-does what it does: ``SquadCorpus.v1`` reads one seeded sample (``shuffle`` with ``limit``) on
-every pass, where v4 draws a new one each pass.
+does what it does: ``SquadCorpus.v1`` reads one seeded sample (``shuffle``
+with ``limit``) on every pass, where v4 draws a new one each pass.
 """
 
 from . import (  # noqa: F401  (registrations)
