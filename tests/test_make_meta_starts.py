@@ -172,6 +172,7 @@ def test_answers_card_of_a_transformer_start(tmp_path):
     assert "GloVe" not in text
     assert f"the transformer {name} fine-tuned" in meta["description"]
     assert {"name": name, "url": f"https://huggingface.co/{name}"} in meta["sources"]
+    assert "labels and transformer are the start's" in meta["notes"]
     # A GloVe start: the transformer name the workflow always passes is not
     # on its card.
     glove = pipeline_dir(tmp_path, "glove", ["attn_pair_classifier"])
