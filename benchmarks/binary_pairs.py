@@ -17,9 +17,11 @@ For each task:
    dev as test (GLUE's test has no labels).
 2. ``python -m spacy attn init-config CFG --backbone glove --binary
    --positive-label P --text-cols A,B --label-col L``: the DA v4 row's
-   config as written. The DA v3 row's config is that file with the model's
-   ``@architectures`` set to ``spacy-attn.DecomposableAttention.v3`` and v4's
-   ``exact_match`` / ``match_attr`` removed (spaCy's command-line overrides
+   config as written (v4's model, written as v6 without its overlap
+   measures since 2026-11-29). The DA v3 row's config is that file with the
+   model's ``@architectures`` set to ``spacy-attn.DecomposableAttention.v3``
+   and v4's ``exact_match`` / ``match_attr`` (and v6's own settings)
+   removed (spaCy's command-line overrides
    cannot remove a setting; ``--components.attn_pair_classifier.model.
    exact_match false`` on the v4 config computes the same function).
 3. ``python -m spacy train CFG --output OUT --paths.train train.csv
@@ -70,6 +72,10 @@ ARCHITECTURES = {
     "v3": "spacy-attn.DecomposableAttention.v3",
 }
 V4_ONLY = ("exact_match", "match_attr")  # the settings v3 does not take
+# init-config writes v4's model as v6 with its overlap measures off; v3
+# takes none of v6's own settings either.
+V6 = "spacy-attn.DecomposableAttention.v6"
+V6_ONLY = ("lexical_features", "idf_features", "bm25_k1", "bm25_b")
 QUICK_ROWS = {"train": 300, "dev": 100, "test": 200}
 QUICK_BUDGET_S = 60
 # --quick only: evaluate often so that a one-minute run saves a model-best.
@@ -279,21 +285,35 @@ def run_command(args: Sequence[Any], *, log: Path) -> int:
 
 def v3_config(v4_config: Path, out: Path) -> Path:
     """The init-config file with the DA v3 model: ``@architectures`` set to
-    v3 and the v4-only settings removed (everything else unchanged)."""
+    v3 and the v4-only (and v6-only) settings removed (everything else
+    unchanged)."""
     from thinc.api import Config
 
     config = Config().from_disk(v4_config, interpolate=False)
     model = config["components"]["attn_pair_classifier"]["model"]
-    if model["@architectures"] != ARCHITECTURES["v4"]:
+    written = model["@architectures"]
+    v6_as_v4 = written == V6 and not (
+        model.get("lexical_features") or model.get("idf_features")
+    )
+    if written != ARCHITECTURES["v4"] and not v6_as_v4:
         raise SystemExit(
-            f"{v4_config}: init-config wrote {model['@architectures']}, not "
-            f"{ARCHITECTURES['v4']}; update {NAME}.py."
+            f"{v4_config}: init-config wrote {written}, not v4's model "
+            f"({ARCHITECTURES['v4']}, or {V6} without overlap measures); "
+            f"update {NAME}.py."
         )
     model["@architectures"] = ARCHITECTURES["v3"]
-    for key in V4_ONLY:
+    for key in V4_ONLY + V6_ONLY:
         model.pop(key, None)
     config.to_disk(out)
     return out
+
+
+def config_architecture(config: Path) -> str:
+    """The ``@architectures`` of the pair classifier's model in ``config``."""
+    from thinc.api import Config
+
+    loaded = Config().from_disk(config, interpolate=False)
+    return loaded["components"]["attn_pair_classifier"]["model"]["@architectures"]
 
 
 def read_threshold(model: Path) -> Optional[float]:
@@ -331,7 +351,8 @@ def train_and_evaluate(
     )
     log = spacy_runs.parse_train_log(train["log"])
     row: Dict[str, Any] = {
-        "architecture": ARCHITECTURES[arch],
+        # The name the config gives (v4's model is written as v6).
+        "architecture": config_architecture(config),
         "config": machine.relative(config),
         "train_command": train["command"],
         "train_wall_s": round(train["seconds"], 1),

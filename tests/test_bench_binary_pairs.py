@@ -112,7 +112,7 @@ def test_v3_config_is_the_quickstart_with_the_v3_model(bp, tmp_path):
     config = util.load_config(bp.v3_config(v4, tmp_path / "v3.cfg"))
     model = config["components"]["attn_pair_classifier"]["model"]
     assert model["@architectures"] == "spacy-attn.DecomposableAttention.v3"
-    assert not set(bp.V4_ONLY) & set(model)
+    assert not (set(bp.V4_ONLY) | set(bp.V6_ONLY)) & set(model)
     assert config["corpora"]["train"]["text_cols"] == ["sentence1", "sentence2"]
     # The v3 model takes every setting left (no v4-only key is left over).
     util.load_model_from_config(config, auto_fill=False, validate=True)

@@ -54,11 +54,11 @@ def test_public_api():
 def test_no_shims_for_names_of_the_unreleased_api():
     """0.1.0 is unreleased: names that moved to their modules are found there
     only, not also at the top level through a deprecation shim."""
-    from spacy_attn.layers.coattention import build_dynamic_coattention_v1
+    from spacy_attn.layers.coattention import build_dynamic_coattention_v4
     from spacy_attn.readers import PairCorpus
 
-    assert callable(build_dynamic_coattention_v1) and callable(PairCorpus)
-    for name in ("build_dynamic_coattention_v1", "PairCorpus", "no_such_name"):
+    assert callable(build_dynamic_coattention_v4) and callable(PairCorpus)
+    for name in ("build_dynamic_coattention_v4", "PairCorpus", "no_such_name"):
         with pytest.raises(AttributeError):
             getattr(spacy_attn, name)
     assert not hasattr(spacy_attn, "__getattr__")
