@@ -86,7 +86,7 @@ def fine_tune(
     if args.train_unanswerable or args.dev_unanswerable or args.freeze:
         from spacy.util import load_config
 
-        # The config as init-config wrote it (SquadCorpus.v3 readers for a
+        # The config as init-config wrote it (SquadCorpus.v4 readers for a
         # start that says "no answer"), other rates of built questions.
         config = load_config(cfg)
         if args.freeze:
@@ -270,7 +270,7 @@ def main() -> None:
         "--train-unanswerable",
         type=float,
         default=0.0,
-        help="fine-tune with this rate of built unanswerable questions (SquadCorpus.v3)",
+        help="fine-tune with this rate of built unanswerable questions (SquadCorpus.v4)",
     )
     p.add_argument(
         "--dev-unanswerable",
