@@ -116,8 +116,12 @@ def main(argv=None) -> None:
 def card_transformer(p: argparse.ArgumentParser, model: Path, name: str) -> str:
     """The transformer the card names: ``name`` when the pipeline in
     ``model`` has a transformer (one the card must name), else ""."""
-    config = (model / "config.cfg").read_text(encoding="utf8")
-    has_transformer = 'factory = "transformer"' in config
+    from spacy.util import load_config
+
+    components = load_config(model / "config.cfg", interpolate=False)["components"]
+    has_transformer = any(
+        block.get("factory") == "transformer" for block in components.values()
+    )
     if has_transformer and not name:
         p.error(f"{model} reads words with a transformer: name it with --transformer")
     return name if has_transformer else ""

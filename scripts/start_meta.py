@@ -203,7 +203,7 @@ def usage_answers(args) -> str:
 
 def transformer_of(args) -> str:
     """The start's transformer (``--transformer``), "" for a GloVe start."""
-    return getattr(args, "transformer", None) or ""
+    return args.transformer
 
 
 def backbone_phrase(args) -> str:

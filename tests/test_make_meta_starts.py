@@ -157,7 +157,8 @@ def pipeline_dir(tmp_path, name, factories):
     """A pipeline folder as far as make_meta reads it: its config.cfg."""
     folder = tmp_path / name
     folder.mkdir()
-    blocks = [f'[components.{f}]\nfactory = "{f}"\n' for f in factories]
+    blocks = ["[components]\n"]
+    blocks += [f'[components.{f}]\nfactory = "{f}"\n' for f in factories]
     (folder / "config.cfg").write_text("\n".join(blocks), encoding="utf8")
     return str(folder)
 

@@ -259,9 +259,12 @@ def with_lexical_features(
             f"--lexical-features: the model is {model.get('@architectures')}; "
             f"the overlap measures need {' or '.join(LEXICAL_ARCHITECTURES)}."
         )
-    settings = dict(LEXICAL_SETTINGS)
-    if model["@architectures"] == LEXICAL_ARCHITECTURE:
-        settings = {"lexical_features": True}
+    # A v6 start keeps its own settings (its IDF features, its BM25).
+    settings = (
+        {"lexical_features": True}
+        if model["@architectures"] == LEXICAL_ARCHITECTURE
+        else LEXICAL_SETTINGS
+    )
     model["@architectures"] = LEXICAL_ARCHITECTURE
     model.update(settings)
     out["components"][name]["model"] = model
