@@ -82,6 +82,32 @@ def continued_config(
     return path
 
 
+def train_command(
+    config: Path,
+    output: Path,
+    seed: int,
+    overrides: List[str],
+    *,
+    keep_logger: bool = False,
+) -> List[str]:
+    """The ``spacy train`` command of the continued run. Without
+    ``keep_logger`` it logs with the checkpoint logger (each evaluation's
+    weights kept, for squad_curve.py); with it, the earlier run's own logger
+    goes on (a TimedLogger whose ``output_file`` an override moves)."""
+    logger = [
+        "--code", str(BENCH / "squad_checkpoints.py"),
+        "--training.logger.@loggers", "spacy-attn-bench.CheckpointLogger.v1",
+        "--training.logger.directory", str(output / "checkpoints"),
+    ]  # fmt: skip
+    return [
+        sys.executable, "-m", "spacy", "train", str(config),
+        "--output", str(output),
+        *([] if keep_logger else logger),
+        "--system.seed", str(seed),
+        *overrides,
+    ]  # fmt: skip
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -96,6 +122,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         default=None,
         help="start from this step-N.bin of PREVIOUS instead of its model-last",
     )
+    p.add_argument(
+        "--keep-logger",
+        action="store_true",
+        help="keep PREVIOUS's logger instead of the checkpoint logger",
+    )
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after "--" goes to spacy train unchanged.
     split = argv.index("--") if "--" in argv else len(argv)
@@ -108,15 +139,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.checkpoint is not None:
         origin["checkpoint"] = str(args.checkpoint)
     (args.output / "continued_from.json").write_text(json.dumps(origin) + "\n")
-    cmd = [
-        sys.executable, "-m", "spacy", "train", str(config),
-        "--output", str(args.output),
-        "--code", str(BENCH / "squad_checkpoints.py"),
-        "--training.logger.@loggers", "spacy-attn-bench.CheckpointLogger.v1",
-        "--training.logger.directory", str(args.output / "checkpoints"),
-        "--system.seed", str(args.seed),
-        *overrides,
-    ]  # fmt: skip
+    cmd = train_command(
+        config, args.output, args.seed, overrides, keep_logger=args.keep_logger
+    )
     print(" ".join(cmd), flush=True)
     sys.exit(subprocess.call(cmd))
 
