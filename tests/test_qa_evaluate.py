@@ -79,8 +79,9 @@ def qa_model(tmp_path):
 def test_evaluate_qa_scores_the_pipelines_decisions(qa_model, tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline_eval, "pair_candidates", fake_candidates)
     data = squad_file(tmp_path / "test.json")
+    # --no-check: the fake reader only ties with word overlap (below).
     result = CliRunner().invoke(
-        attn_cli, ["evaluate", str(qa_model), str(data), "--json"]
+        attn_cli, ["evaluate", str(qa_model), str(data), "--json", "--no-check"]
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -101,6 +102,14 @@ def test_evaluate_qa_scores_the_pipelines_decisions(qa_model, tmp_path, monkeypa
     assert base["always_answers"]["NoAns_exact"] == pytest.approx(0.0)
     # The first three words: "Tom lives in", "Ann was born", "Bo plays chess".
     assert base["first_words"]["exact"] == pytest.approx(0.0)
+    # Word overlap: "lives" for q1 (beside "Tom"), "1990" for q2 (beside
+    # "Ann ... born"), "Bo" for q3 (tied with "chess", the earlier wins), and
+    # an answer to the unanswerable q4: 2 of 4 right, as many as the reader.
+    assert base["word_overlap"]["exact"] == pytest.approx(50.0)
+    assert base["word_overlap"]["HasAns_exact"] == pytest.approx(200 / 3)
+    result = CliRunner().invoke(attn_cli, ["evaluate", str(qa_model), str(data)])
+    assert result.exit_code == 1
+    assert "does not beat word overlap on F1 (50.0 vs 50.0)" in result.output
 
 
 def test_evaluate_qa_fails_below_a_baseline(qa_model, tmp_path, monkeypatch):

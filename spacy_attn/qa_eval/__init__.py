@@ -3,6 +3,8 @@
 ``spacy_attn.squad``, so they sit above both.
 
 * ``evaluate``: SQuAD v1.1 predictions and scores of a pipeline;
+* ``overlap_baseline``: the word-overlap baseline (the span nearest the
+  question's rare words), the stronger trivial baseline of SQuAD v1.1;
 * ``no_answer_eval``: SQuAD 2.0 at a "no answer" threshold, choosing it on
   held-out data, the trivial baselines and the many-contexts check;
 * ``pipeline_eval``: a pipeline as it will answer (its own threshold), how

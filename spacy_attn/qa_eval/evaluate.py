@@ -7,7 +7,9 @@ answer every question from its raw strings (our tokenization included) and
 compare the answer *text* with all gold texts (``evaluate-v1.1.py``). The
 baseline answers every question with the first words of its context: it
 costs nothing, and a model that does not clearly beat it has learned nothing
-useful (a check the project's workflow makes before packaging).
+useful (a check the project's workflow makes before packaging). The
+stronger trivial baseline is word overlap (``overlap_baseline``): the span
+nearest the question's rare words.
 """
 
 import time
@@ -70,10 +72,15 @@ def evaluate_squad(
     limit (int): Score only the first ``limit`` questions (0 = all).
     component (Optional[str]): The QA component's name, if several.
     RETURNS (Dict[str, Any]): ``exact_match`` and ``f1`` (0-100),
-        ``baseline`` (the same for the trivial baseline), ``questions``,
+        ``baseline`` (the same for the first words of the context),
+        ``word_overlap`` (the same for the word-overlap baseline), ``questions``,
         ``seconds`` and ``questions_per_s`` (answering, tokenization
         included) and ``predictions`` (question id -> answer text).
     """
+    # Imported here: overlap_baseline reads the questions with this module's
+    # iter_questions.
+    from .overlap_baseline import overlap_predictions
+
     rows = list(iter_questions(data))
     if limit:
         rows = rows[:limit]
@@ -108,6 +115,7 @@ def evaluate_squad(
     return {
         **squad_evaluate(scored, predictions),
         "baseline": squad_evaluate(scored, baseline_predictions(scored)),
+        "word_overlap": squad_evaluate(scored, overlap_predictions(scored)),
         "questions": len(rows),
         "seconds": round(seconds, 2),
         "questions_per_s": round(len(rows) / seconds, 2) if seconds else None,

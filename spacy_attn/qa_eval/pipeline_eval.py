@@ -12,6 +12,7 @@ from ..qa import pair_candidates
 from ..squad.no_answer_metric import gold_texts, squad2_scores
 from .evaluate import baseline_predictions, iter_questions
 from .no_answer_eval import Dataset
+from .overlap_baseline import overlap_predictions
 
 FIGURES = ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1")
 
@@ -37,8 +38,9 @@ def evaluate_qa(
         ``refused_unanswerable`` (0-100: the questions of each kind answered
         "no answer"; None without such questions), ``model`` (official figures,
         0-100) and ``baselines``: ``always_no_answer``, ``always_answers``
-        (the model's best span everywhere) and ``first_words`` (the
-        context's first 3 words), the same figures.
+        (the model's best span everywhere), ``first_words`` (the
+        context's first 3 words) and ``word_overlap`` (the span nearest the
+        question's rare words, ``overlap_baseline``), the same figures.
     """
     from ..pipeline.lookup import find_component
     from ..pipeline.span_qa import SpanQA
@@ -62,6 +64,7 @@ def evaluate_qa(
         "always_no_answer": {qid: "" for qid in golds},
         "always_answers": forced,
         "first_words": baseline_predictions(data),
+        "word_overlap": overlap_predictions(data),
     }
     pipe = nlp.get_pipe(name)
     assert isinstance(pipe, SpanQA)  # what find_component checked
@@ -96,7 +99,7 @@ def qa_failure(report: Dict[str, Any], *, min_margin: float = 0.0) -> Optional[s
     """One line naming the trivial baseline whose F1 the model does not beat
     by more than ``min_margin`` points (None when it beats them all)."""
     f1 = report["model"]["f1"]
-    for name in ("always_no_answer", "first_words"):
+    for name in ("always_no_answer", "first_words", "word_overlap"):
         base = report["baselines"][name]["f1"]
         if not f1 > base + min_margin:
             return (
