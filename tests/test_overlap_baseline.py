@@ -73,3 +73,12 @@ def test_bad_settings_are_refused():
         overlap_predictions(squad(), max_length=0)
     with pytest.raises(ValueError, match="decay must be >= 0"):
         overlap_predictions(squad(), decay=-1)
+
+
+def test_the_questions_punctuation_does_not_cut_spans():
+    """A comma in the question does not keep "Paris, France" (2 tokens from
+    "born" and from "1990") out."""
+    doc = English()("Born in Paris, France in 1990.")
+    question = ["in", "1990", ",", "where", "was", "he", "born", "?"]
+    start, end = best_span(doc, question, 0.5, 3)
+    assert doc[start:end].text == "Paris, France"
