@@ -113,7 +113,7 @@ def sentinel_estimates(
     """Share of the questions ``ids`` whose final start / end argmax over
     every position of every window is a window's sentinel."""
     from spacy_attn import make_pair
-    from spacy_attn.qa_eval.evaluate import iter_questions
+    from spacy_attn.qa_eval.questions import iter_questions
 
     pipe = nlp.get_pipe(component)
     keep = set(ids)
@@ -184,7 +184,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     import spacy
     import torch
 
-    from spacy_attn.qa_eval.evaluate import iter_questions
+    from spacy_attn.qa_eval.questions import iter_questions
     from spacy_attn.squad import load_squad_json
 
     torch.set_num_threads(1)

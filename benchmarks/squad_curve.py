@@ -124,7 +124,7 @@ def score_listener(
     the checkpoints' scores."""
     import spacy
 
-    from spacy_attn.qa_eval.evaluate import evaluate_squad, iter_questions
+    from spacy_attn.qa_eval.evaluate import evaluate_squad
 
     log = [json.loads(line) for line in (run / "checkpoints" / "log.jsonl").open()]
     # The listener's weights live in the transformer component, which the
@@ -139,7 +139,7 @@ def score_listener(
         cached
         and cached.get("run") == machine.relative(model)
         and cached.get("step") == rec["step"]
-        and cached.get("questions") == sum(1 for _ in iter_questions(data))
+        and cached.get("questions") == len(datafiles.squad_rows(data))
     ):
         machine.log(f"listener {run}: kept the score measured before")
         return cached
@@ -169,7 +169,7 @@ def paper_size_curve(
     the first ``--paper-limit`` questions of the curve's official dev subset,
     beside the trivial baseline on the same questions (a check that the paper
     setting learns, not a result: on CPU it sees a few thousand questions)."""
-    from spacy_attn.qa_eval.evaluate import iter_questions
+    from spacy_attn.qa_eval.questions import iter_questions
 
     segments = run_segments(runs[0], runs[1:])
     if args.paper_limit:

@@ -2,6 +2,7 @@
 (``spacy_attn.qa``) and score it with the official metrics of
 ``spacy_attn.squad``, so they sit above both.
 
+* ``questions``: the questions of a SQuAD JSON as strings;
 * ``evaluate``: SQuAD v1.1 predictions and scores of a pipeline;
 * ``overlap_baseline``: the word-overlap baseline (the span nearest the
   question's rare words), the stronger trivial baseline of SQuAD v1.1;

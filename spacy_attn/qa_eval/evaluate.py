@@ -13,28 +13,18 @@ nearest the question's rare words.
 """
 
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union, cast
+from typing import Any, Dict, List, Optional, Union, cast
 
 from spacy.language import Language
 
 from ..qa import answer_questions
 from ..squad.metric import squad_evaluate
+from .overlap_baseline import overlap_predictions
+from .questions import iter_questions
 
 BASELINE_WORDS = 3
 """Words of the context the trivial baseline answers with (about the median
 SQuAD answer length)."""
-
-
-def iter_questions(
-    data: Union[Dict[str, Any], List[Dict[str, Any]]],
-) -> Iterator[Tuple[str, str, str]]:
-    """``(id, question, context)`` of every question of a SQuAD JSON
-    (the loaded file or its ``"data"`` list), in file order."""
-    articles = data["data"] if isinstance(data, dict) else data
-    for article in articles:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                yield qa["id"], qa["question"], paragraph["context"]
 
 
 def baseline_predictions(
@@ -77,10 +67,6 @@ def evaluate_squad(
         ``seconds`` and ``questions_per_s`` (answering, tokenization
         included) and ``predictions`` (question id -> answer text).
     """
-    # Imported here: overlap_baseline reads the questions with this module's
-    # iter_questions.
-    from .overlap_baseline import overlap_predictions
-
     rows = list(iter_questions(data))
     if limit:
         rows = rows[:limit]
@@ -127,5 +113,4 @@ __all__ = [
     "BASELINE_WORDS",
     "baseline_predictions",
     "evaluate_squad",
-    "iter_questions",
 ]

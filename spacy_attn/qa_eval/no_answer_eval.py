@@ -11,7 +11,7 @@ from spacy.language import Language
 from ..qa import pair_candidates, question_overlap
 from ..squad.metric import exact_match_score, f1_score, metric_max_over_ground_truths
 from ..squad.no_answer_metric import gold_texts, question_scores, squad2_evaluate
-from .evaluate import iter_questions
+from .questions import iter_questions
 
 Dataset = Union[Dict[str, Any], List[Dict[str, Any]]]
 

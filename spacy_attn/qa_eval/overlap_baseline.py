@@ -30,7 +30,7 @@ from spacy.lang.en import English
 from spacy.tokens import Doc
 
 from ..lexical import STOP_WORDS
-from .evaluate import iter_questions
+from .questions import iter_questions
 
 OVERLAP_DECAY = 0.25
 """How fast a question word's weight falls with its distance from a span."""

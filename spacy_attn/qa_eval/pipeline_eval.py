@@ -10,9 +10,10 @@ from spacy.language import Language
 
 from ..qa import pair_candidates
 from ..squad.no_answer_metric import gold_texts, squad2_scores
-from .evaluate import baseline_predictions, iter_questions
+from .evaluate import baseline_predictions
 from .no_answer_eval import Dataset
 from .overlap_baseline import overlap_predictions
+from .questions import iter_questions
 
 FIGURES = ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1")
 

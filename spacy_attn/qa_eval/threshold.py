@@ -237,7 +237,7 @@ def _answerable_counts(dataset: Dict[str, Any], data: Path) -> "tuple[int, int]"
     # needed: a threshold chosen on one would mean nothing.
     from ..errors import CorpusFormatError
     from ..squad.no_answer_metric import squad2_evaluate
-    from .evaluate import iter_questions
+    from .questions import iter_questions
 
     empty = {qid: "" for qid, _, _ in iter_questions(dataset)}
     totals = squad2_evaluate(dataset, empty)
