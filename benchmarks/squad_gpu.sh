@@ -67,7 +67,7 @@ stamp_first_record() {  # log file: stamps when spacy train's first record lands
   ( while [ ! -s "$1" ]; do sleep 1; done; stamp "first evaluation logged" ) &
   WATCH=$!
 }
-# train NAME OUTPUT_DIR RATE COMMAND: runs COMMAND (which must end with the
+# train NAME RATE COMMAND: runs COMMAND (which must end with the
 # run's overrides) with max_steps for the time left.
 train() {
   local name=$1 rate=$2; shift 2
