@@ -40,7 +40,13 @@ def content_words(
     RETURNS (List[str]): The words.
     """
     words = (t.lower_ for t in tokens)
-    return [w for w in words if any(c.isalnum() for c in w) and w not in stop_words]
+    return [w for w in words if is_content_word(w, stop_words=stop_words)]
+
+
+def is_content_word(word: str, *, stop_words: FrozenSet[str] = STOP_WORDS) -> bool:
+    """Whether a lower-cased word is a content word: it has a letter or digit
+    and is not one of the ``stop_words`` (the rule of ``content_words``)."""
+    return any(c.isalnum() for c in word) and word not in stop_words
 
 
 def pair_content_words(
@@ -185,6 +191,7 @@ __all__ = [
     "check_bm25_settings",
     "content_words",
     "idf_shared_words",
+    "is_content_word",
     "pair_content_words",
     "shared_words",
 ]

@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 from spacy.lang.en import English
 from spacy.tokens import Doc
 
-from ..lexical import STOP_WORDS
+from ..lexical import is_content_word
 from .questions import iter_questions
 
 OVERLAP_DECAY = 0.25
@@ -75,10 +75,10 @@ def best_span(
 ) -> Optional[Tuple[int, int]]:
     """The ``(start, end)`` token offsets of the best candidate span of
     ``doc`` for the ``question``'s words (None without a candidate)."""
-    words = [t.lower_ for t in doc]
+    words = _words(doc)
     # The question's content words: its punctuation ("?", ",") neither
     # weighs nor keeps a span from holding it.
-    asked = {w for w in question if _is_word(w)} - STOP_WORDS
+    asked = {w for w in question if is_content_word(w)}
     counts = Counter(words)
     # Where the question's words are in the context, and their weights.
     found = [
@@ -91,7 +91,9 @@ def best_span(
         for end in range(start + 1, min(n, start + max_length) + 1):
             if words[end - 1] in asked:
                 break  # longer spans hold this question word too
-            if not _answer_edge(words[start]) or not _answer_edge(words[end - 1]):
+            # An answer starts and ends with a content word: not with
+            # punctuation or "the", "of", "and".
+            if not is_content_word(words[start]) or not is_content_word(words[end - 1]):
                 continue
             score = 0.0
             for i, weight in found:
@@ -104,13 +106,3 @@ def best_span(
 
 def _words(doc: Doc) -> List[str]:
     return [t.lower_ for t in doc]
-
-
-def _is_word(word: str) -> bool:
-    return any(c.isalnum() for c in word)
-
-
-def _answer_edge(word: str) -> bool:
-    # An answer starts and ends with a content word: not with punctuation or
-    # "the", "of", "and".
-    return _is_word(word) and word not in STOP_WORDS
