@@ -146,6 +146,10 @@ def measure(args, device) -> Dict[str, Any]:
     out["train"] = bare_loop.compare_training(
         nlp, bare, train, args, **OPTIMIZER, device=device, unit="questions"
     )
+    if device.type == "cuda":
+        size = args.batch_sizes[0]
+        syncs = bare.count_syncs(bare.tensorize(train[:size]))
+        out["bare_step_syncs"] = {"batch": size, "syncs": syncs}
     infer = examples[: args.infer_questions]
     out["max_start_logit_diff"] = same_weights(
         nlp, bare, infer[: args.infer_batch_size]
@@ -199,6 +203,13 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             for bs, r in res["train"].items()
         ],
     )
+    if "bare_step_syncs" in res:
+        syncs = res["bare_step_syncs"]
+        md += (
+            f"\nDevice syncs in one bare training step at batch {syncs['batch']}: "
+            f"**{syncs['syncs']}** (`torch.cuda.set_sync_debug_mode`; each makes "
+            "the host wait until the GPU has run all it was given).\n"
+        )
     md += (
         f"\n## Inference (batch {inf['batch_size']}, {inf['questions']:,} questions, same "
         f"weights: start logits differ by at most {res['max_start_logit_diff']:.2g})\n\n"

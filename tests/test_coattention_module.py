@@ -260,3 +260,53 @@ def test_cuda_lstm_path_gives_the_same_logits(monkeypatch):
         torch.testing.assert_close(a, b)
     for a, b in zip(grads_packed, grads_padded):
         torch.testing.assert_close(a, b)
+
+
+class _HostReads(torch.overrides.TorchFunctionMode):
+    """Records the calls that make a CUDA host wait for the GPU: indexing
+    with a bool tensor (it needs the count of True values on the host) and
+    blocking copies to the CPU."""
+
+    def __init__(self):
+        super().__init__()
+        self.bool_indexing, self.to_host = 0, 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name in ("__getitem__", "__setitem__"):
+            index = args[1] if isinstance(args[1], tuple) else (args[1],)
+            self.bool_indexing += any(
+                isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in index
+            )
+        elif name == "cpu" or (
+            name == "to"
+            and not kwargs.get("non_blocking")
+            and any(str(a) == "cpu" for a in (*args[1:], kwargs.get("device")))
+        ):
+            self.to_host += 1
+        return func(*args, **kwargs)
+
+
+@pytest.mark.parametrize("no_answer", [False, True])
+def test_training_step_reads_the_device_once(monkeypatch, no_answer):
+    """A training forward pass, with the LSTMs on their CUDA path, copies
+    the lengths to the host once and indexes by positions, never by a bool
+    mask: on a GPU each of those would wait for the device. (The backward
+    pass runs in C++, out of the counter's sight; it still has to run.)"""
+    import spacy_attn.models.coattention as coattention
+    from spacy_attn.models.rnn import run_lstm_packed
+
+    monkeypatch.setattr(coattention, "run_lstm", run_lstm_packed)
+    model = _model(no_answer=no_answer).train()
+    Q, ql, D, dl = _inputs(seed=2)
+    reads = _HostReads()
+    with reads:
+        start, end, _ = model(Q, ql, D, dl)
+        (start.sum() + end.sum()).backward()
+    assert (reads.bool_indexing, reads.to_host) == (0, 1)
+    # The counter sees what it must: the old way of packing the HMN rows.
+    with reads:
+        start[torch.ones_like(start, dtype=torch.bool)].sum().item()
+        ql.cpu()
+    assert (reads.bool_indexing, reads.to_host) == (1, 2)

@@ -104,3 +104,27 @@ def test_cuda_path_keeps_cudnn_weights_flat():
         for _ in range(2):
             got = run_lstm(lstm, X.cuda(), LENGTHS.cuda())
     torch.testing.assert_close(got.cpu(), expected, atol=1e-5, rtol=1e-4)
+
+
+def test_packed_path_packs_by_host_lengths(monkeypatch):
+    """With ``host_lengths`` the packed path takes the lengths it packs by
+    from the host copy (on CUDA, reading device lengths waits for the GPU),
+    and gives the same result as without it."""
+    import spacy_attn.models.rnn as rnn
+
+    seen = []
+    pack = rnn.pack_padded_sequence
+
+    def spy(X, lengths, **kwargs):
+        seen.append(lengths.tolist())
+        return pack(X, lengths, **kwargs)
+
+    lstm = _lstm(1, True)
+    X = torch.randn(4, 7, 5, dtype=torch.float64)
+    expected = run_lstm_packed(lstm, X, LENGTHS)
+    monkeypatch.setattr(rnn, "pack_padded_sequence", spy)
+    # Device lengths are only used for the output mask here: all 7 keeps
+    # every packed output, so only the host lengths can zero the padding.
+    got = run_lstm_packed(lstm, X, torch.full((4,), 7), host_lengths=LENGTHS)
+    assert seen == [[7, 3, 1, 1]]  # sorted, an empty row reads one step
+    torch.testing.assert_close(got[[0, 1, 3]], expected[[0, 1, 3]])

@@ -132,6 +132,26 @@ class BareLoop:
                 torch.nn.utils.clip_grad_norm_(self.parameters(), self.grad_clip)
             self.optimizer.step()
 
+    def count_syncs(self, batch) -> int:
+        """Synchronizing CUDA calls in one training step on ``batch`` (after
+        a warm-up step), as ``torch.cuda.set_sync_debug_mode`` reports them:
+        each makes the host wait until the GPU has run everything queued, so
+        the host cannot queue ahead. CUDA only."""
+        import warnings
+
+        import torch
+
+        self.train_epoch([batch])
+        torch.cuda.synchronize()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                self.train_epoch([batch])
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+        return sum("synchroniz" in str(w.message) for w in caught)
+
     def predict(self, batches) -> None:
         import torch
 

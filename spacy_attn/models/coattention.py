@@ -33,15 +33,42 @@ __all__ = [
 ]
 
 
-def _run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def _run_lstm(
+    lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor, host_lengths: torch.Tensor
+) -> torch.Tensor:
     """Run ``lstm`` over zero-padded (B, L, d) rows, reading only the first
     ``lengths`` positions of each; outputs beyond a row's length (and all
     outputs of an empty row) are zero, so padding never reaches a real
     position. ``spacy_attn.models.rnn.run_lstm`` gives the result of packed
     sequences: padded on CPU (torch's CPU backward over packed batches is
     slow), packed through cuDNN with the module's flat weights on CUDA.
+    ``host_lengths``: the same lengths on the CPU.
     """
-    return run_lstm(lstm, X, lengths)
+    return run_lstm(lstm, X, lengths, host_lengths=host_lengths)
+
+
+def _host_lengths(*lengths: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+    """The (B,) lengths on the CPU, read from the device in one copy.
+
+    Why: packing (the LSTMs, the HMNs' real tokens) needs the lengths on the
+    host, and each read of device values waits for the GPU's queue to drain;
+    one read at the start of the forward pass replaces one per packing step.
+    """
+    return torch.stack(lengths).to("cpu").unbind(0)
+
+
+def _packed_positions(
+    host_lengths: torch.Tensor, width: int, device: torch.device
+) -> torch.Tensor:
+    """(B,) host lengths -> (N,) int64 flat positions ``b * width + t`` of the
+    real tokens (t < length) of a (B, width) batch, on ``device``.
+
+    Indexing with these (``index_select``, ``index_copy``) instead of a
+    boolean mask keeps the GPU's queue flowing: a boolean index needs its
+    count of True values on the host, i.e. a device sync per use.
+    """
+    flat = length_mask(host_lengths, width).flatten().nonzero().squeeze(1)
+    return flat.to(device, non_blocking=True)
 
 
 def _gather_rows(U: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -185,10 +212,18 @@ class DynamicCoattention(nn.Module):
         Q_lengths: torch.Tensor,
         D: torch.Tensor,
         D_lengths: torch.Tensor,
+        *,
+        host_lengths: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
     ) -> torch.Tensor:
         """Coattention encoding U (B, m, 2l), zero at padded positions; with
-        ``no_answer``, (B, m + 1, 2l) with the sentinel's encoding first."""
+        ``no_answer``, (B, m + 1, 2l) with the sentinel's encoding first.
+        ``host_lengths``: (Q_lengths, D_lengths) on the CPU, if the caller has
+        them (read from the device here otherwise)."""
         B, n, m = Q.shape[0], Q.shape[1], D.shape[1]
+        if host_lengths is None:
+            host_q, host_d = _host_lengths(Q_lengths, D_lengths)
+        else:
+            host_q, host_d = host_lengths
         L = max(n, m)
         if self.project is not None:
             Q, D = self.project(Q), self.project(D)
@@ -198,7 +233,7 @@ class DynamicCoattention(nn.Module):
         X[B:, :m] = D
         lengths = torch.cat([Q_lengths, D_lengths])
         X = self.input_dropout(X)
-        H = _run_lstm(self.encoder, X, lengths)
+        H = _run_lstm(self.encoder, X, lengths, torch.cat([host_q, host_d]))
         Qe, De = H[:B, :n], H[B:, :m]  # (B, n, l), (B, m, l)
         # Sentinels at position 0; real tokens at 1..len. A sentinel is always real.
         ones = torch.ones(B, 1, dtype=torch.bool, device=Q.device)
@@ -219,9 +254,9 @@ class DynamicCoattention(nn.Module):
         fused = torch.cat([De, C_D], dim=-1)  # (B, m+1, 3l)
         if self.no_answer:
             # The sentinel stays as a position the decoder can point at.
-            return _run_lstm(self.fusion, fused, D_lengths + 1)
+            return _run_lstm(self.fusion, fused, D_lengths + 1, host_d + 1)
         # Fusion BiLSTM over the real context words (sentinel dropped): U.
-        return _run_lstm(self.fusion, fused[:, 1:], D_lengths)
+        return _run_lstm(self.fusion, fused[:, 1:], D_lengths, host_d)
 
     # -- decoder ---------------------------------------------------------
 
@@ -234,21 +269,23 @@ class DynamicCoattention(nn.Module):
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         Q_lengths = Q_lengths.long()
         D_lengths = D_lengths.long()
-        U = self.u_dropout(self.encode(Q, Q_lengths, D, D_lengths))  # (B, m', 2l)
+        host_q, host_d = _host_lengths(Q_lengths, D_lengths)
+        U = self.encode(Q, Q_lengths, D, D_lengths, host_lengths=(host_q, host_d))
+        U = self.u_dropout(U)  # (B, m', 2l)
         B, m = U.shape[0], U.shape[1]
         offset = int(self.no_answer)  # the sentinel's column, if scored
         lengths = D_lengths + offset
-        mask = length_mask(lengths, m)  # (B, m')
         # The HMNs score real context tokens only ("packed", (N, .)).
-        u = U[mask]  # (N, 2l)
-        example = torch.arange(B, device=U.device).unsqueeze(1).expand(B, m)[mask]
+        positions = _packed_positions(host_d + offset, m, U.device)  # (N,)
+        u = U.flatten(0, 1).index_select(0, positions)  # (N, 2l)
+        example = torch.div(positions, m, rounding_mode="floor")
         pre_s = self.hmn_start.precompute(u)
         pre_e = self.hmn_end.precompute(u)
 
         def scores(hmn, pre, h, u_s, u_e):
-            out = U.new_full((B, m), MASK_VALUE)
-            out[mask] = hmn(pre, example, h, u_s, u_e)
-            return out
+            out = U.new_full((B * m,), MASK_VALUE)
+            found = hmn(pre, example, h, u_s, u_e).to(out.dtype)
+            return out.index_copy(0, positions, found).view(B, m)
 
         # First and last context token (the sentinel for an empty context).
         s = torch.clamp(D_lengths, max=offset)

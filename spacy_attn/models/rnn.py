@@ -17,9 +17,16 @@ module weights are not part of single contiguous chunk of memory" and copies
 packed batch, which cuDNN handles fast (forward and backward).
 
 Both give the result of torch's packed computation (tested on CPU).
+
+Why ``host_lengths``: on CUDA, every read of device lengths on the host
+(``lengths.cpu()``) and every blocking copy to the device waits until the GPU
+has run everything queued before it, so the CPU cannot queue the next
+kernels meanwhile. A caller that already holds the lengths on the host passes
+them, and the packed path then copies only its row order to the device,
+without waiting (``non_blocking``).
 """
 
-from typing import cast
+from typing import Optional, cast
 
 import torch
 from torch import nn
@@ -49,7 +56,13 @@ def _check_lstm(lstm: nn.LSTM) -> None:
         )
 
 
-def run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def run_lstm(
+    lstm: nn.LSTM,
+    X: torch.Tensor,
+    lengths: torch.Tensor,
+    *,
+    host_lengths: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
     """Run a (possibly bidirectional, multi-layer) ``nn.LSTM`` with
     ``batch_first=True`` over zero-padded rows, reading only the first
     ``lengths`` positions of each row. Uses the module's own parameters.
@@ -60,21 +73,28 @@ def run_lstm(lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor) -> torch.Ten
     lstm (nn.LSTM): batch_first, no proj_size.
     X (Tensor): (B, L, nI) padded input.
     lengths (Tensor): (B,) int lengths (0 allowed: the row's output is zero).
+    host_lengths (Optional[Tensor]): The same lengths on the CPU, if the
+        caller has them (saves the packed path a device sync).
     RETURNS (Tensor): (B, L, n_directions * hidden), zero beyond each length.
     """
     if X.is_cuda:
-        return run_lstm_packed(lstm, X, lengths)
+        return run_lstm_packed(lstm, X, lengths, host_lengths=host_lengths)
     return run_lstm_padded(lstm, X, lengths)
 
 
 def run_lstm_padded(
-    lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor
+    lstm: nn.LSTM,
+    X: torch.Tensor,
+    lengths: torch.Tensor,
+    *,
+    host_lengths: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """``run_lstm`` without packed sequences (the CPU path): ``torch.lstm``
     per layer and direction over the padded rows, the reverse direction over
     rows whose real tokens are reversed in place.
 
-    Arguments and result as ``run_lstm``'s.
+    Arguments and result as ``run_lstm``'s (``host_lengths`` is not needed
+    here: nothing is packed).
     """
     _check_lstm(lstm)
     B, L, _ = X.shape
@@ -109,13 +129,21 @@ def run_lstm_padded(
 
 
 def run_lstm_packed(
-    lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor
+    lstm: nn.LSTM,
+    X: torch.Tensor,
+    lengths: torch.Tensor,
+    *,
+    host_lengths: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """``run_lstm`` with the ``nn.LSTM`` module over a packed batch (the CUDA
     path; it runs on any device, so its results are tested on CPU).
 
-    Packing needs the lengths on the host: one small device-to-host copy per
-    call (cuDNN takes host-side batch sizes, so it cannot be avoided).
+    Packing needs the lengths on the host (cuDNN takes host-side batch
+    sizes): without ``host_lengths``, one device-to-host copy per call. The
+    rows are sorted by length on the host and their order goes to the device
+    without waiting, instead of ``pack_padded_sequence(enforce_sorted=False)``
+    and ``pad_packed_sequence``, which copy the order to the device and back
+    with a device sync each.
 
     Arguments and result as ``run_lstm``'s.
     """
@@ -126,13 +154,20 @@ def run_lstm_packed(
         # Nothing to read; still connected to X so a backward pass runs.
         return X.new_zeros(B, L, width) + X.sum() * 0
     _ensure_flat_weights(lstm)
-    host_lengths = lengths.detach().to("cpu", torch.int64)
+    if host_lengths is None:
+        host_lengths = lengths.detach().to("cpu")
     # pack_padded_sequence refuses empty rows: they read one (padding) step
     # and are zeroed by the mask below, which also stops their gradient.
+    host = host_lengths.to(torch.int64).clamp(min=1)
+    order = torch.argsort(host, descending=True, stable=True)
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(B)
+    index = torch.stack([order, inverse]).to(X.device, non_blocking=True)
     packed = pack_padded_sequence(
-        X, host_lengths.clamp(min=1), batch_first=True, enforce_sorted=False
+        X.index_select(0, index[0]), host[order], batch_first=True
     )
     Y, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=L)
+    Y = Y.index_select(0, index[1])
     return Y.masked_fill(~length_mask(lengths, L).unsqueeze(-1), 0.0)
 
 
