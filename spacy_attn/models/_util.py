@@ -1,9 +1,12 @@
-"""Tensor helpers shared by the torch models: length masks and a masked
-softmax that gives padded positions exactly zero weight.
+"""Tensor helpers shared by the torch models: length masks, a masked
+softmax that gives padded positions exactly zero weight, and packing by
+lengths read to the host once (no device sync per use on a GPU).
 
 Plain PyTorch, like the rest of ``spacy_attn.models``; a module of its own so
 that no model imports another model's module for them.
 """
+
+from typing import Tuple
 
 import torch
 
@@ -33,4 +36,34 @@ def length_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     return positions.unsqueeze(0) < lengths.unsqueeze(1)
 
 
-__all__ = ["MASK_VALUE", "length_mask", "masked_softmax"]
+def host_lengths_of(*lengths: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+    """The (B,) lengths on the CPU, read from the device in one copy.
+
+    Why: packing (the LSTMs, the HMNs' real tokens) needs the lengths on the
+    host, and each read of device values waits for the GPU's queue to drain;
+    one read at the start of the forward pass replaces one per packing step.
+    """
+    return torch.stack(lengths).to("cpu").unbind(0)
+
+
+def packed_positions(
+    host_lengths: torch.Tensor, width: int, device: torch.device
+) -> torch.Tensor:
+    """(B,) host lengths -> (N,) int64 flat positions ``b * width + t`` of the
+    real tokens (t < length) of a (B, width) batch, on ``device``.
+
+    Indexing with these (``index_select``, ``index_copy``) instead of a
+    boolean mask keeps the GPU's queue flowing: a boolean index needs its
+    count of True values on the host, i.e. a device sync per use.
+    """
+    flat = length_mask(host_lengths, width).flatten().nonzero().squeeze(1)
+    return flat.to(device, non_blocking=True)
+
+
+__all__ = [
+    "MASK_VALUE",
+    "host_lengths_of",
+    "length_mask",
+    "masked_softmax",
+    "packed_positions",
+]

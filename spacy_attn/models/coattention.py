@@ -21,7 +21,13 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
-from ._util import MASK_VALUE, length_mask, masked_softmax
+from ._util import (
+    MASK_VALUE,
+    host_lengths_of,
+    length_mask,
+    masked_softmax,
+    packed_positions,
+)
 from .rnn import run_lstm
 
 __all__ = [
@@ -45,30 +51,6 @@ def _run_lstm(
     ``host_lengths``: the same lengths on the CPU.
     """
     return run_lstm(lstm, X, lengths, host_lengths=host_lengths)
-
-
-def _host_lengths(*lengths: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-    """The (B,) lengths on the CPU, read from the device in one copy.
-
-    Why: packing (the LSTMs, the HMNs' real tokens) needs the lengths on the
-    host, and each read of device values waits for the GPU's queue to drain;
-    one read at the start of the forward pass replaces one per packing step.
-    """
-    return torch.stack(lengths).to("cpu").unbind(0)
-
-
-def _packed_positions(
-    host_lengths: torch.Tensor, width: int, device: torch.device
-) -> torch.Tensor:
-    """(B,) host lengths -> (N,) int64 flat positions ``b * width + t`` of the
-    real tokens (t < length) of a (B, width) batch, on ``device``.
-
-    Indexing with these (``index_select``, ``index_copy``) instead of a
-    boolean mask keeps the GPU's queue flowing: a boolean index needs its
-    count of True values on the host, i.e. a device sync per use.
-    """
-    flat = length_mask(host_lengths, width).flatten().nonzero().squeeze(1)
-    return flat.to(device, non_blocking=True)
 
 
 def _gather_rows(U: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -221,7 +203,7 @@ class DynamicCoattention(nn.Module):
         them (read from the device here otherwise)."""
         B, n, m = Q.shape[0], Q.shape[1], D.shape[1]
         if host_lengths is None:
-            host_q, host_d = _host_lengths(Q_lengths, D_lengths)
+            host_q, host_d = host_lengths_of(Q_lengths, D_lengths)
         else:
             host_q, host_d = host_lengths
         L = max(n, m)
@@ -269,14 +251,14 @@ class DynamicCoattention(nn.Module):
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         Q_lengths = Q_lengths.long()
         D_lengths = D_lengths.long()
-        host_q, host_d = _host_lengths(Q_lengths, D_lengths)
+        host_q, host_d = host_lengths_of(Q_lengths, D_lengths)
         U = self.encode(Q, Q_lengths, D, D_lengths, host_lengths=(host_q, host_d))
         U = self.u_dropout(U)  # (B, m', 2l)
         B, m = U.shape[0], U.shape[1]
         offset = int(self.no_answer)  # the sentinel's column, if scored
         lengths = D_lengths + offset
         # The HMNs score real context tokens only ("packed", (N, .)).
-        positions = _packed_positions(host_d + offset, m, U.device)  # (N,)
+        positions = packed_positions(host_d + offset, m, U.device)  # (N,)
         u = U.flatten(0, 1).index_select(0, positions)  # (N, 2l)
         example = torch.div(positions, m, rounding_mode="floor")
         pre_s = self.hmn_start.precompute(u)
