@@ -18,6 +18,8 @@ CE(end) with the first gold span, averaged over the batch.
   ``clip_grad_norm_(5.0)``; question and context ids pre-tensorized on the
   device (``bare_loop.torch_vectors``: FrozenVectors' rows and OOV buckets).
 * **floor**, overhead and ours as in ``speed.py`` (``bare_loop.compare_training``).
+* On CUDA, the synchronizing calls of one bare training step
+  (``BareLoop.count_syncs``): each makes the host wait for the GPU.
 
 Inference, with the spaCy model's weights copied into the bare module (the
 decoder stops once the answers stop changing, so the work depends on the
