@@ -266,7 +266,7 @@ class DynamicCoattention(nn.Module):
 
         def scores(hmn, pre, h, u_s, u_e):
             out = U.new_full((B * m,), MASK_VALUE)
-            found = hmn(pre, example, h, u_s, u_e).to(out.dtype)
+            found = hmn(pre, example, h, u_s, u_e)
             return out.index_copy(0, positions, found).view(B, m)
 
         # First and last context token (the sentinel for an empty context).

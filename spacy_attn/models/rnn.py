@@ -83,18 +83,14 @@ def run_lstm(
 
 
 def run_lstm_padded(
-    lstm: nn.LSTM,
-    X: torch.Tensor,
-    lengths: torch.Tensor,
-    *,
-    host_lengths: Optional[torch.Tensor] = None,
+    lstm: nn.LSTM, X: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
     """``run_lstm`` without packed sequences (the CPU path): ``torch.lstm``
     per layer and direction over the padded rows, the reverse direction over
     rows whose real tokens are reversed in place.
 
-    Arguments and result as ``run_lstm``'s (``host_lengths`` is not needed
-    here: nothing is packed).
+    Arguments and result as ``run_lstm``'s, without ``host_lengths``:
+    nothing is packed.
     """
     _check_lstm(lstm)
     B, L, _ = X.shape
