@@ -96,7 +96,12 @@ finish() {  # RUN_DIR: the official score of its model-best, the weights
   tar -C "$run" -cf - --exclude=vocab/vectors --exclude=vocab/vectors.cfg model-best \
     | split -b 15M - "$OUT/weights.tar.part-"
 }
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >> "$LOG" 2>&1
+# The log's first line names the device (squad_gpu_report.py reads it).
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >> "$LOG" 2>&1
+else
+  echo "no GPU (nvidia-smi not found)" >> "$LOG"
+fi
 echo "cpus $(nproc) mode $MODE" >> "$LOG"
 MIRROR=${SPACY_ATTN_MIRROR:-../shared/data}
 

@@ -19,7 +19,9 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-BATCH = 256
+# The batch size the run trained at (squad_gpu.sh's BATCH, 256 unless a
+# smoke run set another), read from its training command.
+BATCH_RE = re.compile(r"--training\.batcher\.size (\d+)")
 TRAIN_QUESTIONS_RE = re.compile(r"(\d+) questions \(\d+ articles")
 
 
@@ -52,11 +54,17 @@ def timeline(log: str) -> List[List[str]]:
     return rows
 
 
-def bare_rate(speed_md: str) -> Optional[float]:
-    """The bare loop's training questions/s at batch 256 in speed_dcn_gpu.md."""
+def batch_size(log: str) -> int:
+    """The batch size of the run's training command (256 if none is logged)."""
+    m = BATCH_RE.search(log)
+    return int(m.group(1)) if m else 256
+
+
+def bare_rate(speed_md: str, batch: int) -> Optional[float]:
+    """The bare loop's training questions/s at ``batch`` in speed_dcn_gpu.md."""
     for line in speed_md.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if cells and cells[0] == str(BATCH) and len(cells) > 2:
+        if cells and cells[0] == str(batch) and len(cells) > 2:
             try:
                 return float(cells[2].replace(",", ""))
             except ValueError:
@@ -64,7 +72,9 @@ def bare_rate(speed_md: str) -> Optional[float]:
     return None
 
 
-def curve(records: List[Dict[str, Any]], train_questions: int) -> List[List[str]]:
+def curve(
+    records: List[Dict[str, Any]], train_questions: int, batch: int
+) -> List[List[str]]:
     rows = []
     for r in records:
         f1 = r["scores"].get("qa_f1")
@@ -72,7 +82,7 @@ def curve(records: List[Dict[str, Any]], train_questions: int) -> List[List[str]
         rows.append(
             [
                 str(r["step"]),
-                f"{r['step'] * BATCH / train_questions:.2f}" if train_questions else "",
+                f"{r['step'] * batch / train_questions:.2f}" if train_questions else "",
                 f"{r['seconds'] / 60:.1f}",
                 f"{r['train_seconds'] / 60:.1f}",
                 f"{100 * em:.1f}" if em is not None else "",
@@ -173,17 +183,19 @@ def continued_records(first: Dict[str, Any], second: Dict[str, Any]) -> List:
     )
 
 
-def speed_section(records: List[Dict[str, Any]], bare: Optional[float]) -> str:
+def speed_section(
+    records: List[Dict[str, Any]], bare: Optional[float], batch: int
+) -> str:
     last = records[-1]
     rate = (
-        last["train_steps"] * BATCH / last["train_seconds"]
+        last["train_steps"] * batch / last["train_seconds"]
         if last["train_seconds"]
         else 0
     )
     return (
         "## Training speed\n\n"
         f"`spacy train`, steady state (the {last['train_steps']:,} steps without an "
-        f"evaluation, after the first): **{rate:,.0f} questions/s** at batch {BATCH}"
+        f"evaluation, after the first): **{rate:,.0f} questions/s** at batch {batch}"
         + (
             f", against the bare loop's {bare:,.0f} in the same call: **{rate / bare:.3f}x**"
             if bare
@@ -256,14 +268,15 @@ def report(run: Path, args) -> str:
     if second:
         md += "Second call:\n\n"
         md += table(["step", "seconds", "exit"], timeline(second["log"])) + "\n"
+    batch = batch_size(log)
     if records:
-        md += speed_section(records, bare_rate(speed_md))
+        md += speed_section(records, bare_rate(speed_md, batch), batch)
         header = ["step", "epochs", "minutes", "training minutes"]
         header += ["held-out EM", "held-out F1"]
-        rows = [["1", *row] for row in curve(records, train_q)]
+        rows = [["1", *row] for row in curve(records, train_q, batch)]
         if second:
             more = continued_records(first, second)
-            rows += [["2", *row] for row in curve(more, train_q)]
+            rows += [["2", *row] for row in curve(more, train_q, batch)]
         md += (
             f"## Learning curve ({train_q:,} training questions; held-out F1 on a fixed "
             "1,000 questions of held-out train articles)\n\n"

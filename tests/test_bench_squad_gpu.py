@@ -82,3 +82,21 @@ def test_the_report_shows_both_calls(tmp_path):
     assert "| 2 | 1200 |" in md and "| 1 | 1000 |" in md
     md = report.report(first, Namespace(commit="abc1234", deadline=560, continued=None))
     assert "One device call" in md and "| 2 |" not in md
+
+
+def test_the_report_counts_questions_at_the_run_s_batch(tmp_path):
+    """A smoke run's batch (BATCH=16) sets the questions/s and the epochs; a
+    fixed 256 read a CPU smoke run at 16x its speed."""
+    report = load_script("benchmarks/squad_gpu_report.py")
+    log = FIRST_LOG.format(rc=0).replace(
+        "python -m spacy train ...",
+        "python -m spacy train c.cfg --training.batcher.size 16 --x 1",
+    )
+    log += "82878 questions (442 articles)\n"
+    records = [record(0, 0.0, 0.1), record(1001, 201.0, 0.6)]
+    first = write_call(tmp_path / "a", log, records)
+    md = report.report(first, Namespace(commit="abc1234", deadline=560, continued=None))
+    # 1,000 steps of 16 questions in 200 training seconds; step 1001 of 16
+    # questions is 0.19 epochs of 82,878.
+    assert "**80 questions/s** at batch 16" in md
+    assert "| 1 | 1001 | 0.19 |" in md
