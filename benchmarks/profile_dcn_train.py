@@ -48,7 +48,8 @@ def build(args):
         "paths.vectors": args.vectors,
         "paths.train": args.train,
         "paths.dev": args.dev,
-        "training.batcher.size": args.batch_size,
+        # The config's deadline batcher wraps the length batcher.
+        "training.batcher.batcher.size": args.batch_size,
     }
     config = load_config(args.config, overrides=overrides, interpolate=False)
     nlp = init_nlp(config, use_gpu=args.gpu_id)

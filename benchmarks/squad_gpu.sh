@@ -1,32 +1,40 @@
 #!/usr/bin/env bash
-# The paper-size DCN on one GPU, end to end in one device call: build the
-# corpus and the vectors, the speed of the bare loop and of nlp.update at
-# batch 256, `spacy train configs/squad_glove_gpu.cfg` for the time that is
-# left, the official SQuAD 1.1 dev score of its best checkpoint, and the
-# trained weights in pieces that a device call brings back. A second call on
-# the same (still warm) machine can go on training from the first's weights.
+# The paper-size DCN on one GPU for as long as a device session allows: one
+# `spacy train configs/squad_glove_gpu.cfg` run that ends at a deadline and
+# outlives the device call that starts it, so that it can train across both
+# of a session's calls; then the official SQuAD 1.1 dev score of its
+# model-last, the speed of the bare loop and of nlp.update at batch 256, and
+# the trained weights in pieces that a device call brings back.
 #
-#   bash benchmarks/squad_gpu.sh [DEADLINE_SECONDS] [GPU_ID] [fresh|continue]
+#   bash benchmarks/squad_gpu.sh TRAIN_END [GPU_ID]            # call 1
+#   bash benchmarks/squad_gpu.sh CALL_SECONDS [GPU_ID] finish  # call 2
 #
-# DEADLINE_SECONDS (default 900): when everything must be done, counted from
-# the script's start; training gets what the other steps leave of it.
-# fresh (the default): corpus and vectors (side by side), speed, training
-# with a warm-up and a linear decay to zero at the step count that the speed
-# run's rate gives for the time left, evaluation, weights.
-# continue: a second cycle from the fresh run's model-last (model-best if
-# the fresh run was cut short) with benchmarks/squad_continue.py: a short
-# warm-up to LR2 (default 0.001, half the first peak) and a linear decay to
-# zero, as in warm restarts; Adam starts afresh, the questions are shuffled
-# with a new seed. It needs the fresh call's $WORK: the device tool keeps a
-# warm machine's /tmp between calls, but env.sh replaces the project folder,
-# which is why corpus, vectors and runs live in $WORK, not in the project.
+# Call 1 (fresh): TRAIN_END is when training must end, in seconds from this
+# call's start. It builds the corpus and the vectors side by side, then
+# starts spacy train in a process session of its own (setsid: the device
+# tool ends a call's other processes when it returns, not those) with
+# --training.max_steps 0 --training.batcher.deadline T0+TRAIN_END: the
+# batches stop there and the learning rate decays to zero there in wall time
+# (spacy-attn.deadline_batcher.v1, spacy-attn.warmup_linear.v1), whatever the
+# start-up and the speed of the machine. The call returns at CALL_END
+# (default 580 s) with the training log so far, or, if training ended by
+# then, goes on as call 2 would.
+# Call 2 (finish), on the same machine while it is warm: waits for the
+# training, scores model-last, packs its weights, then runs the speed step
+# and the device check if CALL_SECONDS (what this call may take) leaves time;
+# if the run is still going 80 s before the call's end, it scores the last
+# checkpoint (model-best) instead.
+# Both calls share $WORK (default /tmp/squad-gpu-work), which a warm machine
+# keeps (env.sh replaces the project folder, not /tmp), and one clock: every
+# stamp counts from call 1's start.
 #
 # Writes under $OUT (default /tmp/squad-gpu), at most 8 files: run.log (every
-# step's output and a timeline), train_log.jsonl (spacy-attn.TimedLogger.v1),
-# squad_eval.json, speed_dcn_gpu.md, profile_dcn_train_gpu.md (PROFILE=1) and
-# weights.tar.part-* (model-best without its vectors, in 15 MB pieces).
-# benchmarks/squad_gpu_report.py turns them into a results file on any
-# machine (--continued for the second call's folder).
+# step's output and the timeline), train_log.jsonl (spacy-attn.TimedLogger.v1:
+# held-out F1 every 250 steps), squad_eval.json, speed_dcn_gpu.md and
+# weights.tar.part-* (model-last without its vectors, in 15 MB pieces; call 1
+# returns the last checkpoint's, model-best, in case call 2 never comes).
+# benchmarks/squad_gpu_report.py turns the two calls' folders into a results
+# file on any machine.
 # Data: ../shared/data (or $SPACY_ATTN_MIRROR) with glove and squad (and
 # snli, rotten_tomatoes for the device check at the end, if time is left).
 # For a smoke run on a CPU: BATCH, SPEED_QUESTIONS, TRAIN_ARGS (extra
@@ -35,25 +43,28 @@
 set -u
 OUT=${OUT:-/tmp/squad-gpu}; mkdir -p "$OUT"
 WORK=${SQUAD_GPU_WORK:-/tmp/squad-gpu-work}; mkdir -p "$WORK"
-DEADLINE=${1:-900}
+ARG=${1:-640}
 GPU=${2:-0}
 MODE=${3:-fresh}
 BATCH=${BATCH:-256}
 TRAIN_ARGS=${TRAIN_ARGS:-}
 EVAL_ARGS=${EVAL_ARGS:-}
 SPEED_QUESTIONS=${SPEED_QUESTIONS:-2048}
-# Measured on an H200 at fb506a6 (squad_gpu_h200_fb506a6.md): spacy train's
-# start before its first step (pipeline, 82,878 docs read) was 50-100 s then,
-# before initialize stopped validating the whole corpus and the DocBin lost
-# its 10 unused columns: RESERVE_START is the guess until this run's
-# "first evaluation" stamp measures it. RESERVE_END: the official
-# evaluation (23 s, plus the word-overlap baseline's ~20 s of CPU) and
-# packing.
-RESERVE_START=${RESERVE_START:-70}
-RESERVE_END=${RESERVE_END:-60}
 LOG="$OUT/run.log"
-T0=$(date +%s)
+NOW=$(date +%s)
+if [ "$MODE" = finish ]; then
+  if [ ! -f "$WORK/t0" ]; then
+    echo "finish: no run in $WORK (run call 1 first, on the same machine)" | tee -a "$LOG"
+    exit 1
+  fi
+  T0=$(cat "$WORK/t0")
+  CALL_END_AT=$(( NOW + ARG ))
+else
+  T0=$NOW
+  CALL_END_AT=$(( T0 + ${CALL_END:-580} ))
+fi
 elapsed() { echo $(( $(date +%s) - T0 )); }
+left() { echo $(( CALL_END_AT - $(date +%s) )); }
 stamp() { echo "== $(elapsed) s: $*" | tee -a "$LOG"; }
 step() {  # seconds, name, command...
   local limit=$1 name=$2; shift 2
@@ -63,39 +74,55 @@ step() {  # seconds, name, command...
   stamp "$name: rc=$rc"
   return $rc
 }
-stamp_first_record() {  # log file: stamps when spacy train's first record lands
-  ( while [ ! -s "$1" ]; do sleep 1; done; stamp "first evaluation logged" ) &
-  WATCH=$!
-}
-# train NAME RATE COMMAND: runs COMMAND (which must end with the
-# run's overrides) with max_steps for the time left.
-train() {
-  local name=$1 rate=$2; shift 2
-  local train_s=$(( DEADLINE - $(elapsed) - RESERVE_START - RESERVE_END ))
-  # 0.93: spacy train's steps ran 1,154 questions/s where nlp.update on
-  # premade docs ran 1,192, and its evaluations took 6 of 172 s (fb506a6).
-  local steps
-  steps=$(python -c "print(max(10, int(0.93 * float('$rate') * $train_s / $BATCH)))")
-  stamp "$name for ~$train_s s: nlp.update ran $rate questions/s -> max_steps $steps"
-  stamp_first_record "$OUT/train_log.jsonl"
-  step $(( DEADLINE - $(elapsed) - RESERVE_END )) "$name" "$* --training.max_steps $steps --training.batcher.size $BATCH --training.logger.output_file $OUT/train_log.jsonl $TRAIN_ARGS"
-  kill "$WATCH" 2>/dev/null
-}
-device_check() {  # the project's check (every component trains, reloads,
-  # agrees with the CPU; needs snli and rotten_tomatoes too), if time is left
-  if [ $(( DEADLINE - $(elapsed) )) -gt 45 ]; then
-    step $(( DEADLINE - $(elapsed) - 5 )) check "python -m spacy_attn.device_check --gpu-id $GPU"
+training() { [ -f "$WORK/train.pid" ] && kill -0 "$(cat "$WORK/train.pid")" 2>/dev/null; }
+# Wait for the training until it ends or SECONDS before the call's end; then
+# bring its log so far (spacy train's own output goes to run.log once it ended).
+await_training() {
+  local margin=$1
+  while training && [ "$(left)" -gt "$margin" ]; do sleep 2; done
+  cp "$WORK/train_log.jsonl" "$OUT/" 2>/dev/null
+  if training; then
+    stamp "training goes on after this call (pid $(cat "$WORK/train.pid"))"
+    return 1
+  fi
+  if [ ! -f "$WORK/train.done" ]; then
+    cat "$WORK/train.out" >> "$LOG"
+    stamp "train: rc=$(cat "$WORK/train.rc" 2>/dev/null || echo unknown)"
+    touch "$WORK/train.done"
   fi
 }
-finish() {  # RUN_DIR: the official score of its model-best, the weights
-  local run=$1
-  step 140 evaluate "python scripts/squad_eval.py $run/model-best $WORK/corpus --output training/squad_eval.json --batch-size 256 --gpu-id $GPU $EVAL_ARGS"
-  cp training/squad_eval.json "$OUT/" 2>/dev/null
-  # The weights (the vectors are the mirror's: scripts/vectors.py rebuilds them).
-  stamp pack
-  tar -C "$run" -cf - --exclude=vocab/vectors --exclude=vocab/vectors.cfg model-best \
+pack() {  # MODEL: its weights, in pieces a device call brings back (the
+  # vectors are the mirror's: scripts/vectors.py rebuilds them)
+  stamp "pack $1"
+  rm -f "$OUT"/weights.tar.part-*
+  tar -C "$WORK/train" -cf - --exclude=vocab/vectors --exclude=vocab/vectors.cfg "$1" \
     | split -b 15M - "$OUT/weights.tar.part-"
 }
+finish() {  # MODEL: its official score and weights, then what time allows
+  local run=$WORK/train model=$1
+  [ -d "$run/$model" ] || model=model-best
+  if [ ! -d "$run/$model" ]; then
+    stamp "no trained pipeline in $run"
+    return 1
+  fi
+  step $(( $(left) - 10 )) evaluate "python scripts/squad_eval.py $run/$model $WORK/corpus --output training/squad_eval.json --batch-size 256 --gpu-id $GPU $EVAL_ARGS"
+  cp training/squad_eval.json "$OUT/" 2>/dev/null
+  pack "$model"
+  # The bare loop and nlp.update on premade docs at the run's batch size
+  # (speed_dcn.py), after training, so that they take no training time.
+  if [ "$(left)" -gt 70 ]; then
+    local speed=benchmarks/results/speed_dcn$([ "$GPU" -ge 0 ] && echo _gpu)
+    step $(( $(left) - 10 )) speed "python benchmarks/speed_dcn.py --gpu-id $GPU --batch-sizes $BATCH --questions $SPEED_QUESTIONS --repeats 2 --infer-questions $(( SPEED_QUESTIONS < 512 ? SPEED_QUESTIONS : 512 ))" \
+      && cp "$speed.md" "$OUT/speed_dcn_gpu.md" 2>/dev/null
+  fi
+  # The project's check (every component trains, reloads, agrees with the
+  # CPU; needs snli and rotten_tomatoes too), if time is left.
+  if [ "$(left)" -gt 45 ]; then
+    step $(( $(left) - 5 )) check "python -m spacy_attn.device_check --gpu-id $GPU"
+  fi
+}
+done_() { ls -la "$OUT" >> "$LOG"; stamp done; exit "${1:-0}"; }
+
 # The log's first line names the device (squad_gpu_report.py reads it).
 if command -v nvidia-smi > /dev/null; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >> "$LOG" 2>&1
@@ -103,30 +130,20 @@ else
   echo "no GPU (nvidia-smi not found)" >> "$LOG"
 fi
 echo "cpus $(nproc) mode $MODE" >> "$LOG"
-MIRROR=${SPACY_ATTN_MIRROR:-../shared/data}
 
-if [ "$MODE" = continue ]; then
-  START=$WORK/train/model-last
-  [ -d "$START" ] || START=$WORK/train/model-best
-  if [ ! -d "$START" ] || [ ! -f "$WORK/rate" ]; then
-    stamp "continue: no fresh run in $WORK (run the fresh call first, on the same machine)"
-    exit 1
-  fi
-  # squad_continue.py sources the component from PREVIOUS/model-last; the
-  # saved config keeps total_steps = ${training.max_steps}, so the decay
-  # follows this call's max_steps.
-  [ "$START" = "$WORK/train/model-last" ] || ln -sfn model-best "$WORK/train/model-last"
-  LR2=${LR2:-0.001}
-  rm -rf "$WORK/train2"
-  train continue "$(cat "$WORK/rate")" "python benchmarks/squad_continue.py $WORK/train $WORK/train2 --seed 1 --keep-logger -- --gpu-id $GPU --paths.vectors $WORK/vectors --training.optimizer.learn_rate.initial_rate $LR2 --training.optimizer.learn_rate.warmup_steps 50"
-  finish "$WORK/train2"
-  device_check
-  ls -la "$OUT" >> "$LOG"
-  stamp done
-  exit 0
+if [ "$MODE" = finish ]; then
+  stamp "finish: this call may take $ARG s"
+  # Out of time before the run ended (a deadline too late for the session):
+  # the last checkpoint is scored instead (SIGINT, which would make spacy
+  # train save model-last, is ignored by a process started in the background).
+  if await_training 80; then finish model-last; else finish model-best; fi
+  done_
 fi
 
-# The corpus (16 processes) and the vectors side by side; kept from an
+MIRROR=${SPACY_ATTN_MIRROR:-../shared/data}
+rm -rf "$WORK/train" "$WORK/train_log.jsonl" "$WORK/train".{pid,rc,out,done}
+echo "$T0" > "$WORK/t0"
+# The corpus (a process per core) and the vectors side by side; kept from an
 # earlier call on the same machine.
 PREP=; VEC=
 if [ -f "$WORK/corpus/train.spacy" ] && [ -f "$WORK/corpus/dev.spacy" ]; then
@@ -141,30 +158,22 @@ else
   step 90 vectors "python scripts/vectors.py $WORK/vectors --mirror $MIRROR --dims 100" &
   VEC=$!
 fi
-[ -z "$PREP" ] || wait $PREP || exit 1
-[ -z "$VEC" ] || wait $VEC || exit 1
-# The bare loop and nlp.update on premade docs at batch 256 (speed_dcn.py).
-# max_steps: the rate of nlp.update there times the time left (800
-# questions/s if the speed run failed: then no results file of an earlier
-# run is copied as this call's).
-echo 800 > "$WORK/rate"
-SPEED=benchmarks/results/speed_dcn$([ "$GPU" -ge 0 ] && echo _gpu)
-if step 120 speed "python benchmarks/speed_dcn.py --gpu-id $GPU --batch-sizes $BATCH --questions $SPEED_QUESTIONS --repeats 2 --infer-questions $(( SPEED_QUESTIONS < 512 ? SPEED_QUESTIONS : 512 ))"; then
-  cp "$SPEED.md" "$OUT/speed_dcn_gpu.md" 2>/dev/null
-  python -c "
-import json
-r = json.load(open('$SPEED.json'))['results']['train']
-print(r['$BATCH']['spacy_questions_s']['median'])
-" > "$WORK/rate.new" 2>>"$LOG" && mv "$WORK/rate.new" "$WORK/rate"
+[ -z "$PREP" ] || wait $PREP || done_ 1
+[ -z "$VEC" ] || wait $VEC || done_ 1
+TRAIN_AT=$(( T0 + ARG ))
+CMD="python -m spacy train configs/squad_glove_gpu.cfg --output $WORK/train --paths.train $WORK/corpus/train.spacy --paths.dev $WORK/corpus/dev.spacy --paths.vectors $WORK/vectors --gpu-id $GPU --training.max_steps 0 --training.batcher.deadline $TRAIN_AT --training.batcher.batcher.size $BATCH --training.logger.output_file $WORK/train_log.jsonl $TRAIN_ARGS"
+stamp "train: $CMD"
+stamp "train until $ARG s (deadline $TRAIN_AT)"
+# The wrapper shell writes its own pid: it lives as long as the training.
+setsid bash -c "echo \$\$ > $WORK/train.pid; $CMD > $WORK/train.out 2>&1; echo \$? > $WORK/train.rc" < /dev/null > /dev/null 2>&1 &
+while [ ! -s "$WORK/train.pid" ]; do sleep 0.2; done
+# Stamp the first record (the step-0 evaluation): start-up ends there.
+( while [ ! -s "$WORK/train_log.jsonl" ] && training; do sleep 1; done
+  [ -s "$WORK/train_log.jsonl" ] && stamp "first evaluation logged" ) &
+if ! await_training 10; then
+  # In case call 2 never comes (the machine went back): the last checkpoint.
+  [ -d "$WORK/train/model-best" ] && pack model-best
+  done_
 fi
-# PROFILE=1: a step of spacy train's own path cut into stages too (~100 s on
-# an H200; it is then not training time).
-if [ "${PROFILE:-0}" = 1 ]; then
-  step 150 profile "python benchmarks/profile_dcn_train.py --gpu-id $GPU --steps 20 --torch-profile --torch-steps 3 --output $OUT/profile_dcn_train_gpu.md"
-fi
-rm -rf "$WORK/train"
-train train "$(cat "$WORK/rate")" "python -m spacy train configs/squad_glove_gpu.cfg --output $WORK/train --paths.train $WORK/corpus/train.spacy --paths.dev $WORK/corpus/dev.spacy --paths.vectors $WORK/vectors --gpu-id $GPU"
-finish "$WORK/train"
-device_check
-ls -la "$OUT" >> "$LOG"
-stamp done
+finish model-last
+done_

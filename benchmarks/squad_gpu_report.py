@@ -1,16 +1,16 @@
 """The results file of one ``benchmarks/squad_gpu.sh`` run: the timeline, the
 learning curve (held-out F1 against minutes and epochs), the training speed
 of ``spacy train`` beside the bare loop's, and the official SQuAD 1.1 dev
-score beside the trivial baseline, from the files the run wrote.
+score beside the trivial baselines, from the files its device calls wrote.
 
-    python benchmarks/squad_gpu_report.py RUN_DIR --commit COMMIT
-        [--continued RUN_DIR2] [--output benchmarks/results/squad_gpu_h200_COMMIT.md]
+    python benchmarks/squad_gpu_report.py RUN_DIR [RUN_DIR2] --commit COMMIT
+        [--output benchmarks/results/squad_gpu_h200_COMMIT.md]
 
-RUN_DIR holds run.log, train_log.jsonl, squad_eval.json and speed_dcn_gpu.md
-(a device call's $OUT). The run names its device in run.log (nvidia-smi).
-RUN_DIR2 is the $OUT of a second call (``squad_gpu.sh ... continue``): its
-curve goes on from the first's last step and training minutes, and its
-official score is the run's result.
+RUN_DIR is call 1's $OUT (run.log, train_log.jsonl so far), RUN_DIR2 call
+2's (``squad_gpu.sh ... finish``: run.log, the whole train_log.jsonl,
+squad_eval.json, speed_dcn_gpu.md); a run whose training ended within call 1
+has one folder. The run names its device in run.log (nvidia-smi); every
+stamp counts from call 1's start.
 """
 
 import argparse
@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 
 # The batch size the run trained at (squad_gpu.sh's BATCH, 256 unless a
 # smoke run set another), read from its training command.
-BATCH_RE = re.compile(r"--training\.batcher\.size (\d+)")
+BATCH_RE = re.compile(r"--training\.batcher\.(?:batcher\.)?size (\d+)")
 TRAIN_QUESTIONS_RE = re.compile(r"(\d+) questions \(\d+ articles")
 
 
@@ -31,26 +31,30 @@ def read_jsonl(path: Path) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def timeline(log: str) -> List[List[str]]:
-    """(step, seconds, rc) of each step of the run, from its stamps; a step
-    kept from an earlier call, and spacy train's start (from its command to
-    its first evaluation's record), get rows of their own."""
-    rows, starts = [], {}
-    for m in re.finditer(r"^== (\d+) s: (.*)$", log, re.M):
-        t, text = int(m.group(1)), m.group(2)
-        if text == "first evaluation logged":
-            begun = starts.get("train", starts.get("continue", t))
-            rows.append(
-                ["(start of spacy train, to its step-0 record)", f"{t - begun}", ""]
-            )
-            continue
-        name, _, rest = text.partition(": ")
-        if rest.startswith("rc="):
-            rows.append([name, f"{t - starts.get(name, t)}", rest[3:]])
-        elif rest.startswith("kept "):
-            rows.append([name, "kept", ""])
-        elif re.fullmatch(r"\w+", name):
-            starts[name] = t
+def timeline(logs: List[str]) -> List[List[str]]:
+    """(call, step, seconds, rc) of each step of the run, from the calls'
+    stamps (one clock: call 1's start); a step kept from an earlier call,
+    and spacy train's start (from its command to its step-0 record), get
+    rows of their own. A step may end in a later call than it began."""
+    rows: List[List[str]] = []
+    starts: Dict[str, int] = {}
+    for call, log in enumerate(logs, 1):
+        for m in re.finditer(r"^== (\d+) s: (.*)$", log, re.M):
+            t, text = int(m.group(1)), m.group(2)
+            if text == "first evaluation logged":
+                begun = starts.get("train", t)
+                rows.append(
+                    [str(call), "(start of spacy train, to its step-0 record)"]
+                    + [f"{t - begun}", ""]
+                )
+                continue
+            name, _, rest = text.partition(": ")
+            if rest.startswith("rc="):
+                rows.append([str(call), name, f"{t - starts.get(name, t)}", rest[3:]])
+            elif rest.startswith("kept "):
+                rows.append([str(call), name, "kept", ""])
+            elif re.fullmatch(r"\w+", name):
+                starts[name] = t
     return rows
 
 
@@ -92,38 +96,6 @@ def curve(
     return rows
 
 
-MAX_STEPS_RE = re.compile(r"-> max_steps (\d+)")
-
-
-def trained_steps(log: str, records: List[Dict[str, Any]]) -> int:
-    """The steps a call's training ran: its max_steps when it ended by
-    itself (rc=0), else its last logged step (the start of a continuation is
-    then its model-best, i.e. that step)."""
-    m = MAX_STEPS_RE.search(log)
-    ended = re.search(r"^== \d+ s: (train|continue): rc=0$", log, re.M)
-    if m and ended:
-        return int(m.group(1))
-    return records[-1]["step"] if records else 0
-
-
-def shifted(
-    records: List[Dict[str, Any]], steps: int, seconds: float, train_seconds: float
-) -> List[Dict[str, Any]]:
-    """A continuation's records on the first call's clock: steps, wall and
-    training seconds counted on from where the first call stopped."""
-    out = []
-    for r in records:
-        out.append(
-            {
-                **r,
-                "step": r["step"] + steps,
-                "seconds": r["seconds"] + seconds,
-                "train_seconds": r["train_seconds"] + train_seconds,
-            }
-        )
-    return out
-
-
 def table(header: List[str], rows: List[List[str]]) -> str:
     out = (
         "| "
@@ -135,52 +107,53 @@ def table(header: List[str], rows: List[List[str]]) -> str:
     return out + "".join("| " + " | ".join(r) + " |\n" for r in rows)
 
 
+DEADLINE_RE = re.compile(r"Deadline reached after ([\d,]+) steps")
+TRAIN_END_RE = re.compile(r"^== \d+ s: train until (\d+) s", re.M)
+FINISH_RE = re.compile(r"^== \d+ s: finish: this call may take (\d+) s", re.M)
+FIRST_RE = re.compile(r"^== (\d+) s: first evaluation logged$", re.M)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("run_dir")
+    p.add_argument("run_dirs", nargs="+", help="the calls' $OUT folders, in order")
     p.add_argument("--commit", required=True)
     p.add_argument("--output", default=None)
-    p.add_argument(
-        "--deadline", type=int, default=545, help="the run's DEADLINE_SECONDS"
-    )
-    p.add_argument(
-        "--continued", default=None, help="the second call's folder (continue)"
-    )
-    p.add_argument(
-        "--continued-deadline", type=int, default=200, help="its DEADLINE_SECONDS"
-    )
     args = p.parse_args(argv)
-    md = report(Path(args.run_dir), args)
+    md = report([Path(d) for d in args.run_dirs], args.commit)
     out = Path(args.output or f"benchmarks/results/squad_gpu_{args.commit}.md")
     out.write_text(md, encoding="utf8")
     print(md)
 
 
 def read_call(run: Path) -> Dict[str, Any]:
-    """One call's files: its log, training records and official score."""
+    """One call's files: its log, training records, official score and speed."""
     log = (run / "run.log").read_text(encoding="utf8")
     ev = (
         json.loads((run / "squad_eval.json").read_text())
         if (run / "squad_eval.json").exists()
         else {}
     )
-    return {"log": log, "records": read_jsonl(run / "train_log.jsonl"), "eval": ev}
+    speed = run / "speed_dcn_gpu.md"
+    return {
+        "log": log,
+        "records": read_jsonl(run / "train_log.jsonl"),
+        "eval": ev,
+        "speed": speed.read_text(encoding="utf8") if speed.exists() else "",
+    }
 
 
-def continued_records(first: Dict[str, Any], second: Dict[str, Any]) -> List:
-    """The second call's records on the first call's clock. The first call's
-    minutes after its last record (when it ran on to max_steps) are counted
-    at its own rate up to that record."""
-    records = first["records"]
-    steps = trained_steps(first["log"], records)
-    last = records[-1] if records else {"step": 0, "seconds": 0, "train_seconds": 0}
-    scale = steps / last["step"] if last["step"] else 1.0
-    return shifted(
-        second["records"],
-        steps,
-        last["seconds"] * scale,
-        last["train_seconds"] * scale,
-    )
+def final_row(log: str, train_questions: int, batch: int) -> Optional[List[str]]:
+    """The curve's last row: the step at which the deadline stopped the
+    batches and the minutes from the step-0 record to the deadline (no
+    held-out score there: the official score is model-last's)."""
+    m, end = DEADLINE_RE.search(log), TRAIN_END_RE.search(log)
+    first = FIRST_RE.search(log)
+    if not (m and end and first):
+        return None
+    steps = int(m.group(1).replace(",", ""))
+    minutes = (int(end.group(1)) - int(first.group(1))) / 60
+    epochs = f"{steps * batch / train_questions:.2f}" if train_questions else ""
+    return [f"{steps} (deadline)", epochs, f"{minutes:.1f}", "", "", ""]
 
 
 def speed_section(
@@ -231,64 +204,66 @@ def eval_section(ev: Dict[str, Any], title: str) -> str:
     return md
 
 
-def report(run: Path, args) -> str:
-    """The results file's markdown from a run's files."""
-    first = read_call(run)
-    second = read_call(Path(args.continued)) if args.continued else None
-    log, records = first["log"], first["records"]
-    device = log.splitlines()[0].split(",")[0].strip()
+def report(runs: List[Path], commit: str) -> str:
+    """The results file's markdown from the calls' files."""
+    calls = [read_call(run) for run in runs]
+    logs = [c["log"] for c in calls]
+    log = "\n".join(logs)
+    # Each call copies the whole training log so far: the last is the longest.
+    records = max((c["records"] for c in calls), key=len)
+    ev = next((c["eval"] for c in reversed(calls) if c["eval"]), {})
+    speed_md = next((c["speed"] for c in reversed(calls) if c["speed"]), "")
+    device = logs[0].splitlines()[0].split(",")[0].strip()
     m = TRAIN_QUESTIONS_RE.search(log)
     train_q = int(m.group(1)) if m else 0
-    speed_md = (
-        (run / "speed_dcn_gpu.md").read_text()
-        if (run / "speed_dcn_gpu.md").exists()
-        else ""
-    )
-    calls = "One device call" if second is None else "Two device calls"
-    md = f"# The paper-size DCN trained on one GPU ({device}, commit `{args.commit}`)\n\n"
+    md = f"# The paper-size DCN trained on one GPU ({device}, commit `{commit}`)\n\n"
+    md += reproduce(log, len(runs), commit)
     md += (
-        "Reproduce on a machine with the data mirror and a GPU (from the repository root):\n\n"
-        f"```\nOUT=/tmp/squad-gpu bash benchmarks/squad_gpu.sh {args.deadline} 0\n"
-        + (
-            "OUT=/tmp/squad-gpu2 bash benchmarks/squad_gpu.sh "
-            f"{args.continued_deadline} 0 continue\n"
-            if second
-            else ""
-        )
-        + f"python benchmarks/squad_gpu_report.py /tmp/squad-gpu --commit {args.commit}"
-        + (" --continued /tmp/squad-gpu2" if second else "")
-        + "\n```\n\n"
-        f"{calls} at commit `{args.commit}` on **{device}**; every number below "
-        "was measured in that run (`benchmarks/squad_gpu.sh`: corpus, vectors, speed, "
-        "`spacy train configs/squad_glove_gpu.cfg`, official evaluation"
-        + ("; then a second cycle from its weights" if second else "")
-        + ").\n\n"
+        f"{'One device call' if len(runs) == 1 else f'{len(runs)} device calls'} at "
+        f"commit `{commit}` on **{device}**; every number below was measured in that "
+        "run (`benchmarks/squad_gpu.sh`: corpus, vectors, `spacy train "
+        "configs/squad_glove_gpu.cfg` until a deadline, official evaluation of "
+        "model-last, speed).\n\n"
     )
-    md += "## Timeline\n\n" + table(["step", "seconds", "exit"], timeline(log)) + "\n"
-    if second:
-        md += "Second call:\n\n"
-        md += table(["step", "seconds", "exit"], timeline(second["log"])) + "\n"
+    md += "## Timeline (seconds from call 1's start)\n\n"
+    md += table(["call", "step", "seconds", "exit"], timeline(logs)) + "\n"
     batch = batch_size(log)
     if records:
         md += speed_section(records, bare_rate(speed_md, batch), batch)
         header = ["step", "epochs", "minutes", "training minutes"]
         header += ["held-out EM", "held-out F1"]
-        rows = [["1", *row] for row in curve(records, train_q, batch)]
-        if second:
-            more = continued_records(first, second)
-            rows += [["2", *row] for row in curve(more, train_q, batch)]
+        last = final_row(log, train_q, batch)
         md += (
             f"## Learning curve ({train_q:,} training questions; held-out F1 on a fixed "
-            "1,000 questions of held-out train articles)\n\n"
+            "1,000 questions of held-out train articles; minutes from the step-0 "
+            "record)\n\n"
         )
-        md += table(["call", *header], rows) + "\n"
-    md += eval_section(first["eval"], "the first call's best checkpoint")
-    if second:
-        md += eval_section(second["eval"], "the second call's best checkpoint")
+        md += table(header, curve(records, train_q, batch) + ([last] if last else []))
+        md += "\n"
+    md += eval_section(ev, "model-last (the end of the decay)")
     if speed_md:
-        md += "\n## Speed run of the same call (`benchmarks/speed_dcn.py`)\n\n"
+        md += "\n## Speed run of the same session (`benchmarks/speed_dcn.py`)\n\n"
         md += speed_md.split("## Training", 1)[-1].strip() + "\n"
     return md
+
+
+def reproduce(log: str, calls: int, commit: str) -> str:
+    """The commands that made the run, with its own deadline and seconds."""
+    end, seconds = TRAIN_END_RE.search(log), FINISH_RE.search(log)
+    return (
+        "Reproduce on a machine with the data mirror and a GPU (from the repository "
+        "root; call 2 on the same machine while call 1's training runs):\n\n"
+        "```\nOUT=/tmp/squad-gpu bash benchmarks/squad_gpu.sh "
+        f"{end.group(1) if end else 'TRAIN_END'} 0\n"
+        + (
+            f"OUT=/tmp/squad-gpu2 bash benchmarks/squad_gpu.sh {seconds.group(1)} 0 finish\n"
+            if seconds
+            else ""
+        )
+        + "python benchmarks/squad_gpu_report.py /tmp/squad-gpu"
+        + (" /tmp/squad-gpu2" if calls > 1 else "")
+        + f" --commit {commit}\n```\n\n"
+    )
 
 
 if __name__ == "__main__":

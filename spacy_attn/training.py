@@ -1,10 +1,17 @@
 """What a ``spacy train`` config can name besides models and readers: a
-length-bucketed batcher (``spacy-attn.batch_by_length.v1``) and a console
-logger that also records where the time went (``spacy-attn.TimedLogger.v1``).
+length-bucketed batcher (``spacy-attn.batch_by_length.v1``), a console
+logger that also records where the time went (``spacy-attn.TimedLogger.v1``),
+and a deadline for a run that must end by a given time: a batcher that stops
+there (``spacy-attn.deadline_batcher.v1``) and a warm-up and linear decay
+that reaches zero there (``spacy-attn.warmup_linear.v1``).
 
-Both exist for GPU training, where a step costs little: padding a batch to
+All exist for GPU training, where a step costs little: padding a batch to
 its longest doc wastes the device, and evaluation and checkpointing are a
 large share of a short run, so training speed must be read without them.
+A GPU is often held for a fixed time, and how many steps fit in it is not
+known before the run: its start-up (reading the corpus, initializing) and
+its speed vary by machine, so a step count chosen beforehand either stops
+early or is cut off before its learning rate has decayed.
 """
 
 import json
@@ -28,10 +35,21 @@ from typing import (
 
 from spacy.language import Language
 from spacy.util import registry
+from wasabi import msg
 
 T = TypeVar("T")
+_END: Any = object()
+Batcher = Callable[[Iterable[Any]], Iterable[List[Any]]]
 
-__all__ = ["batch_by_length", "configure_batch_by_length", "make_timed_logger"]
+__all__ = [
+    "batch_by_length",
+    "configure_batch_by_length",
+    "configure_deadline_batcher",
+    "configure_warmup_linear",
+    "make_timed_logger",
+    "until_deadline",
+    "warmup_linear",
+]
 
 
 def batch_by_length(
@@ -92,7 +110,7 @@ def configure_batch_by_length(
     *,
     buffer: int = 64,
     get_length: Optional[Callable[[Any], int]] = None,
-) -> Callable[[Iterable[Any]], Iterable[List[Any]]]:
+) -> Batcher:
     """Batches of ``size`` examples of similar length (see
     ``batch_by_length``): ``[training.batcher]`` of a config.
 
@@ -108,6 +126,175 @@ def configure_batch_by_length(
         return batch_by_length(items, size=size, buffer=buffer, get_length=length)
 
     return batcher
+
+
+def until_deadline(
+    batches: Iterable[T],
+    deadline: float,
+    *,
+    clock: Optional[Callable[[], float]] = None,
+) -> Iterator[T]:
+    """The items of ``batches`` until the clock reaches ``deadline``.
+
+    The clock is read before each item is taken, i.e. when the training loop
+    asks for its next batch, after the last step (and its evaluation) ended.
+
+    batches (Iterable[T]): The batches.
+    deadline (float): POSIX time (``time.time()``, ``date +%s``) after which
+        no batch is given; 0: none.
+    clock (Optional[Callable[[], float]]): The time; None: ``time.time``.
+    YIELDS (T): The batches before the deadline.
+    """
+    now = clock or time.time
+    items = iter(batches)
+    # Read before the batch is made: after the deadline an epoch costs
+    # nothing here, not even its first batch.
+    while not (deadline > 0 and now() >= deadline):
+        batch = next(items, _END)
+        if batch is _END:
+            return
+        yield batch
+
+
+@registry.batchers("spacy-attn.deadline_batcher.v1")
+def configure_deadline_batcher(
+    batcher: Batcher,
+    *,
+    deadline: float = 0.0,
+    max_epochs: int,
+) -> Batcher:
+    """``batcher``'s batches until ``deadline``: ``[training.batcher]`` of a
+    run that must end by a given time, with the batcher it wraps in
+    ``[training.batcher.batcher]``. When the deadline passes, each epoch
+    gets no batch, so ``spacy train`` runs out of epochs, saves
+    ``model-last`` and exits normally; it prints the steps and epochs it
+    trained.
+
+    spaCy asks for the batches of one epoch after another until
+    ``[training] max_epochs``; at 0 (or -1) it never stops asking, so a
+    deadline needs ``max_epochs >= 1``, above the epochs the time allows
+    (an epoch without batches costs only the shuffle of the corpus). Pass
+    ``max_epochs = ${training.max_epochs}`` so that this is checked. Pair it
+    with ``spacy-attn.warmup_linear.v1`` at the same deadline, so that the
+    learning rate has decayed when the batches stop.
+
+    batcher (Callable): The batcher whose batches are given.
+    deadline (float): POSIX time after which no batch is given (e.g.
+        ``--training.batcher.deadline $(( $(date +%s) + 600 ))``); 0: none,
+        the batches of ``batcher`` unchanged.
+    max_epochs (int): ``[training] max_epochs``.
+    RETURNS (Callable): The batcher.
+    """
+    if deadline > 0 and max_epochs < 1:
+        raise ValueError(
+            f"spacy-attn.deadline_batcher.v1 with a deadline needs [training] "
+            f"max_epochs >= 1, not {max_epochs}: spaCy asks for the batches of "
+            "epoch after epoch until max_epochs, so at 0 or -1 a run whose "
+            "batches have stopped would never end. Set it above the epochs the "
+            "time allows (e.g. 100)."
+        )
+    count = {"batches": 0, "epochs": 0, "told": 0}
+
+    def batches(items: Iterable[Any]) -> Iterator[List[Any]]:
+        count["epochs"] += 1
+        for batch in until_deadline(batcher(items), deadline):
+            count["batches"] += 1
+            yield batch
+        if deadline > 0 and time.time() >= deadline and not count["told"]:
+            count["told"] = 1
+            # Short enough for one line: the report reads it back.
+            msg.info(
+                f"Deadline reached after {count['batches']:,} steps "
+                f"(epoch {count['epochs']}): no more batches"
+            )
+
+    return batches
+
+
+def warmup_linear(
+    initial_rate: float,
+    warmup_steps: int,
+    total_steps: int = 0,
+    *,
+    deadline: float = 0.0,
+    clock: Optional[Callable[[], float]] = None,
+) -> Iterator[float]:
+    """Learning rates: a linear warm-up over ``warmup_steps`` steps to
+    ``initial_rate``, then a linear decay that reaches zero at step
+    ``total_steps`` or at the POSIX time ``deadline``, whichever comes first.
+
+    Without a deadline the rates are those of Thinc's ``warmup_linear.v1``.
+    With one, the decay runs in wall time, from the end of the warm-up to
+    the deadline, so it ends when a run held for a fixed time must stop,
+    however fast its steps are. Thinc's optimizer takes the first rate when
+    it is built and the next after each step, so the clock is read once per
+    step.
+
+    initial_rate (float): The rate at the end of the warm-up.
+    warmup_steps (int): Steps of the warm-up.
+    total_steps (int): The step at which the rate reaches zero; 0: none
+        (then a deadline is needed).
+    deadline (float): POSIX time at which the rate reaches zero; 0: none.
+    clock (Optional[Callable[[], float]]): The time; None: ``time.time``.
+    YIELDS (float): The rate of each step.
+    """
+    if total_steps <= 0 and deadline <= 0:
+        raise ValueError(
+            "spacy-attn.warmup_linear.v1 needs total_steps > 0 or a deadline: "
+            "without either the rate would never decay."
+        )
+    return _warmup_linear_rates(
+        initial_rate, warmup_steps, total_steps, deadline, clock or time.time
+    )
+
+
+def _warmup_linear_rates(
+    initial_rate: float,
+    warmup_steps: int,
+    total_steps: int,
+    deadline: float,
+    clock: Callable[[], float],
+) -> Iterator[float]:
+    decay_start: Optional[float] = None
+    step = 0
+    while True:
+        if step < warmup_steps:
+            factor = step / max(1, warmup_steps)
+        else:
+            factor = 1.0
+            if total_steps > 0:
+                # Thinc's formula, so that the rates are its rates.
+                factor = max(
+                    0.0, (total_steps - step) / max(1.0, total_steps - warmup_steps)
+                )
+            if deadline > 0:
+                now = clock()
+                decay_start = now if decay_start is None else decay_start
+                left = (deadline - now) / max(1e-9, deadline - decay_start)
+                factor = min(factor, max(0.0, left))
+        yield factor * initial_rate
+        step += 1
+
+
+@registry.schedules("spacy-attn.warmup_linear.v1")
+def configure_warmup_linear(
+    initial_rate: float,
+    warmup_steps: int,
+    total_steps: int = 0,
+    deadline: float = 0.0,
+) -> Iterator[float]:
+    """Thinc's ``warmup_linear.v1`` with an optional deadline (see
+    ``warmup_linear``): ``[training.optimizer.learn_rate]`` of a config.
+
+    initial_rate (float): The rate at the end of the warm-up.
+    warmup_steps (int): Steps of the warm-up.
+    total_steps (int): The step at which the rate reaches zero (e.g.
+        ``${training.max_steps}``); 0: none.
+    deadline (float): POSIX time at which it reaches zero (e.g.
+        ``${training.batcher.deadline}``); 0: none.
+    RETURNS (Iterator[float]): The rates.
+    """
+    return warmup_linear(initial_rate, warmup_steps, total_steps, deadline=deadline)
 
 
 @registry.loggers("spacy-attn.TimedLogger.v1")

@@ -1,18 +1,29 @@
-"""benchmarks/squad_gpu.sh's second call: squad_continue.py keeps the first
-run's logger when asked, and squad_gpu_report.py puts the second call's
-curve on the first call's clock."""
+"""benchmarks/squad_gpu.sh's run across two device calls: squad_gpu_report.py
+joins the calls' logs on one clock and ends the curve at the deadline, and
+squad_continue.py keeps an earlier run's logger when asked."""
 
 import json
-from argparse import Namespace
 from pathlib import Path
 
 from .util import load_script
 
-FIRST_LOG = """NVIDIA H200, 143771 MiB, 580.159.04
-== 46 s: speed: rc=0
-== 60 s: train for ~300 s: nlp.update ran 1000.0 questions/s -> max_steps 1200
-== 60 s: train: python -m spacy train ...
-== 400 s: train: rc={rc}
+CALL_1 = """NVIDIA H200, 143771 MiB, 580.159.04
+cpus 16 mode fresh
+== 0 s: prepare: python scripts/squad_splits.py ...
+82878 questions (442 articles)
+== 34 s: prepare: rc=0
+== 34 s: train: python -m spacy train c.cfg --training.batcher.batcher.size {batch} --x 1
+== 34 s: train until 640 s (deadline 1700000640)
+== 70 s: first evaluation logged
+== 575 s: training goes on after this call (pid 123)
+"""
+CALL_2 = """NVIDIA H200, 143771 MiB, 580.159.04
+cpus 16 mode finish
+== 600 s: finish: this call may take 190 s
+ℹ Deadline reached after 2,100 steps (epoch 7): no more batches
+== 652 s: train: rc=0
+== 652 s: evaluate: python scripts/squad_eval.py ...
+== 690 s: evaluate: rc=0
 """
 
 
@@ -28,12 +39,67 @@ def record(step: int, seconds: float, f1: float) -> dict:
     }
 
 
-def write_call(folder: Path, log: str, records: list) -> Path:
+def write_call(folder: Path, log: str, records: list, files=()) -> Path:
     folder.mkdir()
     (folder / "run.log").write_text(log)
     lines = "".join(json.dumps(r) + "\n" for r in records)
     (folder / "train_log.jsonl").write_text(lines)
+    for name, text in files:
+        (folder / name).write_text(text)
     return folder
+
+
+EVAL = {
+    "baseline": "first 3 words of the context",
+    "train_source": "rebuilt",
+    "sets": {
+        "test": {
+            "questions": 10570,
+            "questions_per_s": 900.0,
+            "exact_match": 60.0,
+            "f1": 71.0,
+            "baseline": {"exact_match": 0.9, "f1": 5.9},
+            "word_overlap": {"exact_match": 7.7, "f1": 21.8},
+        }
+    },
+}
+
+
+def test_the_report_joins_the_calls_on_one_clock(tmp_path):
+    report = load_script("benchmarks/squad_gpu_report.py")
+    early = [record(0, 0.0, 0.1), record(1000, 201.0, 0.6)]
+    whole = early + [record(2000, 420.0, 0.7)]
+    first = write_call(tmp_path / "a", CALL_1.format(batch=256), early)
+    second = write_call(
+        tmp_path / "b", CALL_2, whole, [("squad_eval.json", json.dumps(EVAL))]
+    )
+    md = report.report([first, second], "abc1234")
+    assert "2 device calls" in md
+    assert "squad_gpu.sh 640 0\n" in md and "squad_gpu.sh 190 0 finish" in md
+    assert "/tmp/squad-gpu /tmp/squad-gpu2 --commit abc1234" in md
+    # spacy train began in call 1 (34 s) and ended in call 2 (652 s); its
+    # start-up ran to the step-0 record at 70 s.
+    assert "| 2 | train | 618 | 0 |" in md
+    assert "| 1 | (start of spacy train, to its step-0 record) | 36 |  |" in md
+    # The curve is the last call's whole log, ended at the deadline: 2,100
+    # steps of 256 are 6.49 epochs of 82,878, (640 - 70) / 60 minutes.
+    assert "| 2000 | 6.18 |" in md
+    assert "| 2100 (deadline) | 6.49 | 9.5 |" in md
+    assert "| 71.00 |" in md and "| word overlap" in md
+
+
+def test_the_report_counts_questions_at_the_run_s_batch(tmp_path):
+    """A smoke run's batch (BATCH=16) sets the questions/s and the epochs; a
+    fixed 256 read a CPU smoke run at 16x its speed."""
+    report = load_script("benchmarks/squad_gpu_report.py")
+    records = [record(0, 0.0, 0.1), record(1001, 201.0, 0.6)]
+    first = write_call(tmp_path / "a", CALL_1.format(batch=16), records)
+    md = report.report([first], "abc1234")
+    # 1,000 steps of 16 questions in 200 training seconds; step 1001 of 16
+    # questions is 0.19 epochs of 82,878.
+    assert "**80 questions/s** at batch 16" in md
+    assert "| 1001 | 0.19 |" in md
+    assert "One device call" in md and "finish" not in md
 
 
 def test_keep_logger_leaves_the_checkpoint_logger_out(tmp_path):
@@ -46,57 +112,3 @@ def test_keep_logger_leaves_the_checkpoint_logger_out(tmp_path):
     assert "--code" not in kept
     # The overrides come last, so that they win over the script's own.
     assert kept[-2:] == ["--gpu-id", "0"] and "--system.seed" in kept
-
-
-def test_the_second_call_goes_on_from_where_the_first_stopped(tmp_path):
-    report = load_script("benchmarks/squad_gpu_report.py")
-    records = [record(0, 0.0, 0.1), record(1000, 201.0, 0.6)]
-    # Ended by itself (rc=0): it ran to max_steps 1200, after its last record.
-    first = report.read_call(
-        write_call(tmp_path / "a", FIRST_LOG.format(rc=0), records)
-    )
-    second_records = [record(0, 0.0, 0.62), record(250, 51.0, 0.65)]
-    second = report.read_call(write_call(tmp_path / "b", "x\n", second_records))
-    more = report.continued_records(first, second)
-    assert [r["step"] for r in more] == [1200, 1450]
-    assert more[0]["train_seconds"] == 200.0 * 1200 / 1000 - 1
-    assert more[1]["seconds"] == 201.0 * 1200 / 1000 + 51.0
-    # Cut by its timeout (rc=124): the continuation started from model-best,
-    # the last record's step.
-    cut = report.read_call(
-        write_call(tmp_path / "c", FIRST_LOG.format(rc=124), records)
-    )
-    assert [r["step"] for r in report.continued_records(cut, second)] == [1000, 1250]
-
-
-def test_the_report_shows_both_calls(tmp_path):
-    report = load_script("benchmarks/squad_gpu_report.py")
-    records = [record(0, 0.0, 0.1), record(1000, 201.0, 0.6)]
-    first = write_call(tmp_path / "a", FIRST_LOG.format(rc=0), records)
-    second = write_call(tmp_path / "b", FIRST_LOG.format(rc=0), [record(0, 0.0, 0.62)])
-    args = Namespace(
-        commit="abc1234", deadline=560, continued=str(second), continued_deadline=200
-    )
-    md = report.report(first, args)
-    assert "Two device calls" in md and "--continued /tmp/squad-gpu2" in md
-    assert "| 2 | 1200 |" in md and "| 1 | 1000 |" in md
-    md = report.report(first, Namespace(commit="abc1234", deadline=560, continued=None))
-    assert "One device call" in md and "| 2 |" not in md
-
-
-def test_the_report_counts_questions_at_the_run_s_batch(tmp_path):
-    """A smoke run's batch (BATCH=16) sets the questions/s and the epochs; a
-    fixed 256 read a CPU smoke run at 16x its speed."""
-    report = load_script("benchmarks/squad_gpu_report.py")
-    log = FIRST_LOG.format(rc=0).replace(
-        "python -m spacy train ...",
-        "python -m spacy train c.cfg --training.batcher.size 16 --x 1",
-    )
-    log += "82878 questions (442 articles)\n"
-    records = [record(0, 0.0, 0.1), record(1001, 201.0, 0.6)]
-    first = write_call(tmp_path / "a", log, records)
-    md = report.report(first, Namespace(commit="abc1234", deadline=560, continued=None))
-    # 1,000 steps of 16 questions in 200 training seconds; step 1001 of 16
-    # questions is 0.19 epochs of 82,878.
-    assert "**80 questions/s** at batch 16" in md
-    assert "| 1 | 1001 | 0.19 |" in md

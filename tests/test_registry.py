@@ -48,12 +48,17 @@ REGISTERED = {
     ],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").
     "thinc_optimizers": ["spacy-attn.Adagrad.v1"],
+    "thinc_schedules": ["spacy-attn.warmup_linear.v1"],
     "spacy_callbacks": [
         "spacy-attn.carry_pairs.v1",
         "spacy-attn.start_weights.v1",
         "spacy-attn.freeze_weights.v1",
     ],
-    "spacy_batchers": ["spacy-attn.batch_by_length.v1", "spacy-attn.batch_by_group.v1"],
+    "spacy_batchers": [
+        "spacy-attn.batch_by_length.v1",
+        "spacy-attn.batch_by_group.v1",
+        "spacy-attn.deadline_batcher.v1",
+    ],
     "spacy_loggers": ["spacy-attn.TimedLogger.v1"],
 }
 
@@ -84,6 +89,7 @@ def test_every_registration_has_an_entry_point():
         "spacy_scorers": registry.scorers,
         "spacy_readers": registry.readers,
         "thinc_optimizers": registry.optimizers,
+        "thinc_schedules": registry.schedules,
         "spacy_callbacks": registry.callbacks,
         "spacy_batchers": registry.batchers,
         "spacy_loggers": registry.loggers,
