@@ -25,8 +25,11 @@
 # if the run is still going 80 s before the call's end, it scores the last
 # checkpoint (model-best) instead.
 # Both calls share $WORK (default /tmp/squad-gpu-work), which a warm machine
-# keeps (env.sh replaces the project folder, not /tmp), and one clock: every
-# stamp counts from call 1's start.
+# keeps, and one clock: every stamp counts from call 1's start. env.sh
+# replaces the project folder (and the installed package) at call 2's start,
+# under the running training: so the run reads its config at its start and
+# then reads and writes only under $WORK, and its modules are all imported by
+# then (spacy_attn has no function-level imports on the training path).
 #
 # Writes under $OUT (default /tmp/squad-gpu), at most 8 files: run.log (every
 # step's output and the timeline), train_log.jsonl (spacy-attn.TimedLogger.v1:

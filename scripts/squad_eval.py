@@ -133,10 +133,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if test["f1"] < floor + min_margin:
         print(
             f"✘ the model's test F1 {test['f1']:.2f} is not {min_margin:g} points "
-            f"above the {name} baseline's {floor:.2f}; the squad "
-            "workflow stops here, before packaging. Train longer (the workflow's "
-            "--vars.squad_max_steps; docs/span_qa.md gives the budget) or check the "
-            "training log.",
+            f"above the {name} baseline's {floor:.2f}; the workflow stops "
+            "here, before packaging. Train longer (squad: --vars.squad_max_steps; "
+            "squad-gpu: --vars.squad_gpu_max_steps or --vars.squad_gpu_deadline; "
+            "docs/span_qa.md gives the budget) or check the training log.",
             file=sys.stderr,
         )
         sys.exit(1)
