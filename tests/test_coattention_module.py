@@ -310,3 +310,38 @@ def test_training_step_reads_the_device_once(monkeypatch, no_answer):
         start[torch.ones_like(start, dtype=torch.bool)].sum().item()
         ql.cpu()
     assert (reads.bool_indexing, reads.to_host) == (1, 2)
+
+
+def test_hmn_computes_the_paper_equations():
+    """HighwayMaxout's split of W1 (precompute, then each question's row
+    selected for its tokens and added in place) gives the paper's eq. 9-12
+    written out with one W1 over [u_t; r]: the same scores and gradients."""
+    from spacy_attn.models.coattention import HighwayMaxout
+
+    torch.manual_seed(0)
+    l, p = 4, 3
+    hmn = HighwayMaxout(l, p, dropout=0.0)
+    # Two questions of 3 and 2 context tokens, packed.
+    example = torch.tensor([0, 0, 0, 1, 1])
+    u = torch.randn(5, 2 * l, requires_grad=True)
+    h, u_s, u_e = (torch.randn(2, w, requires_grad=True) for w in (l, 2 * l, 2 * l))
+
+    def maxout(X):
+        return X.view(X.shape[0], l, p).max(dim=-1).values
+
+    def paper(u, h, u_s, u_e):
+        r = torch.tanh(hmn.W_D(torch.cat([h, u_s, u_e], dim=-1)))[example]
+        W1 = torch.cat([hmn.W1_u.weight, hmn.W1_r.weight], dim=1)
+        m1 = maxout(torch.cat([u, r], dim=-1) @ W1.T + hmn.W1_u.bias)
+        m2 = maxout(hmn.W2(m1))
+        return hmn.W3(torch.cat([m1, m2], dim=-1)).max(dim=-1).values
+
+    got = hmn(hmn.precompute(u), example, h, u_s, u_e)
+    want = paper(u, h, u_s, u_e)
+    torch.testing.assert_close(got, want)
+    weights = torch.randn(5)
+    inputs = [u, h, u_s, u_e, *hmn.parameters()]
+    got_grads = torch.autograd.grad((got * weights).sum(), inputs)
+    want_grads = torch.autograd.grad((want * weights).sum(), inputs)
+    for g, w in zip(got_grads, want_grads):
+        torch.testing.assert_close(g, w)
