@@ -27,6 +27,7 @@ from ._util import (
     length_mask,
     masked_softmax,
     packed_positions,
+    select_rows,
 )
 from .rnn import run_lstm
 
@@ -53,24 +54,11 @@ def _run_lstm(
     return run_lstm(lstm, X, lengths, host_lengths=host_lengths)
 
 
-def _select_rows(X: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """(R, d), (N,) row numbers -> (N, d): ``X[index]``, by the operator whose
-    backward is faster where it runs. On a CPU, ``index_select`` (its
-    backward, ``index_add``, took about half the time of advanced indexing's
-    accumulating ``index_put`` for the decoder's rows); on CUDA advanced
-    indexing, whose sorted, atomic-free backward is the one measured on GPUs
-    (many context tokens share one question's row).
-    """
-    if X.is_cuda:
-        return X[index]
-    return X.index_select(0, index)
-
-
 def _gather_rows(U: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """(B, m, d), (B,) positions -> (B, d): row ``index[b]`` of each U[b]."""
     B, m = U.shape[0], U.shape[1]
     rows = torch.arange(B, device=U.device) * m + index
-    return _select_rows(U.reshape(B * m, U.shape[2]), rows)
+    return select_rows(U.reshape(B * m, U.shape[2]), rows)
 
 
 class HighwayMaxout(nn.Module):
@@ -118,7 +106,7 @@ class HighwayMaxout(nn.Module):
         # Added to in place: the selected (N, p*l) rows are a new tensor that
         # autograd does not keep, and a third tensor of that size would be one
         # more allocation.
-        m1 = self._maxout(_select_rows(self.W1_r(r), example).add_(pre))  # (N, l)
+        m1 = self._maxout(select_rows(self.W1_r(r), example).add_(pre))  # (N, l)
         m2 = self._maxout(self.W2(self.dropout(m1)))  # (N, l)
         return self.W3(torch.cat([m1, m2], dim=-1)).max(dim=-1).values  # (N,)
 
