@@ -1,12 +1,15 @@
 """The workflows' accuracy check: print a trained pair classifier's test
-accuracy and macro-F beside the majority-class baseline, and exit 1 when the
-model does not beat that baseline by a clear margin.
+accuracy and macro-F beside the majority-class baseline (and the lexical
+baselines that ``spacy attn evaluate`` saved beside the scores), and exit 1
+when the model does not beat the majority class by a clear margin, or does
+not beat a lexical baseline.
 
     python scripts/check_metrics.py metrics/sick.json corpus/sick/stats.json \\
         [--min-margin 0.10] [--min-macro-f 0.5]
 
-``metrics`` is the output of ``spacy evaluate`` (``pair_acc``,
-``pair_macro_f``, ``pair_f_per_type``); ``stats`` is the ``stats.json`` of
+``metrics`` is the output of ``spacy attn evaluate`` or ``spacy evaluate``
+(``pair_acc``, ``pair_macro_f``, ``pair_f_per_type``, and from the former
+``baselines``); ``stats`` is the ``stats.json`` of
 ``scripts/prepare.py`` (the test split's label counts). The majority-class
 baseline predicts the test split's most frequent label for every pair: its
 accuracy is that label's share m, its macro-F is 2m / (1 + m) divided by the
@@ -22,7 +25,13 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from spacy_attn.baselines import MAJORITY, majority_baseline, score_table
+from spacy_attn.baselines import (
+    LEXICAL,
+    MAJORITY,
+    baseline_failure,
+    majority_baseline,
+    score_table,
+)
 
 
 def check(
@@ -42,6 +51,10 @@ def check(
         "trained model": {"pair_acc": acc, "pair_macro_f": macro_f},
         MAJORITY: {"pair_acc": base["acc"], "pair_macro_f": base["macro_f"]},
     }
+    saved = metrics.get("baselines") or {}
+    assert isinstance(saved, dict)
+    lexical = {name: saved[name] for name in LEXICAL if name in saved}
+    rows.update(lexical)
     per_type = metrics.get("pair_f_per_type") or {}
     assert isinstance(per_type, dict)
     for label, prf in sorted(per_type.items()):
@@ -55,6 +68,9 @@ def check(
             "training log (does the dev score move?) or use a setting that learns "
             "within the step budget (configs/glove_adam.cfg)."
         )
+    beaten = baseline_failure(metrics, lexical)
+    if beaten:
+        lines.append(f"✘ {beaten}")
     if macro_f < min_macro_f:
         lines.append(
             f"✘ test macro-F {macro_f:.4f} is below {min_macro_f:.2f}: some labels are "
@@ -96,7 +112,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if failed:
         print("\n".join(failed), file=sys.stderr)
         sys.exit(1)
-    print(f"✔ the model beats the majority class by {args.min_margin:.2f} or more")
+    beats = " and the lexical baselines" if metrics.get("baselines") else ""
+    print(
+        f"✔ the model beats the majority class by {args.min_margin:.2f} or more{beats}"
+    )
 
 
 if __name__ == "__main__":

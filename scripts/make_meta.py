@@ -84,6 +84,11 @@ def main(argv=None) -> None:
     if kind in makers:
         write(makers[kind](args, metrics, stats), args.output)
         return
+    write(pair_meta(args, metrics, stats), args.output)
+
+
+def pair_meta(args, metrics, stats):
+    """The meta of a pair classifier (``spacy package --meta-path``)."""
     acc = metrics["pair_acc"]
     counts = stats["counts"]
     meta = {
@@ -106,11 +111,29 @@ def main(argv=None) -> None:
             "pair_f_per_type": metrics.get("pair_f_per_type"),
         },
         "notes": (
-            "Test accuracy measured with `python -m spacy evaluate` on "
-            f"{counts['test']} held-out pairs."
+            f"Test accuracy measured with `python -m spacy attn evaluate` on "
+            f"{counts['test']} held-out pairs{beside_baselines(metrics)}."
         ),
     }
-    write(meta, args.output)
+    return meta
+
+
+def beside_baselines(metrics) -> str:
+    """ ", beside the majority class (...) and the strongest lexical
+    baseline (...)" from the baselines ``spacy attn evaluate`` saved ("" for
+    scores without them)."""
+    base = metrics.get("baselines") or {}
+    if "majority class" not in base:
+        return ""
+    text = f", beside the majority class ({base['majority class']['pair_acc']:.4f})"
+    lexical = {k: v for k, v in base.items() if k != "majority class"}
+    if lexical:
+        name = max(lexical, key=lambda k: lexical[k]["pair_acc"])
+        text += (
+            f" and the strongest lexical baseline ({name}, "
+            f"{lexical[name]['pair_acc']:.4f} at its best cut on these pairs)"
+        )
+    return text
 
 
 def card_transformer(p: argparse.ArgumentParser, model: Path, name: str) -> str:

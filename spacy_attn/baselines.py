@@ -13,12 +13,18 @@ thresholded as a classifier.
 * ``BM25``: Okapi BM25 of the second text (the candidate) for the first
   (the query), with ``k1`` and ``b`` (defaults 1.2 and 0.75).
 
+A binary task with a positive label thresholds each score where the positive
+class's F1 is best; any other task (NLI's three labels, say) cuts the score
+into as many intervals as there are labels, each called one label, where
+accuracy is best (``best_intervals``). Both are chosen on the evaluated pairs
+themselves: the baseline's best case, which a model must beat.
+
 IDF and BM25's mean candidate length come from a ``lexical.IdfTable``: by
 default that of the evaluated pairs' distinct candidates, or of a training
 file's.
 """
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc
@@ -58,6 +64,9 @@ COLUMNS = {
     "pair_map": "MAP",
     "pair_mrr": "MRR",
     "pair_p_at_1": "P@1",
+    # A text classifier's (``evaluation.evaluate_texts``).
+    "cats_acc": "accuracy",
+    "cats_macro_f": "macro-F",
 }
 
 
@@ -134,6 +143,75 @@ def lexical_scores(
     }
 
 
+def best_intervals(
+    scores: Union[Sequence[float], numpy.ndarray],
+    golds: Sequence[str],
+    labels: Sequence[str],
+) -> Tuple[List[float], List[str]]:
+    """The classifier of one score that cuts it into at most ``len(labels)``
+    intervals, each called one label, and gets the most items right.
+
+    A cut lies halfway between two neighbouring distinct scores, so equal
+    scores always get the same label. Dynamic programming over the distinct
+    scores in order, with the interval's number and label as the state: each
+    score's items join the current interval or start the next one, under
+    another label (two neighbouring intervals of one label are one interval).
+    Of equally good classifiers it keeps the one with fewer intervals.
+
+    scores (Union[Sequence[float], numpy.ndarray]): One score per item.
+    golds (Sequence[str]): Each item's gold label, of ``labels``.
+    labels (Sequence[str]): The labels an interval may be called.
+    RETURNS (Tuple[List[float], List[str]]): The cuts, ascending, and the
+        label of each interval (one more than the cuts): a score s is called
+        ``called[numpy.searchsorted(cuts, s, side="right")]``.
+    RAISES (ValueError): Without items, or for a gold label not in labels.
+    """
+    index = {label: i for i, label in enumerate(labels)}
+    unknown = sorted({g for g in golds if g not in index})
+    if unknown or not len(golds):
+        raise ValueError(
+            f"best_intervals needs items with gold labels of {list(labels)} "
+            f"(got {len(golds)} items; unknown labels: {unknown})."
+        )
+    values, group = numpy.unique(numpy.asarray(scores, dtype="f8"), return_inverse=True)
+    counts = numpy.zeros((len(values), len(labels)), dtype="i8")
+    numpy.add.at(counts, (group.ravel(), numpy.asarray([index[g] for g in golds])), 1)
+    n_int, n_lab = len(labels), len(labels)
+    # best[j][l]: most items right up to this score, which lies in interval
+    # j called l; came[g][j][l]: the label of interval j - 1 where interval
+    # j starts at score g, else -1 (the score joined interval j).
+    none = -1
+    best = [[none] * n_lab for _ in range(n_int)]
+    best[0] = counts[0].tolist()
+    came = numpy.full((len(values), n_int, n_lab), -1, dtype="i2")
+    for g in range(1, len(values)):
+        row = counts[g].tolist()
+        new = [[none] * n_lab for _ in range(n_int)]
+        for j in range(n_int):
+            for lab in range(n_lab):
+                value, origin = best[j][lab], -1
+                if j:
+                    for prev in range(n_lab):
+                        if prev != lab and best[j - 1][prev] > value:
+                            value, origin = best[j - 1][prev], prev
+                if value > none:
+                    new[j][lab], came[g, j, lab] = value + row[lab], origin
+        best = new
+    j, lab = min(
+        ((j, lab) for j in range(n_int) for lab in range(n_lab)),
+        key=lambda state: (-best[state[0]][state[1]], state[0], state[1]),
+    )
+    cuts: List[float] = []
+    called = [labels[lab]]
+    for g in range(len(values) - 1, 0, -1):
+        prev = int(came[g, j, lab])
+        if prev >= 0:
+            cuts.append(float((values[g - 1] + values[g]) / 2))
+            j, lab = j - 1, prev
+            called.append(labels[lab])
+    return cuts[::-1], called[::-1]
+
+
 def _gold_class(eg: Example) -> Optional[str]:
     gold = [label for label, value in eg.reference.cats.items() if value == 1.0]
     return gold[0] if gold else None
@@ -169,7 +247,10 @@ def baseline_scores(
     positive one: each ranks the pairs by its score, and calls a pair
     positive from the threshold that maximizes the positive class's F1 on
     these same examples (the baseline's best case), saved
-    under ``threshold`` (on the baseline's own scale).
+    under ``threshold`` (on the baseline's own scale). For any other two or
+    more labels: each cuts its score into intervals called one label each,
+    where accuracy on these same examples is best (``best_intervals``),
+    saved under ``thresholds`` and ``classes``.
 
     examples (Sequence[Example]): Gold examples with pair docs.
     labels (Sequence[str]): The model's labels (exclusive classes).
@@ -196,12 +277,21 @@ def baseline_scores(
             _with_cats(labelled, [majority] * len(labelled)), **kw
         )
     }
+    if len(labels) < 2:
+        return results
+    docs = [eg.reference for eg in labelled]
+    scores = lexical_scores(docs, pair_key=pair_key, idf=idf, k1=k1, b=b)
     if positive_label is None or len(labels) != 2 or positive_label not in labels:
+        classes = [str(_gold_class(eg)) for eg in labelled]  # each has one
+        for name, values in scores.items():
+            cuts, called = best_intervals(values, classes, labels)
+            pred = [called[i] for i in numpy.searchsorted(cuts, values, side="right")]
+            cats = [{other: float(other == p) for other in labels} for p in pred]
+            results[name] = pair_classifier_score(_with_cats(labelled, cats), **kw)
+            results[name].update(thresholds=cuts, classes=called)
         return results
     negative = [other for other in labels if other != positive_label][0]
     golds = [eg.reference.cats.get(positive_label, 0.0) == 1.0 for eg in labelled]
-    docs = [eg.reference for eg in labelled]
-    scores = lexical_scores(docs, pair_key=pair_key, idf=idf, k1=k1, b=b)
     for name, values in scores.items():
         threshold, _ = best_threshold(values.tolist(), golds)
         pos = thresholded(values, threshold)
@@ -259,7 +349,7 @@ def pair_baselines(
 ) -> Dict[str, Any]:
     """What ``spacy attn evaluate`` reports beside a pair classifier's scores:
     ``baselines``, the trivial baselines' scores (``baseline_scores``) by
-    name, and, where the lexical ones apply (two labels, one positive),
+    name, and, where the lexical ones apply (two labels or more),
     ``lexical_baselines``, how they were computed (``lexical_settings``).
 
     examples (Sequence[Example]): The gold examples scored.
@@ -271,7 +361,7 @@ def pair_baselines(
     k1, b (float): BM25's settings.
     RETURNS (Dict[str, Any]): ``baselines`` and maybe ``lexical_baselines``.
     """
-    lexical = positive_label in labels and len(labels) == 2
+    lexical = len(labels) >= 2
     idf = None
     if lexical:
         idf = candidate_idf((eg.reference for eg in idf_examples), pair_key)
@@ -304,11 +394,13 @@ def thresholded(scores: numpy.ndarray, threshold: Optional[float]) -> numpy.ndar
 def primary_metrics(scores: Dict[str, Any]) -> List[str]:
     """The metrics a model must beat the baselines on: MAP when the pairs
     have groups, else the positive class's F1 with a positive label, else
-    accuracy and macro-F."""
+    accuracy and macro-F (a text classifier's: ``cats_acc``)."""
     if scores.get("pair_map") is not None:
         return ["pair_map"]
     if scores.get("pair_pos_f") is not None:
         return ["pair_pos_f"]
+    if scores.get("cats_acc") is not None:
+        return ["cats_acc", "cats_macro_f"]
     return ["pair_acc", "pair_macro_f"]
 
 
@@ -360,6 +452,7 @@ __all__ = [
     "SHARED",
     "baseline_failure",
     "baseline_scores",
+    "best_intervals",
     "describe_lexical",
     "lexical_scores",
     "lexical_settings",

@@ -1,12 +1,15 @@
 """A pipeline's scores on a pair corpus beside the trivial baselines it
-must beat (``spacy_attn.baselines``), or a span-QA pipeline's on SQuAD
-questions (``spacy_attn.qa_eval``): ``evaluate``, the call of ``spacy attn
+must beat (``spacy_attn.baselines``), a text classifier's on labelled texts
+beside the majority class, or a span-QA pipeline's on SQuAD questions
+(``spacy_attn.qa_eval``): ``evaluate``, the call of ``spacy attn
 evaluate``."""
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+
+from spacy.language import Language
 
 from .file_safety import check_outputs
 from .lexical import BM25_B, BM25_K1
@@ -60,7 +63,9 @@ def evaluate(
 ) -> Dict[str, Any]:
     """Score a pipeline on ``data`` and write the scores to
     ``settings.output``: a pair corpus with ``evaluate_pairs``, a SQuAD JSON
-    file (``is_squad_json``) with ``evaluate_qa_file``.
+    file (``is_squad_json``) with ``evaluate_qa_file``, and the texts of a
+    pipeline that classifies whole docs (``text_classifiers``) with
+    ``evaluate_texts``.
 
     model (Union[str, Path]): A pipeline directory or package name.
     data (Path): A pair corpus (jsonl / csv / tsv, DocBin) or SQuAD JSON.
@@ -81,8 +86,17 @@ def evaluate(
             model, data, batch_size=settings.batch_size, gpu_id=settings.gpu_id
         )
     else:
-        options = {k: v for k, v in vars(settings).items() if k != "output"}
-        scores = evaluate_pairs(model, data, **options)
+        from .loading import load_pipeline
+
+        nlp = load_pipeline(model, gpu_id=settings.gpu_id)
+        if text_classifiers(nlp):
+            scores = evaluate_texts(
+                nlp, data, label_map=settings.label_map, limit=settings.limit,
+                batch_size=settings.batch_size,
+            )  # fmt: skip
+        else:
+            options = {k: v for k, v in vars(settings).items() if k != "output"}
+            scores = evaluate_pairs(nlp, data, **options)
     if settings.output:
         settings.output.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(scores, indent=2)
@@ -91,7 +105,7 @@ def evaluate(
 
 
 def evaluate_pairs(
-    model: Union[str, Path],
+    model: Union[str, Path, "Language"],
     data: Path,
     *,
     pair_key: str = DEFAULT_PAIR_KEY,
@@ -111,7 +125,8 @@ def evaluate_pairs(
     """The scores of a pipeline on a pair corpus (``nlp.evaluate`` on the
     examples of spacy-attn.PairCorpus.v1, which keep each doc's pair).
 
-    model (Union[str, Path]): A pipeline directory or package name.
+    model (Union[str, Path, Language]): A pipeline directory or package
+        name, or the pipeline.
     data (Path): A jsonl / csv / tsv pair corpus or a DocBin of pair docs.
     columns (Optional[Columns]): The columns of a row file (default: those
         the pipeline was trained with, else detected).
@@ -131,7 +146,7 @@ def evaluate_pairs(
     from .readers import Columns, PairCorpus
     from .readers.columns import trained_columns
 
-    nlp = load_pipeline(model, gpu_id=gpu_id)
+    nlp = model if isinstance(model, Language) else load_pipeline(model, gpu_id=gpu_id)
     classifiers = check_pair_model(nlp, data, positive_label)
     trained = trained_columns(nlp.config)
     given = columns if columns is not None else Columns()
@@ -190,6 +205,103 @@ def check_pair_model(
     for pipe in classifiers:
         check_positive_label(positive_label, pipe.labels, component=pipe.name)
     return classifiers
+
+
+def text_classifiers(nlp: Language) -> List[Any]:
+    """The components of a pipeline without a pair classifier that classify
+    whole docs: spaCy's ``textcat`` and ``textcat_multilabel``, and
+    ``attn_doc_embedder`` where it sets ``doc.cats``."""
+    from spacy.pipeline import TextCategorizer
+
+    from .pipeline import DocEmbedder, PairClassifier
+
+    pipes = [pipe for _, pipe in nlp.pipeline]
+    if any(isinstance(pipe, PairClassifier) for pipe in pipes):
+        return []
+    return [
+        pipe
+        for pipe in pipes
+        if isinstance(pipe, TextCategorizer)
+        or (isinstance(pipe, DocEmbedder) and pipe.cfg.get("set_cats", True))
+    ]
+
+
+def evaluate_texts(
+    nlp: Language,
+    data: Path,
+    *,
+    label_map: Optional[Dict[str, str]] = None,
+    limit: int = 0,
+    batch_size: int = 256,
+) -> Dict[str, Any]:
+    """The scores of a pipeline's one exclusive text classifier on labelled
+    texts, beside the majority class: spaCy's ``cats_*`` scores (those of
+    ``spacy evaluate``), ``cats_acc`` (how often the top label is the gold
+    one) and ``baselines`` (``MAJORITY``: always the most frequent gold
+    label, scored the same way).
+
+    nlp (Language): The pipeline (``text_classifiers`` finds one).
+    data (Path): jsonl(.gz) with ``text`` and ``label``, or a DocBin whose
+        docs have gold ``cats`` (``spacy-attn.TextCatCorpus.v1``).
+    label_map (Optional[Dict[str, str]]): Raw label -> label.
+    limit (int): Evaluate on the first N texts (0: all).
+    batch_size (int): Texts per batch.
+    RETURNS (Dict[str, Any]): The scores.
+    RAISES (CorpusFormatError): For several or multi-label classifiers, no
+        labelled text, or a gold label the model does not know.
+    """
+    from spacy.pipeline import MultiLabel_TextCategorizer
+    from spacy.scorer import Scorer
+    from spacy.training import Example
+
+    from .baselines import MAJORITY, majority_baseline
+    from .errors import CorpusFormatError
+    from .readers import TextCatCorpus
+
+    pipes = text_classifiers(nlp)
+    labels = list(pipes[0].labels)
+    # spaCy's multi-label textcat subclasses its exclusive one.
+    multi = isinstance(pipes[0], MultiLabel_TextCategorizer) or bool(
+        getattr(pipes[0], "multi_label", False)
+    )
+    if len(pipes) > 1 or multi:
+        raise CorpusFormatError(
+            f"{data}: spacy attn evaluate scores one exclusive text classifier "
+            f"(the pipeline has {[p.name for p in pipes]}, multi-label: {multi}); "
+            f"use python -m spacy evaluate for this pipeline."
+        )
+    # Without the model's labels, so that a label it does not know is read
+    # and named below; the others are then 0.0 in the gold cats.
+    corpus = TextCatCorpus(data, label_map=label_map, limit=limit)
+    corpus.check()
+    examples = list(corpus(nlp))
+    for eg in examples:
+        eg.reference.cats = {label: 0.0 for label in labels} | eg.reference.cats
+    golds = [
+        next((k for k, v in eg.reference.cats.items() if v == 1.0), None)
+        for eg in examples
+    ]
+    unknown = sorted({str(g) for g in golds if g not in labels})
+    if not examples or unknown:
+        raise CorpusFormatError(
+            f"{data}: {len(examples)} labelled texts; labels the model does not "
+            f"know: {unknown} (it knows {labels}; rename them with --label-map)."
+        )
+    docs = nlp.pipe((eg.predicted for eg in examples), batch_size=batch_size)
+    scored = [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+    scores: Dict[str, Any] = Scorer(nlp).score(scored)
+    top = [max(labels, key=lambda k: eg.predicted.cats[k]) for eg in scored]
+    known = [str(g) for g in golds]  # all of labels, checked above
+    scores["cats_acc"] = sum(t == g for t, g in zip(top, known)) / len(known)
+    base = majority_baseline({g: known.count(g) for g in set(known)})
+    always = [Example(eg.predicted.copy(), eg.reference) for eg in scored]
+    for eg in always:
+        eg.predicted.cats = {label: float(label == base["label"]) for label in labels}
+    majority = Scorer.score_cats(always, "cats", labels=labels, multi_label=False)
+    scores["baselines"] = {
+        MAJORITY: {"cats_acc": base["acc"], "cats_macro_f": majority["cats_macro_f"]}
+    }
+    return scores
 
 
 def is_squad_json(data: Path) -> bool:
@@ -251,5 +363,7 @@ __all__ = [
     "evaluate",
     "evaluate_pairs",
     "evaluate_qa_file",
+    "evaluate_texts",
     "is_squad_json",
+    "text_classifiers",
 ]

@@ -3,6 +3,7 @@ words count, the IDF table (from the evaluated candidates or from a training
 file), BM25 against hand-computed values, and their rows beside the majority
 class."""
 
+import itertools
 import math
 
 import numpy
@@ -19,6 +20,7 @@ from spacy_attn.baselines import (
     OVERLAP,
     SHARED,
     baseline_scores,
+    best_intervals,
     lexical_scores,
     pair_baselines,
     thresholded,
@@ -175,9 +177,52 @@ def test_baseline_rows_rank_and_classify(nlp):
     # Shared words: 3 and 0 (q1), 1 and 0 (q2): the best F1 puts the
     # threshold halfway between 1 and 0.
     assert rows[SHARED]["threshold"] == 0.5
-    # Not two labels with a positive one: the majority class alone.
-    only = baseline_scores(examples, labels=["no", "yes"])
-    assert list(only) == ["majority class"]
+    # Without a positive label: cut where accuracy is best (one cut between
+    # the negatives' 0 shared words and the answers' 1 and 3).
+    plain = baseline_scores(examples, labels=["no", "yes"])
+    assert list(plain) == ["majority class", *LEXICAL]
+    assert plain[SHARED]["thresholds"] == [0.5]
+    assert plain[SHARED]["classes"] == ["no", "yes"]
+    assert plain[SHARED]["pair_acc"] == 1.0 and plain[SHARED]["pair_pos_f"] is None
+
+
+def _brute_force_right(scores, golds, labels):
+    """The most items right of any cuts (between distinct scores) into at
+    most len(labels) intervals with any labels, by trying them all."""
+    values = sorted(set(scores))
+    mids = [(a + b) / 2 for a, b in zip(values, values[1:])]
+    most = 0
+    for k in range(len(labels)):
+        for cuts in itertools.combinations(mids, k):
+            for called in itertools.product(labels, repeat=k + 1):
+                at = numpy.searchsorted(cuts, scores, side="right")
+                most = max(most, sum(called[i] == g for i, g in zip(at, golds)))
+    return most
+
+
+def test_best_intervals_finds_the_best_cuts():
+    labels = ["contradiction", "neutral", "entailment"]
+    # Low scores contradict, middling are neutral, high entail; one
+    # neutral at 9 cannot be had without a fourth interval.
+    scores = [0, 1, 1, 4, 5, 5, 9, 9, 8, 9]
+    golds = ["contradiction"] * 3 + ["neutral"] * 3 + ["entailment"] * 2
+    golds += ["entailment", "neutral"]
+    cuts, called = best_intervals(scores, golds, labels)
+    assert cuts == [2.5, 6.5] and called == labels
+    # Equal scores get one label: all labels at one score -> its majority.
+    assert best_intervals([3, 3, 3], ["a", "b", "b"], ["a", "b"]) == ([], ["b"])
+    with pytest.raises(ValueError, match="unknown labels: \\['x'\\]"):
+        best_intervals([1.0], ["x"], ["a", "b"])
+    rng = numpy.random.default_rng(0)
+    for _ in range(60):
+        n, lab = int(rng.integers(1, 8)), labels[: int(rng.integers(2, 4))]
+        scores = rng.integers(0, 5, n).tolist()
+        golds = [lab[i] for i in rng.integers(0, len(lab), n)]
+        cuts, called = best_intervals(scores, golds, lab)
+        assert len(called) == len(cuts) + 1 <= len(lab)
+        at = numpy.searchsorted(cuts, scores, side="right")
+        right = sum(called[i] == g for i, g in zip(at, golds))
+        assert right == _brute_force_right(scores, golds, lab)
 
 
 def test_pair_baselines_say_where_the_idf_came_from(nlp):
@@ -191,6 +236,11 @@ def test_pair_baselines_say_where_the_idf_came_from(nlp):
     assert settings["idf_from"] == "train.csv" and settings["idf_documents"] == 2
     assert (settings["bm25_k1"], settings["bm25_b"]) == (2.0, 0.5)
     assert settings["stop_words"] == len(SPACY_STOP_WORDS)
-    # Without a positive label there is no lexical row, nor settings.
-    none = pair_baselines(examples, iter(()), labels=["no", "yes"])
-    assert "lexical_baselines" not in none
+    # Without a positive label the lexical rows cut where accuracy is best,
+    # with the IDF settings; one label leaves the majority class alone.
+    plain = pair_baselines(examples, examples, labels=["no", "yes"])
+    assert plain["lexical_baselines"]["idf_documents"] == 4
+    assert "classes" in plain["baselines"][BM25]
+    one = pair_baselines(examples, iter(()), labels=["yes"])
+    assert list(one["baselines"]) == ["majority class"]
+    assert "lexical_baselines" not in one

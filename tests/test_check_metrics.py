@@ -63,3 +63,21 @@ def test_stats_without_label_counts(tmp_path, capsys):
     with pytest.raises(SystemExit):
         _script().main([str(m), str(s)])
     assert "rerun the prepare step" in capsys.readouterr().err
+
+
+def test_lexical_baselines_saved_by_attn_evaluate(tmp_path, capsys):
+    """The rows `spacy attn evaluate` saved are printed, and checked."""
+    overlap = {"pair_acc": 0.6486, "pair_macro_f": 0.4390, "classes": ["neutral"]}
+    good = {"pair_acc": 0.77, "pair_macro_f": 0.76, "baselines": {}}
+    good["baselines"] = {"majority class": {"pair_acc": 0.5}, "word overlap": overlap}
+    _script().main(_files(tmp_path, good))
+    out = capsys.readouterr().out
+    assert "word overlap    0.6486    0.4390" in out
+    assert "and the lexical baselines" in out
+    # Beats the majority class by its margin, but not word overlap's macro-F.
+    weak = {**good, "pair_acc": 0.70, "pair_macro_f": 0.43}
+    with pytest.raises(SystemExit) as exc:
+        _script().main(_files(tmp_path, weak))
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert "macro-F 0.4300 vs word overlap 0.4390" in err

@@ -305,3 +305,25 @@ def test_every_package_command_removes_a_stale_card():
     for command in packaging:
         script = " ".join(command["script"])
         assert "scripts/make_meta.py" in script and "--package-dir packages" in script
+
+
+def test_pair_card_names_the_baselines_it_beat():
+    """The demo's card: the test accuracy beside the majority class and the
+    strongest lexical baseline that `spacy attn evaluate` saved."""
+    import argparse
+
+    make_meta = load_script("scripts/make_meta.py")
+    args = argparse.Namespace(name="n", version="0.1.0", task="sick", vectors="GloVe")
+    stats = {"counts": {"train": 9, "test": 4}, "labels": ["a", "b", "c"]}
+    metrics = {"pair_acc": 0.77, "baselines": {}}
+    metrics["baselines"] = {
+        "majority class": {"pair_acc": 0.5687},
+        "word overlap": {"pair_acc": 0.6486},
+        "BM25": {"pair_acc": 0.6247},
+    }
+    notes = make_meta.pair_meta(args, metrics, stats)["notes"]
+    assert "majority class (0.5687)" in notes
+    assert "(word overlap, 0.6486 at its best cut" in notes
+    # Scores of plain `spacy evaluate` (no baselines): the sentence alone.
+    plain = make_meta.pair_meta(args, {"pair_acc": 0.77}, stats)["notes"]
+    assert plain.endswith("on 4 held-out pairs.")

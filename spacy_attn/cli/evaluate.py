@@ -42,7 +42,8 @@ EvalDataArg = Annotated[
     argument(
         "DATA",
         "Pair corpus: jsonl / csv / tsv (optionally .gz) or a .spacy DocBin "
-        "of pair docs; for a span-QA pipeline, a SQuAD JSON (.json, .json.gz)",
+        "of pair docs; for a span-QA pipeline, a SQuAD JSON (.json, .json.gz); "
+        "for a text classifier, jsonl with text and label or a .spacy DocBin",
     ),
 ]
 
@@ -101,9 +102,11 @@ def evaluate_cli(
     each doc's pair (read with spacy-attn.PairCorpus.v2). Prints accuracy,
     macro-F, the positive class's P/R/F (with a positive label) and MAP, MRR
     and P@1 (with --group-col, or docs with group ids) beside trivial
-    baselines on the same data: the majority class and, for a binary task,
-    word overlap, shared content words, IDF-weighted shared words and Okapi
-    BM25; exits 1 when the model does not beat the strongest. A span-QA
+    baselines on the same data: the majority class, word overlap, shared
+    content words, IDF-weighted shared words and Okapi BM25 (each at its best
+    threshold or cuts on this data); exits 1 when the model does not beat
+    the strongest. A text classifier (textcat, attn_doc_embedder) on labelled
+    texts: accuracy and macro-F beside the majority class. A span-QA
     pipeline on a SQuAD JSON file (.json, .json.gz): the official EM / F1
     of its answers, "no answer" where its threshold says so, how often it
     refuses an answerable question, beside always-no-answer, always

@@ -1,0 +1,106 @@
+"""`spacy attn evaluate` of a pipeline that classifies whole texts (spaCy's
+textcat, attn_doc_embedder): spaCy's cats scores, accuracy, and the
+majority class beside them, with the same check as for pairs."""
+
+import json
+
+import pytest
+import spacy
+from spacy.training import Example
+
+from spacy_attn.cli import attn_cli
+from spacy_attn.errors import CorpusFormatError
+from spacy_attn.evaluation import evaluate_texts, text_classifiers
+
+from .test_cli import assert_one_line_error, invoke
+
+BOW = {"@architectures": "spacy.TextCatBOW.v3", "exclusive_classes": True}
+BOW.update(ngram_size=1, no_output_layer=False, length=4096)
+ROWS = [
+    ("a good film", "pos"),
+    ("good acting", "pos"),
+    ("a bad film", "neg"),
+    ("bad plot", "neg"),
+    ("good good", "pos"),
+    ("so good", "pos"),
+]
+
+
+def _textcat(rows, *, updates: int, factory: str = "textcat"):
+    """A blank English pipeline with spaCy's bag-of-words textcat, trained
+    ``updates`` times on the rows (0: only initialized)."""
+    model = dict(BOW, exclusive_classes=factory == "textcat")
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config={"model": model})
+    examples = []
+    for text, label in rows:
+        cats = {"pos": float(label == "pos"), "neg": float(label == "neg")}
+        examples.append(Example.from_dict(nlp.make_doc(text), {"cats": cats}))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(updates):
+        nlp.update(examples, sgd=optimizer)
+    return nlp
+
+
+def _jsonl(path, rows):
+    path.write_text(
+        "".join(json.dumps({"text": t, "label": y}) + "\n" for t, y in rows)
+    )
+    return path
+
+
+def test_scores_are_the_models_and_the_majority_class(tmp_path):
+    nlp = _textcat(ROWS, updates=20)
+    scores = evaluate_texts(nlp, _jsonl(tmp_path / "test.jsonl", ROWS))
+    # Accuracy: the top label of each text as the pipeline predicts it.
+    top = [max(doc.cats, key=doc.cats.get) for doc in nlp.pipe(t for t, _ in ROWS)]
+    right = sum(t == y for t, (_, y) in zip(top, ROWS))
+    assert scores["cats_acc"] == right / len(ROWS)
+    assert "cats_macro_f" in scores and "cats_score" in scores  # spaCy's own
+    # Always 'pos' (4 of 6): its F1 is 2 * (4/6) / (1 + 4/6) = 0.8, neg's 0.
+    majority = scores["baselines"]["majority class"]
+    assert majority["cats_acc"] == pytest.approx(4 / 6)
+    assert majority["cats_macro_f"] == pytest.approx(0.4)
+
+
+def test_cli_prints_the_table_and_fails_below_the_majority_class(tmp_path):
+    data = _jsonl(tmp_path / "test.jsonl", ROWS)
+    trained, untrained = tmp_path / "trained", tmp_path / "untrained"
+    _textcat(ROWS, updates=20).to_disk(trained)
+    # Never updated: every text gets the same scores, so one label for all.
+    _textcat(ROWS, updates=0).to_disk(untrained)
+    out = tmp_path / "scores.json"
+    result = invoke(
+        attn_cli, ["evaluate", str(trained), str(data), "--output", str(out)]
+    )
+    saved = json.loads(out.read_text())
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["accuracy", "macro-F"]
+    assert lines[1].split()[1] == f"{saved['cats_acc']:.4f}"
+    assert lines[2].split()[-2:] == ["0.6667", "0.4000"]
+    beaten = saved["cats_acc"] > 4 / 6 and saved["cats_macro_f"] > 0.4
+    assert result.exit_code == (0 if beaten else 1), result.output
+    result = invoke(attn_cli, ["evaluate", str(untrained), str(data)])
+    assert_one_line_error(result, "does not beat the trivial baselines", "majority")
+
+
+def test_labels_the_model_does_not_know(tmp_path):
+    nlp = _textcat(ROWS, updates=0)
+    path = tmp_path / "nlp"
+    nlp.to_disk(path)
+    data = _jsonl(
+        tmp_path / "raw.jsonl", [(t, "1" if y == "pos" else "0") for t, y in ROWS]
+    )
+    result = invoke(attn_cli, ["evaluate", str(path), str(data)])
+    assert_one_line_error(
+        result, "labels the model does not know: ['0', '1']", "--label-map"
+    )
+    mapped = ["--label-map", '{"0": "neg", "1": "pos"}', "--no-check"]
+    assert invoke(attn_cli, ["evaluate", str(path), str(data), *mapped]).exit_code == 0
+
+
+def test_multi_label_textcat_is_refused():
+    nlp = _textcat(ROWS, updates=0, factory="textcat_multilabel")
+    assert len(text_classifiers(nlp)) == 1
+    with pytest.raises(CorpusFormatError, match="one exclusive text classifier"):
+        evaluate_texts(nlp, "unused.jsonl")  # type: ignore[arg-type]
