@@ -10,7 +10,9 @@ Tables: the answer-selection tables on the new_wiki test set of
 ``benchmarks/transfer.py`` (``transfer``, ``transfer_full``,
 ``transfer_arch``, ``distill_answers``); every table of
 ``benchmarks/transfer_nli.py`` with an RTE or MRPC word-overlap row (its
-test files are the mirror's); ``binary_pairs`` (MRPC and RTE, thresholded
+test files are the mirror's), and its zero-shot SNLI and SICK test rows (all
+four lexical rows, three labels: cut where each is most accurate, checked
+against the table's majority class); ``binary_pairs`` (MRPC and RTE, thresholded
 at the best test F1 as its word-overlap row is), the ROC AUC tables of
 ``benchmarks/pair_auc.py`` on MRPC test (``pair_auc_mrpc``,
 ``pair_auc_mrpc_lexical``), and ``sentence_selection`` (ranked with that
@@ -64,8 +66,17 @@ def new_wiki_test() -> Path:
 
 
 def nli_tests() -> Scored:
-    """transfer_nli.py's RTE and MRPC test files (the mirror's), scored."""
+    """transfer_nli.py's RTE and MRPC test files (the mirror's), and its
+    zero-shot ones (SNLI and SICK test, three labels), scored."""
     out = {}
+    for task, rel in transfer_nli.ZERO_SHOT.items():
+        out[task] = lexical.baseline_rows(
+            machine.data_dir() / rel,
+            text_cols=("premise", "hypothesis"),
+            label_col="label",
+            group_col=None,
+            positive=None,
+        )
     for task, (_, test, positive, _) in transfer_nli.TASKS.items():
         out[task] = lexical.baseline_rows(
             machine.data_dir() / test,
@@ -151,8 +162,28 @@ def add_transfer_nli(results: Dict[str, Any], scored: Scored, name: str) -> Sett
         lexical.check_overlap(f"{name} {task}", recorded, base[lexical.OVERLAP], keys)
         new = [transfer_nli.row(task, n, base[n], None) for n in lexical.ADDED]
         rows = lexical.with_rows(rows, new, where=lambda r, t=task: r["task"] == t)
+    zero = [
+        t
+        for t in transfer_nli.ZERO_SHOT
+        if any(r["task"] == t and r["system"] == lexical.MAJORITY for r in rows)
+    ]
+    for task in zero:
+        # No word-overlap row to match: the majority class's, on the same file.
+        base = scored[task]["baselines"]
+        recorded = next(
+            r for r in rows if r["task"] == task and r["system"] == lexical.MAJORITY
+        )
+        keys = ("pair_acc", "pair_macro_f")
+        lexical.check_overlap(
+            f"{name} {task}", recorded, base[lexical.MAJORITY], keys, lexical.MAJORITY
+        )
+        names = (lexical.OVERLAP, *lexical.ADDED)
+        new = [transfer_nli.row(task, n, base[n], None) for n in names]
+        rows = lexical.with_rows(
+            rows, new, where=lambda r, t=task: r["task"] == t, after=lexical.MAJORITY
+        )
     results["rows"] = rows
-    return {t: scored[t]["lexical_baselines"] for t in tasks}
+    return {t: scored[t]["lexical_baselines"] for t in (*tasks, *zero)}
 
 
 def lexical_of(
@@ -355,6 +386,9 @@ def main() -> None:
         results = saved.pop("results")
         used = add(results, scored, name)
         saved["lexical_baselines"] = {**lexical.provenance(used), **RULES.get(name, {})}
+        zero = [t for t in used if t in transfer_nli.ZERO_SHOT]
+        if zero:
+            saved["lexical_baselines"]["zero_shot"] = zero
         if name in NEW_WIKI:  # their rankings' ties: these rows change too
             saved["lexical_baselines"]["rescored"] = list(NEW_WIKI_ROWS[:2])
         tables.report(name, render, saved, results)

@@ -1,7 +1,8 @@
 """Transfer from the pretrained NLI start (the ``nli`` workflow): zero-shot
 on SNLI test and SICK test, and fine-tuned (``init-config --init-from``) on
 RTE and MRPC against the same model from scratch, beside the majority class
-and word overlap.
+and the lexical baselines (zero-shot: each cut into three intervals where it
+is most accurate on the test set, as ``spacy attn evaluate`` cuts it).
 
     python benchmarks/transfer_nli.py --start START [--max-steps 1500]
         [--threads 1] [--name transfer_nli] [--quick] [--new-head]
@@ -223,9 +224,10 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     for name, rel in ZERO_SHOT.items() if not args.fine_tune_only else ():
         scores = transfer.evaluate(start, machine.data_dir() / rel, args.threads, ())
         rows.append(row(name, "start, zero-shot", scores, None))
-        rows.append(
-            row(name, "majority class", scores["baselines"]["majority class"], None)
-        )
+        # The majority class and the lexical baselines, each cut where it is
+        # most accurate on this test set (evaluate's best case).
+        for base, base_scores in scores["baselines"].items():
+            rows.append(row(name, base, base_scores, None))
     for task in args.tasks:
         files = split(task, runs / task)
         systems = [(system, kind) for system, kind in SYSTEMS if kind in args.systems]
@@ -304,18 +306,21 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
 
 
 def baseline_failure(results: Dict[str, Any]) -> Optional[str]:
-    """What the start does not beat: the majority class zero-shot, or, fine-
-    tuned, the majority class and the lexical baselines (``evaluate``'s, and
-    word overlap tuned on dev) on accuracy and positive F1."""
+    """What the start does not beat: zero-shot, the majority class and the
+    lexical baselines on accuracy; fine-tuned, the majority class and the
+    lexical baselines (``evaluate``'s, and word overlap tuned on dev) on
+    accuracy and positive F1."""
     rows = results["rows"]
     zero = {r["task"]: r for r in rows if r["system"] == "start, zero-shot"}
-    majority = {r["task"]: r for r in rows if r["system"] == "majority class"}
-    missed = [
-        f"{t} zero-shot"
-        for t in zero
-        if not zero[t]["pair_acc"] > majority[t]["pair_acc"]
-    ]
     baselines = ("majority class", "word overlap", *lexical.ADDED, OVERLAP_DEV)
+    missed = [
+        f"{t} zero-shot: accuracy {zero[t]['pair_acc']:.4f} vs {b['system']} "
+        f"{b['pair_acc']:.4f}"
+        for t in zero
+        for b in rows
+        if b["task"] == t and b["system"] in baselines
+        if not zero[t]["pair_acc"] > b["pair_acc"]
+    ]
     for r in rows:
         if r["system"] not in (NEW_HEAD, LEXICAL, DISTILLED, "from the start"):
             continue

@@ -156,7 +156,9 @@ def best_intervals(
     scores in order, with the interval's number and label as the state: each
     score's items join the current interval or start the next one, under
     another label (two neighbouring intervals of one label are one interval).
-    Of equally good classifiers it keeps the one with fewer intervals.
+    Of equally good classifiers it keeps the one with fewer intervals, then
+    the labels first in sorted order (so the caller's label order does not
+    change the result).
 
     scores (Union[Sequence[float], numpy.ndarray]): One score per item.
     golds (Sequence[str]): Each item's gold label, of ``labels``.
@@ -166,6 +168,7 @@ def best_intervals(
         ``called[numpy.searchsorted(cuts, s, side="right")]``.
     RAISES (ValueError): Without items, or for a gold label not in labels.
     """
+    labels = sorted(labels)
     index = {label: i for i, label in enumerate(labels)}
     unknown = sorted({g for g in golds if g not in index})
     if unknown or not len(golds):

@@ -77,3 +77,40 @@ def test_note_states_each_table_rule():
     added["idf"] = lexical.TRAINING
     text = lexical.note({"lexical_baselines": added})
     assert "training file's distinct second texts (train.jsonl.gz: 7)" in text
+
+
+def test_three_label_rows_and_their_note(tmp_path):
+    """Without a positive label (NLI): every lexical row, cut into intervals
+    by accuracy; the check can name the majority class; the note says how."""
+    test = tmp_path / "test.jsonl"
+    rows = [
+        ("A man sleeps.", "A man sleeps.", "entailment"),
+        ("A dog runs.", "A dog runs fast.", "entailment"),
+        ("A cat eats.", "Nobody is here at all.", "neutral"),
+        ("Kids play.", "The weather is bad today.", "neutral"),
+    ]
+    test.write_text(
+        "".join(
+            f'{{"premise": "{p}", "hypothesis": "{h}", "label": "{y}"}}\n'
+            for p, h, y in rows
+        ),
+        encoding="utf8",
+    )
+    out = lexical.baseline_rows(
+        test, text_cols=("premise", "hypothesis"), label_col="label",
+        group_col=None, positive=None,
+    )  # fmt: skip
+    base = out["baselines"]
+    assert list(base) == ["majority class", lexical.OVERLAP, *lexical.ADDED]
+    assert base[lexical.OVERLAP]["pair_acc"] == 1.0
+    assert base[lexical.OVERLAP]["classes"] == ["neutral", "entailment"]
+    assert "overlap_map_positives_last" not in out
+    with pytest.raises(SystemExit, match="majority class's pair_acc"):
+        lexical.check_overlap(
+            "t", {"pair_acc": 0.5}, {"pair_acc": 0.6}, ("pair_acc",), "majority class"
+        )
+    settings = {"words": "w", "idf_documents": 7, "bm25_k1": 1.2, "bm25_b": 0.75}
+    added = {"tests": {"SICK test": settings}, "date": "d", "commit": "c"}
+    added.update(device="CPU", command="cmd", ties="expected", zero_shot=["SICK test"])
+    text = lexical.note({"lexical_baselines": added})
+    assert "of SICK test (three labels) added with them: each score cut" in text

@@ -47,14 +47,25 @@ def test_fine_tuned_rows_must_beat_every_baseline(tn):
     )
 
 
-def test_zero_shot_must_beat_the_majority_class(tn):
-    results = {
-        "rows": [
-            tn.row("SICK test", "start, zero-shot", {"pair_acc": 0.5}, None),
-            tn.row("SICK test", "majority class", {"pair_acc": 0.57}, None),
-        ]
-    }
-    assert "SICK test zero-shot" in tn.baseline_failure(results)
+def test_zero_shot_must_beat_the_majority_class_and_the_lexical_ones(tn):
+    def results(acc):
+        return {
+            "rows": [
+                tn.row("SICK test", "start, zero-shot", {"pair_acc": acc}, None),
+                tn.row("SICK test", "majority class", {"pair_acc": 0.57}, None),
+                tn.row("SICK test", "word overlap", {"pair_acc": 0.65}, None),
+                tn.row("SICK test", "BM25", {"pair_acc": 0.62}, None),
+            ]
+        }
+
+    assert "SICK test zero-shot" in tn.baseline_failure(results(0.5))
+    # Above the majority class, not above word overlap's best cut.
+    message = tn.baseline_failure(results(0.6))
+    assert message.endswith(
+        "SICK test zero-shot: accuracy 0.6000 vs word overlap 0.6500; "
+        "SICK test zero-shot: accuracy 0.6000 vs BM25 0.6200"
+    )
+    assert tn.baseline_failure(results(0.81)) is None
 
 
 def test_distilled_student_command(tn, tmp_path, monkeypatch):

@@ -34,13 +34,15 @@ def baseline_rows(
     text_cols: Sequence[str],
     label_col: str,
     group_col: Optional[str],
-    positive: str,
+    positive: Optional[str],
 ) -> Dict[str, Any]:
     """``spacy_attn.baselines.pair_baselines`` of a test file read as
     ``spacy attn evaluate`` reads it (a blank English tokenizer, the
     tokenizer of every pipeline the tables score): ``baselines`` by name and
     ``lexical_baselines``, how they were computed (IDF from the test file's
-    distinct candidates)."""
+    distinct candidates). Without a positive label (NLI's three labels),
+    each lexical score is cut where it is most accurate
+    (``baselines.best_intervals``)."""
     import spacy
 
     from spacy_attn.baselines import pair_baselines
@@ -58,7 +60,9 @@ def baseline_rows(
         positive_label=positive,
         idf_source=machine.relative(test),
     )
-    out["overlap_map_positives_last"] = overlap_map_positives_last(examples, positive)
+    if positive is not None:
+        positives_last = overlap_map_positives_last(examples, positive)
+        out["overlap_map_positives_last"] = positives_last
     return out
 
 
@@ -106,15 +110,17 @@ def check_overlap(
     recorded: Dict[str, Any],
     computed: Dict[str, Any],
     keys: Sequence[str] = ("pair_map",),
+    what: str = OVERLAP,
 ) -> None:
     """Stop unless the rebuilt test file gives the table's own word-overlap
-    scores: the proof that it is the file the models were scored on.
+    scores (or those of the baseline ``what``): the proof that it is the
+    file the models were scored on.
 
     RAISES (SystemExit): When they differ."""
     for key in keys:
         if abs(recorded[key] - computed[key]) > 1e-9:
             raise SystemExit(
-                f"{name}: word overlap's {key} on the rebuilt test file is "
+                f"{name}: {what}'s {key} on the rebuilt test file is "
                 f"{computed[key]:.6f}, the table says {recorded[key]:.6f}: not "
                 f"the same test file."
             )
@@ -173,6 +179,15 @@ def note(meta: Dict[str, Any]) -> str:
         )
     elif ties:
         ranks = f"; rankings as `evaluate` ranks every row ({TIES.get(ties, ties)})"
+    zero = added.get("zero_shot") or []
+    if zero:
+        ranks += (
+            f". Rows {OVERLAP}, {', '.join(ADDED)} of {' and '.join(zero)} (three "
+            "labels) added with them: each score cut into at most three intervals, "
+            "each called one label, where accuracy on the test file is best (as "
+            "`evaluate` cuts it without a positive label); those test files give "
+            "the table's majority-class scores to 1e-9"
+        )
     return (
         f"\nRows {', '.join(ADDED)} added{again} {added['date']} at commit "
         f"`{added['commit']}` on **{added['device']}** by `{added['command']}`: "
