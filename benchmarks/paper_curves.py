@@ -9,8 +9,10 @@ the training pairs / docs seen (step x batch size). ``model-best`` (dev
 accuracy) is then scored on the test set. Every number is printed beside the
 majority-class baseline of the same set, and the script exits non-zero if a
 config's best dev accuracy or its test accuracy does not beat the baseline
-by ``--margin`` (default 5 points): a setting that learns nothing cannot
-pass.
+by ``--margin`` (default 5 points), or if an NLI config's test accuracy does
+not beat the strongest lexical baseline of ``spacy attn evaluate`` (word
+overlap, shared words, IDF shared words, BM25; ``nli_lexical``) on the same
+test pairs: a setting that learns nothing cannot pass.
 
 Data (the mirror, ``$SPACY_ATTN_MIRROR`` else ``../shared/data``):
 
@@ -38,6 +40,7 @@ papers used 300d tables). The Decomposable Attention's DCN sibling
     python benchmarks/paper_curves.py                      # all, ~55 min
     python benchmarks/paper_curves.py --configs glove --minutes 12
     python benchmarks/paper_curves.py --report-only        # re-render
+    python benchmarks/paper_curves.py --add-lexical        # committed runs
 
 A run may carry a tag (``--tag null``: run key ``glove@null``, its own run
 folder and row) and extra ``spacy train`` overrides (``--set KEY=VALUE``), to
@@ -60,7 +63,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from bench import datafiles, machine, options, scoring, spacy_runs, tables
 
@@ -156,6 +159,60 @@ def majority(labels: Sequence[str]) -> Dict[str, Any]:
     set can be the smaller class of the test split)."""
     top, count = collections.Counter(labels).most_common(1)[0]
     return {"label": top, "acc": count / len(labels)}
+
+
+def nli_lexical(data: Dict[str, Any]) -> Dict[str, Any]:
+    """``spacy attn evaluate``'s baselines of the NLI test rows, read as it
+    reads a file (blank English, ``PairCorpus``, IDF from the hypotheses):
+    the strongest lexical one by accuracy (``name``, ``acc``, ``macro_f``),
+    ``n``, ``all`` (each one's, the majority class's too), ``idf_documents``."""
+    if "lexical" not in data:
+        import spacy
+
+        from spacy_attn.baselines import LEXICAL, MAJORITY, pair_baselines
+        from spacy_attn.readers import Columns, PairCorpus
+
+        path, keys = RUNS / "data" / "snli_test.jsonl.gz", ("premise", "hypothesis")
+        datafiles.write_jsonl_gz(
+            path, (dict(zip((*keys, "label"), r)) for r in data["test"])
+        )
+        examples = list(
+            PairCorpus(path, columns=Columns(keys, "label"))(spacy.blank("en"))
+        )
+        out = pair_baselines(examples, examples, labels=data["labels"])
+        base, idf = out["baselines"], out["lexical_baselines"]["idf_documents"]
+        every = {
+            n: {"acc": base[n]["pair_acc"], "macro_f": base[n]["pair_macro_f"]}
+            for n in (MAJORITY, *LEXICAL)
+        }
+        top = max(LEXICAL, key=lambda n: every[n]["acc"])
+        data["lexical"] = {"name": top, **every[top], "all": every}
+        data["lexical"].update(n=len(examples), idf_documents=idf)
+    return data["lexical"]
+
+
+def add_lexical(
+    runs: Dict[str, Any],
+    data: Callable[[], Dict[str, Any]],
+    added: Optional[Dict[str, Any]] = None,
+) -> None:
+    """Set each NLI run's ``test_lexical`` (``nli_lexical(data())``); with
+    ``added`` (who adds it, kept with it) only where it lacks one. Stops
+    unless the rows' size and majority class are the run's."""
+    for name, r in runs.items():
+        if CONFIGS[config_name(name)]["data"] != "nli" or (
+            added and "test_lexical" in r
+        ):
+            continue
+        lex = nli_lexical(data())
+        mine = (lex["n"], lex["all"]["majority class"]["acc"])
+        recorded = (r["test"]["n"], r["test_majority"]["acc"])
+        if mine[0] != recorded[0] or abs(mine[1] - recorded[1]) > 1e-9:
+            raise SystemExit(
+                f"✘ {name}: the rebuilt test set (pairs, majority) {mine} is not "
+                f"the one the run was scored on {recorded}"
+            )
+        r["test_lexical"] = {**lex, **({"added": added} if added else {})}
 
 
 # -- one run --------------------------------------------------------------------
@@ -385,19 +442,26 @@ def score_run(
 
 def verdict(result: Dict[str, Any], margin: float) -> Dict[str, Any]:
     """Whether the run beat the majority class by ``margin`` on dev (best
-    point of the curve) and on test, and when its curve first did."""
+    point of the curve) and on test and, where it has one, the strongest
+    lexical baseline on test (by anything: that is its best case), and when
+    its curve first beat the majority class by ``margin``."""
     base = result["dev_majority"]["acc"]
     best = max((p["dev_acc"] for p in result["curve"]), default=0.0)
     first = next(
         (p["seen"] for p in result["curve"] if p["dev_acc"] >= base + margin), None
     )
     test_gain = result["test"]["acc"] - result["test_majority"]["acc"]
+    lexical = result.get("test_lexical")
+    over_lexical = result["test"]["acc"] - lexical["acc"] if lexical else None
     return {
         "best_dev": best,
         "dev_gain": best - base,
         "test_gain": test_gain,
         "first_seen_above": first,
-        "learns": best - base >= margin and test_gain >= margin,
+        "lexical_gain": over_lexical,
+        "learns": best - base >= margin
+        and test_gain >= margin
+        and (over_lexical is None or over_lexical > 0),
     }
 
 
@@ -418,7 +482,7 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
     runs = results["runs"]
     rows = []
     for name, r in runs.items():
-        v = verdict(r, margin)
+        v, lex = verdict(r, margin), r.get("test_lexical")
         rows.append(
             [
                 f"`{name}`",
@@ -430,6 +494,9 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
                 f"{tables.pct(v['best_dev'])} / {tables.pct(r['dev_majority']['acc'])}",
                 tables.fmt(v["first_seen_above"], none="never"),
                 f"{tables.pct(r['test']['acc'])} / {tables.pct(r['test_majority']['acc'])}",
+                f"{tables.pct(r['test']['acc'])} / {tables.pct(lex['acc'])} {lex['name']}"
+                if lex
+                else "—",
                 tables.pct(r["test"]["macro_f"]),
                 "**yes**" if v["learns"] else "**NO**",
             ]
@@ -438,16 +505,26 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
         "Paper settings: learning curves on the data here", meta, measured=measured
     )
     out += (
-        "Does each `SETTING: PAPER` config leave the majority-class baseline? "
+        "Does each `SETTING: PAPER` config leave its trivial baselines, the "
+        "majority class and (NLI) the strongest lexical baseline? "
         "Each config trained with `python -m spacy train`, one thread, unchanged "
         "but for paths, step budget, evaluation schedule (and, for the text "
         "configs, the corpus fields); see `benchmarks/paper_curves.py` for the "
-        "data. 'seen' = training pairs / docs = steps x batch size. "
+        "data. 'seen' = training pairs / docs = steps x batch size.\n\n"
         f"'learns' = best dev and test accuracy both at least {100 * margin:g} "
-        "points above the majority class of the same set. Each config's "
+        "points above the majority class of the same set and, for NLI, test "
+        "accuracy above the strongest lexical baseline. Each config's "
         "section names the invocation and commit that trained it. A tagged "
         "run (`config@tag`) is a variant or a shorter comparison run; only "
         "the untagged runs decide the script's exit status.\n\n"
+    )
+    out += (
+        "'strongest lexical' = the best test accuracy of `spacy attn evaluate`'s "
+        "lexical baselines (word overlap, shared words, IDF shared words, BM25; "
+        "IDF from the test hypotheses) on the same pairs, each score cut into "
+        "at most three intervals called one label each where test accuracy is "
+        "best: the baseline's best case (all four in the JSON). Rotten Tomatoes "
+        "rows are single texts: '—'.\n\n"
     )
     out += tables.md_table(
         [
@@ -458,11 +535,13 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
             "best dev acc / majority",
             f"seen when dev ≥ majority + {100 * margin:g}",
             "test acc / majority",
+            "test acc / strongest lexical",
             "test macro-F",
             "learns",
         ],
         rows,
     )
+    out += lexical_note(runs)
     out += before_after(runs, margin)
     for name, r in runs.items():
         out += f"\n## `{name}`\n\n{r['data']}. Batch {r['batch_size']}; "
@@ -497,6 +576,21 @@ def render(meta: Dict[str, Any], results: Dict[str, Any], *, measured: bool) -> 
             ],
         )
     return out
+
+
+def lexical_note(runs: Dict[str, Any]) -> str:
+    """Who added the strongest lexical baseline to which runs later."""
+    by: Dict[str, List[str]] = {}
+    for k, r in runs.items():
+        if r.get("test_lexical", {}).get("added"):
+            by.setdefault(json.dumps(r["test_lexical"]["added"]), []).append(f"`{k}`")
+    return "".join(
+        f"\nThe strongest lexical baseline of {', '.join(keys)} was added "
+        f"{a['date']} at commit `{a['commit']}` on **{a['device']}** by "
+        f"`{a['command']}`, from the test file alone (rebuilt by `nli_data`; "
+        "its size and majority class equal each run's), no model run.\n"
+        for a, keys in ((json.loads(k), v) for k, v in by.items())
+    )
 
 
 def at_step(curve: List[Dict[str, Any]], step: int) -> Dict[str, Any]:
@@ -593,6 +687,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     p.add_argument("--max-steps", type=int, help="instead of the config's")
     p.add_argument("--report-only", action="store_true")
     p.add_argument(
+        "--add-lexical",
+        action="store_true",
+        help="add the strongest lexical baseline to the committed NLI runs "
+        "without one (the test file alone, no model) and re-render the table",
+    )
+    p.add_argument(
         "--finish",
         action="store_true",
         help="score --configs runs whose training finished but scoring did not "
@@ -623,6 +723,19 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     torch.set_num_threads(1)  # test scoring here; training runs get 1 thread too
     meta = machine.metadata()
     cache: Dict[str, Dict[str, Any]] = {}
+
+    def nli() -> Dict[str, Any]:
+        return cache.get("nli") or cache.setdefault("nli", nli_data(args.nli_dev))
+
+    added = {k: meta[k] for k in ("command", "commit", "date")}
+    added["device"] = meta["machine"]["device"]
+    if args.add_lexical:
+        saved = tables.load_results(NAME)
+        results = saved.pop("results")
+        add_lexical(results["runs"], nli, added)
+        tables.report(NAME, lambda m, r: render(m, r, measured=False), saved, results)
+        finish_exit(results["runs"], results["margin"])
+        return
     if not args.report_only:
         for name in args.configs:
             kind = CONFIGS[name]["data"]
@@ -674,6 +787,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         r["test_majority"] = majority([row[-1] for row in cache[kind]["test"]])
     if not runs:
         raise SystemExit("✘ no finished runs under benchmarks/runs/paper_curves")
+    add_lexical({k: r for k, r in runs.items() if not r.get("carried_over")}, nli)
+    add_lexical({k: r for k, r in runs.items() if r.get("carried_over")}, nli, added)
     tables.report(
         NAME,
         # The header says "measured in that run" only when this invocation
@@ -684,22 +799,28 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         meta,
         {"margin": args.margin, "runs": runs},
     )
+    finish_exit(runs, args.margin)
+
+
+def finish_exit(runs: Dict[str, Any], margin: float) -> None:
+    """Print each run's verdict; exit non-zero if an untagged run fails it."""
     failed = [
-        n
-        for n, r in runs.items()
-        if "@" not in n and not verdict(r, args.margin)["learns"]
+        n for n, r in runs.items() if "@" not in n and not verdict(r, margin)["learns"]
     ]
     for name, r in runs.items():
-        v = verdict(r, args.margin)
+        v, lex = verdict(r, margin), r.get("test_lexical")
         print(
             f"{'✔' if v['learns'] else '✘'} {name}: best dev {tables.pct(v['best_dev'])} "
             f"(majority {tables.pct(r['dev_majority']['acc'])}), test "
-            f"{tables.pct(r['test']['acc'])} (majority {tables.pct(r['test_majority']['acc'])})"
+            f"{tables.pct(r['test']['acc'])} (majority {tables.pct(r['test_majority']['acc'])}"
+            + (f", {lex['name']} {tables.pct(lex['acc'])}" if lex else "")
+            + ")"
         )
     if failed:
         sys.exit(
-            f"✘ {', '.join(failed)}: never beat the majority class by "
-            f"{100 * args.margin:g} points (dev and test) within the budget"
+            f"✘ {', '.join(failed)}: did not beat the majority class by "
+            f"{100 * margin:g} points (dev and test) and the strongest lexical "
+            "baseline (NLI test) within the budget"
         )
 
 
