@@ -16,14 +16,23 @@ benchmark can be resumed. ``benchmarks/results/accuracy.{json,md}`` are
 rewritten after every run; ``--report-only`` re-renders the markdown from
 the JSON.
 
+Beside the models, each dataset gets the trivial baselines of ``spacy attn
+evaluate`` on the same test split (``trivial_baselines``: majority class, and
+the four lexical scores, each cut where test accuracy is best); after
+training, the script exits 1 naming every model row whose test accuracy is
+not above the strongest of them (``losers``). ``--add-baselines`` adds them
+to the committed table from the rebuilt test splits alone, no model run.
+
     python benchmarks/accuracy.py                       # full run, ~45-60 min on 2 CPU cores
     python benchmarks/accuracy.py --quick --datasets sick,mrpc   # smoke test
+    python benchmarks/accuracy.py --add-baselines       # baselines into accuracy.{json,md}
 """
 
 import argparse
 import collections
 import functools
 import gzip
+import hashlib
 import itertools
 import json
 import random
@@ -208,6 +217,122 @@ def ensure_splits(name: str) -> Dict[str, Any]:
     }
     datafiles.write_json(manifest_path, manifest)
     return manifest
+
+
+# -- trivial baselines on the test split ---------------------------------------
+
+# spacy_attn.baselines' names -> the model column of their rows.
+BASELINE_ROWS = {
+    "majority class": "majority class (trivial)",
+    "word overlap": "word overlap (trivial, best cut on test)",
+    "shared words": "shared words (trivial, best cut on test)",
+    "IDF shared words": "IDF shared words (trivial, best cut on test)",
+    "BM25": "BM25 (trivial, best cut on test)",
+}
+
+
+def trivial_baselines(manifest: Dict[str, Any], limit: int = 0) -> Dict[str, Any]:
+    """``spacy attn evaluate``'s trivial baselines on the test split, read
+    as ``evaluate`` above reads it (blank English tokenizer): the majority
+    class and the four lexical scores, positive label None, so each is cut
+    into at most as many intervals as labels where test accuracy is best
+    (``baselines.best_intervals``); IDF from the test split's distinct
+    second texts. RETURNS ``scores`` (name -> acc, macro_f and the cuts),
+    ``lexical`` (how they were computed) and ``pairs``."""
+    import spacy
+
+    from spacy_attn.baselines import pair_baselines
+    from spacy_attn.readers import PairCorpus
+
+    path = manifest["files"]["test"]
+    corpus = PairCorpus(str(machine.REPO / path), limit=limit)
+    examples = list(corpus(spacy.blank("en")))
+    labels = sorted(set(manifest["labels"]["train"]) | set(manifest["labels"]["test"]))
+    out = pair_baselines(examples, examples, labels=labels, idf_source=path)
+    keep = ("thresholds", "classes")
+    scores = {
+        name: {
+            "acc": s["pair_acc"],
+            "macro_f": s["pair_macro_f"],
+            **{k: s[k] for k in keep if k in s},
+        }
+        for name, s in out["baselines"].items()
+    }
+    return {
+        "scores": scores,
+        "lexical": out.get("lexical_baselines"),
+        "pairs": len(examples),
+    }
+
+
+def strongest(scores: Dict[str, Dict[str, Any]]) -> Tuple[str, float]:
+    """The baseline with the highest test accuracy (the first of equals)."""
+    name = max(scores, key=lambda n: scores[n]["acc"])
+    return name, float(scores[name]["acc"])
+
+
+def losers(payload: Dict[str, Any]) -> List[str]:
+    """One line per model row (run ``ok``) whose test accuracy is not
+    strictly above the strongest baseline's on its dataset. Datasets without
+    baselines, and rows not run or failed (their status is in the table),
+    are not judged."""
+    lines = []
+    for d, info in payload["datasets"].items():
+        if not info.get("baselines"):
+            continue
+        name, best = strongest(info["baselines"]["scores"])
+        for r in payload["rows"]:
+            res = payload["results"].get(f"{d}/{r}")
+            if res and res.get("status") == "ok" and not res["test"]["acc"] > best:
+                lines.append(
+                    f"{d}/{r}: test accuracy {res['test']['acc']:.4f} does not beat "
+                    f"the strongest trivial baseline, {name} {best:.4f}"
+                )
+    return lines
+
+
+def text_sha256(path: str) -> str:
+    """The sha256 of a split file's uncompressed text (as the manifest's)."""
+    with gzip.open(machine.REPO / path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def check_split(name: str, recorded: Dict[str, Any], manifest: Dict[str, Any]) -> None:
+    """Stop unless the rebuilt test split is the one the table's runs
+    scored: its pair count and the sha256 of its text, read from the file,
+    equal the table's (``recorded``: the payload's dataset entry)."""
+    sha = text_sha256(manifest["files"]["test"])
+    rows = manifest["rows"]["test"]
+    if rows != recorded["rows"]["test"] or sha != recorded["sha256"]["test"]:
+        raise SystemExit(
+            f"{name}: the rebuilt test split ({rows} pairs, sha256 {sha[:12]}) is "
+            f"not the table's ({recorded['rows']['test']} pairs, sha256 "
+            f"{recorded['sha256']['test'][:12]})."
+        )
+
+
+def add_baselines(args) -> int:
+    """``--add-baselines``: the saved payload plus each dataset's
+    ``trivial_baselines``, from its test split rebuilt and checked against the
+    payload (``check_split``); no model is run, the model rows stay as
+    saved. Prints the rows that do not beat the baselines (exit status 0:
+    nothing was trained)."""
+    saved = json.loads((args.out / "accuracy.json").read_text())
+    limit = QUICK_LIMITS["test"] if saved["quick"] else 0
+    for d, info in saved["datasets"].items():
+        manifest = ensure_splits(d)
+        check_split(d, info, manifest)
+        info["baselines"] = trivial_baselines(manifest, limit)
+        machine.log(
+            f"{d}: strongest baseline %s %.4f" % strongest(info["baselines"]["scores"])
+        )
+    meta = machine.metadata()
+    saved["baselines_added"] = {k: meta[k] for k in ("date", "commit", "command")}
+    md = tables.write_results("accuracy", saved, render(saved), out_dir=args.out)
+    print(md.read_text())
+    for line in losers(saved):
+        print(f"NOT ABOVE THE BASELINES: {line}", file=sys.stderr)
+    return 0
 
 
 # -- rows: one config per (dataset, row), generated from configs/glove_adam.cfg -----
@@ -418,22 +543,74 @@ def run_one(
 
 def render(payload: Dict[str, Any]) -> str:
     """``accuracy.md`` from the results payload (``accuracy.json``)."""
-    records = [
-        {
-            "dataset": DATASETS[d]["title"],
-            "model": payload["rows"][r]["model"],
-            **_result_cells(payload["results"].get(f"{d}/{r}")),
-        }
-        for d in payload["datasets"]
-        for r in payload["rows"]
-    ]
-    md = _intro(payload) + tables.md_records(records, align="llrrrrrrr")
+    judged = any(info.get("baselines") for info in payload["datasets"].values())
+    records = []
+    for d, info in payload["datasets"].items():
+        title = DATASETS[d]["title"]
+        base = info.get("baselines")
+        best = strongest(base["scores"])[1] if base else None
+        for r in payload["rows"]:
+            res = payload["results"].get(f"{d}/{r}")
+            cells = _result_cells(res)
+            if best is not None and res and res.get("status") == "ok":
+                cells["beats baselines"] = "yes" if res["test"]["acc"] > best else "NO"
+            model = payload["rows"][r]["model"]
+            records.append({"dataset": title, "model": model, **cells})
+        records += _baseline_records(title, info) if base else []
+    align = "llrrrrrrr" + ("l" if judged else "")
+    md = _intro(payload) + tables.md_records(records, align=align)
+    md += _baselines_note(payload)
     md += "\n## Splits and budgets\n\n" + _splits_table(payload)
     return md + _models(payload) + REFERENCE
 
 
+def _baseline_records(title: str, info: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The table rows of a dataset's trivial baselines (the strongest marked)."""
+    scores = info["baselines"]["scores"]
+    name = strongest(scores)[0]
+    dash = dict.fromkeys(("dev acc", "train pairs", "steps", "vector OOV", "time"), "—")
+    return [
+        {
+            "dataset": title,
+            "model": BASELINE_ROWS.get(n, n),
+            "test acc": tables.pct(s["acc"]),
+            "test macro-F": tables.pct(s["macro_f"]),
+            **dash,
+            "beats baselines": "(strongest)" if n == name else "—",
+        }
+        for n, s in scores.items()
+    ]
+
+
+BASELINES_TEXT = (
+    "Rows marked *trivial* are `spacy attn evaluate`'s trivial baselines on the same "
+    "test split, computed from the test file alone: the majority class, and four "
+    "lexical scores of the two texts (word overlap, shared words, IDF shared words, "
+    "BM25; IDF from the test file's distinct second texts), each cut into at most as "
+    "many intervals as labels, each called one label, where test accuracy is best: "
+    'their best case. "beats baselines" says whether a model row\'s test accuracy is '
+    "strictly above the strongest of them; after training, the script fails when one "
+    "is not.\n\n"
+)
+
+
+def _baselines_note(payload: Dict[str, Any]) -> str:
+    """The paragraph under the table when the baselines were added later."""
+    added = payload.get("baselines_added")
+    if not added:
+        return ""
+    return (
+        f'\nBaseline rows and the "beats baselines" column added {added["date"]} at '
+        f"commit `{added['commit']}` by `{added['command']}`: computed from the test "
+        "split files alone (rebuilt by `build_splits`; pair counts and sha256 equal "
+        "those the runs recorded), no model re-run; the model rows are unchanged.\n"
+    )
+
+
 def _intro(payload: Dict[str, Any]) -> str:
     env = payload["environment"]
+    judged = any(info.get("baselines") for info in payload["datasets"].values())
+    numbers = "All model numbers" if payload.get("baselines_added") else "All numbers"
     warning = (
         "**QUICK SMOKE TEST (`--quick`): tiny budgets on truncated splits. These numbers "
         "only show that the pipeline runs; they are not results.**\n\n"
@@ -448,7 +625,7 @@ def _intro(payload: Dict[str, Any]) -> str:
         f"{env['cpus']} CPUs, {env['threads']} thread(s) per run, CPU only; "
         f"commit {env['git_commit'] or 'unknown'}. "
         f"Total measured time of the runs below: {tables.minutes(payload['total_seconds'])}.\n\n"
-        "All numbers are measured by this script in the run recorded here. Test and dev accuracy "
+        f"{numbers} are measured by this script in the run recorded here. Test and dev accuracy "
         "(and macro-F over the labels) are computed from the argmax of `doc.cats` of `model-best` "
         "(the checkpoint with the best dev accuracy during training), the same way for every row. "
         "Every row of a dataset uses the same splits, seed (0), batch size, Adam (lr 0.001, "
@@ -457,6 +634,7 @@ def _intro(payload: Dict[str, Any]) -> str:
         "test tokens with no pretrained vector under the row's lookup key (they get one of 100 "
         'trainable OOV embeddings); "time" = training (incl. spaCy start-up, vectors loading '
         "and dev evaluations) + test/dev evaluation.\n\n"
+        + (BASELINES_TEXT if judged else "")
     )
 
 
@@ -531,7 +709,14 @@ REFERENCE = (
 
 def parse_args(argv=None) -> argparse.Namespace:
     quick = "smoke test: tiny budgets, truncated splits, in benchmarks/runs/quick/"
-    args = options.grid_parser(__doc__, DATASETS, ROWS, quick=quick).parse_args(argv)
+    parser = options.grid_parser(__doc__, DATASETS, ROWS, quick=quick)
+    parser.add_argument(
+        "--add-baselines",
+        action="store_true",
+        help="add the trivial baselines to the saved results from the test splits "
+        "alone (no training) and re-render",
+    )
+    args = parser.parse_args(argv)
     args.rows = args.rows or list(ROWS)
     args.runs = machine.RUNS / "quick" if args.quick else machine.RUNS
     args.out = args.runs / "results" if args.quick else machine.RESULTS
@@ -551,7 +736,9 @@ def finished(args, settings: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, A
     return results
 
 
-def payload(args, command: str, env, settings, manifests, results) -> Dict[str, Any]:
+def payload(
+    args, command: str, env, settings, manifests, results, baselines
+) -> Dict[str, Any]:
     total = sum(
         r.get("train_seconds", 0) + r.get("eval_seconds", 0) for r in results.values()
     )
@@ -566,6 +753,7 @@ def payload(args, command: str, env, settings, manifests, results) -> Dict[str, 
                 "splits": DATASETS[d]["splits"],
                 **{k: manifests[d][k] for k in ("rows", "labels", "sha256")},
                 "budget": settings[d]["budget"],
+                "baselines": baselines[d],
             }
             for d in args.datasets
         },
@@ -578,6 +766,8 @@ def payload(args, command: str, env, settings, manifests, results) -> Dict[str, 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.add_baselines:
+        return add_baselines(args)
     if args.report_only:
         saved = json.loads((args.out / "accuracy.json").read_text())
         md = tables.write_results("accuracy", saved, render(saved), out_dir=args.out)
@@ -607,10 +797,12 @@ def main(argv=None) -> int:
     }
     env = machine.environment(THREADS)
     results = finished(args, settings)
+    limit = QUICK_LIMITS["test"] if args.quick else 0
+    baselines = {d: trivial_baselines(m, limit) for d, m in manifests.items()}
 
     def write() -> Path:
         """``accuracy.{json,md}`` of the results so far."""
-        out = payload(args, command, env, settings, manifests, results)
+        out = payload(args, command, env, settings, manifests, results, baselines)
         return tables.write_results("accuracy", out, render(out), out_dir=args.out)
 
     for d, r in itertools.product(args.datasets, args.rows):
@@ -630,7 +822,19 @@ def main(argv=None) -> int:
     md = write()
     log(f"wrote {machine.relative(md)} and accuracy.json")
     print(md.read_text())
-    return 0
+    return verdict(
+        args, payload(args, command, env, settings, manifests, results, baselines)
+    )
+
+
+def verdict(args, out: Dict[str, Any]) -> int:
+    """Exit status after training: 1, with one line per row on stderr, when
+    a model row does not beat its dataset's strongest trivial baseline
+    (``--quick``, a smoke test, only prints them)."""
+    lines = losers(out)
+    for line in lines:
+        print(f"NOT ABOVE THE BASELINES: {line}", file=sys.stderr)
+    return 1 if lines and not args.quick else 0
 
 
 if __name__ == "__main__":
