@@ -137,7 +137,10 @@ def idf_shared_words(
     first: Sequence[str], second: Sequence[str], idf: IdfTable
 ) -> float:
     """The sum of the IDFs (``IdfTable.idf``) of the distinct shared words."""
-    return sum(idf.idf(w) for w in set(first) & set(second))
+    # Summed in sorted order: a set's order changes with the process's hash
+    # seed, and float sums with the order, so the score would differ in its
+    # last bits from one process to the next.
+    return sum(idf.idf(w) for w in sorted(set(first) & set(second)))
 
 
 def bm25(
@@ -167,8 +170,10 @@ def bm25(
         return 0.0
     length = len(candidate) / idf.avg_len if idf.avg_len else 1.0
     norm = k1 * (1.0 - b + b * length)
-    return sum(
-        idf.idf(w) * tf[w] * (k1 + 1.0) / (tf[w] + norm) for w in set(query) if w in tf
+    return sum(  # in sorted order, as idf_shared_words (the same in every process)
+        idf.idf(w) * tf[w] * (k1 + 1.0) / (tf[w] + norm)
+        for w in sorted(set(query))
+        if w in tf
     )
 
 

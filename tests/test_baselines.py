@@ -5,6 +5,7 @@ class."""
 
 import itertools
 import math
+import os
 
 import numpy
 import pytest
@@ -244,3 +245,27 @@ def test_pair_baselines_say_where_the_idf_came_from(nlp):
     one = pair_baselines(examples, iter(()), labels=["yes"])
     assert list(one["baselines"]) == ["majority class"]
     assert "lexical_baselines" not in one
+
+
+def test_lexical_scores_are_the_same_in_every_process():
+    """IDF shared words and BM25 sum over sets of words: their order (and a
+    float sum's last bits) would follow the hash seed of the process."""
+    import subprocess
+    import sys
+
+    code = (
+        "from spacy_attn.lexical import IdfTable, bm25, idf_shared_words\n"
+        "words = [f'w{i}' for i in range(40)]\n"
+        "idf = IdfTable(1000, {w: 1 + 7 * i for i, w in enumerate(words)}, 9.0)\n"
+        "print(repr(idf_shared_words(words, words[::-1], idf)),"
+        " repr(bm25(words, words[::2], idf)))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in range(3)
+    }  # fmt: skip
+    assert len(outputs) == 1, outputs
