@@ -39,10 +39,17 @@ kept and several invocations can run side by side (one per core):
 Every run records the load average at its start: the machine is shared, so
 speeds are labelled with it.
 
+The pair and similarity tables get their trivial baselines, computed from
+the test files alone (``peers_baselines.py``); after training, the script
+exits 1 naming every row it trained whose mean over seeds does not beat its
+table's strongest baseline. ``--add-baselines`` adds them to the committed
+``peers.{json,md}`` without the run folders, no model run.
+
     python benchmarks/peers.py similarity --seeds 0,1,2
     python benchmarks/peers.py pairs --datasets sick --seeds 0,1,2 --epochs 3
     python benchmarks/peers.py textcat --seeds 0,1,2
     python benchmarks/peers.py report                # re-render from the checkpoints
+    python benchmarks/peers.py --add-baselines       # baselines into peers.{json,md}
     python benchmarks/peers.py similarity --quick    # smoke test: tiny sizes, in
                                                      # benchmarks/runs/peers/quick
 
@@ -58,8 +65,9 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
+import peers_baselines
 import peers_pairs
 import peers_runs
 import peers_similarity
@@ -102,10 +110,12 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         if results["quick"]
         else ""
     )
+    base, added = results.get("baselines") or {}, results.get("baselines_added")
     md = [
         tables.header("The peers side by side", meta, measured=False),
         quick,
-        "Every number below was measured by `benchmarks/peers.py` in the runs listed "
+        f"Every {'model ' if base else ''}number below was measured by "
+        "`benchmarks/peers.py` in the runs listed "
         "in `peers.json` "
         "(each run's command, seed, load average at its start and raw scores). Tables "
         "hold what finished; "
@@ -118,22 +128,25 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         "load average in the line above is that of the last invocation; each run's own "
         "is in its table).\n\n",
     ]
-    md.append(peers_similarity.render(s["similarity"]))
-    md.append(peers_pairs.render(s["pairs"]))
+    md.append(peers_similarity.render(s["similarity"], base.get("similarity"), added))
+    md.append(peers_pairs.render(s["pairs"], base.get("pairs") or {}, added))
     md.append(peers_textcat.render(s["textcat"]))
     md.append(peers_textcat.render_curve(s.get("textcat_curve", {})))
     return "".join(md)
 
 
-def write_report(quick: bool) -> Path:
-    """Rebuild ``peers.{json,md}`` from every finished checkpoint."""
+def write_report(quick: bool) -> Tuple[Path, Dict[str, Any]]:
+    """Rebuild ``peers.{json,md}`` from every finished checkpoint, with the
+    tables' trivial baselines; RETURNS the markdown file and the results."""
     collected = collect(quick)
     commands = sorted({r["command"] for runs in collected.values() for r in runs})
+    summary = summarize(collected)
     results = {
         "quick": quick,
         "commands": commands,
-        "summary": summarize(collected),
+        "summary": summary,
         "runs": collected,
+        "baselines": peers_baselines.compute(summary, collected, quick),
     }
     meta = machine.metadata()
     # "Reproduce" lists the invocations that produced the runs (a later
@@ -145,12 +158,37 @@ def write_report(quick: bool) -> Path:
         render(meta, results),
         out_dir=peers_runs.runs_root(quick) if quick else None,
     )
-    return md
+    return md, results
+
+
+def add_baselines() -> int:
+    """``--add-baselines``: the committed ``peers.{json,md}`` re-rendered
+    from ``peers.json`` alone (no run folder needed) with the trivial
+    baselines of its tables (``peers_baselines.add``); the model rows and the
+    header stay as saved. Prints the rows that do not beat the baselines
+    (exit status 0: nothing was trained)."""
+    path = machine.RESULTS / f"{NAME}.json"
+    saved = peers_baselines.add(json.loads(path.read_text()))
+    results = saved["results"]
+    md = tables.write_results(NAME, saved, render(saved, results))
+    print(md.read_text())
+    s, base = results["summary"], results["baselines"]
+    lines = peers_baselines.pair_losers(s["pairs"], base["pairs"])
+    lines += peers_baselines.similarity_losers(s["similarity"], base.get("similarity"))
+    for line in lines:
+        print(f"NOT ABOVE THE BASELINES: {line}", file=sys.stderr)
+    return 0
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("part", choices=PARTS + ("report",))
+    p.add_argument("part", nargs="?", choices=PARTS + ("report",))
+    p.add_argument(
+        "--add-baselines",
+        action="store_true",
+        help="add the trivial baselines to the committed peers.{json,md} from the "
+        "test files alone (no run folder, no training) and re-render",
+    )
     p.add_argument(
         "--seeds", type=lambda s: [int(x) for x in s.split(",")], default=[0, 1, 2]
     )
@@ -190,6 +228,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--force", action="store_true", help="re-run finished runs")
     args = p.parse_args(argv)
+    if (args.part is None) != args.add_baselines:
+        p.error("give a part, or --add-baselines alone")
+    if args.add_baselines:
+        return args
     known = {
         "similarity": peers_similarity.ROWS,
         "pairs": list(peers_pairs.PAIR_ROWS),
@@ -205,6 +247,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.add_baselines:
+        return add_baselines()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
@@ -217,9 +261,9 @@ def main(argv=None) -> int:
             "textcat": peers_textcat,
         }[args.part]
         part.run(args, report=lambda: write_report(args.quick))
-    md = write_report(args.quick)
+    md, results = write_report(args.quick)
     print(md.read_text())
-    return 0
+    return peers_baselines.verdict(args, results) if args.part != "report" else 0
 
 
 if __name__ == "__main__":

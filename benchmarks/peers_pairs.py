@@ -9,9 +9,10 @@ import random
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import accuracy  # benchmarks/accuracy.py: pair splits and configs
+import peers_baselines
 import peers_runs
 from bench import datafiles, machine, scoring, tables
 from peers_seeds import aggregate, gap, gap_text, loads_cell, mean_sd_cell, rate_cell
@@ -26,6 +27,18 @@ PAIR_ROWS = {
     "da_md": "DA, fixed en_core_web_md vectors",
     "textcat": "spaCy textcat (TextCatEnsemble.v2) on the concatenated pair",
 }
+
+PAIR_COLUMNS = [
+    "model",
+    "test acc",
+    "test macro-F",
+    "dev acc",
+    "seeds",
+    "train pairs/s",
+    "infer pairs/s",
+    "train wall (mean)",
+    "load at start",
+]
 
 PAIR_METRICS = {
     "acc": "test.acc",
@@ -323,7 +336,14 @@ def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return pairs
 
 
-def render(pairs: Dict[str, Any]) -> str:
+def render(
+    pairs: Dict[str, Any],
+    baselines: Optional[Dict[str, Any]] = None,
+    added: Optional[Dict[str, Any]] = None,
+) -> str:
+    """The pair tables, each with its trivial baselines where given
+    (``peers_baselines.pair_table``) and ``added``, when they were added to
+    a saved table later (date, commit, command)."""
     out = ["## Pair classification\n\n"]
     if not pairs:
         return out[0] + "Not run.\n\n"
@@ -353,22 +373,11 @@ def render(pairs: Dict[str, Any]) -> str:
             ]
             for k, v in rows.items()
         ]
-        out.append(
-            tables.md_table(
-                [
-                    "model",
-                    "test acc",
-                    "test macro-F",
-                    "dev acc",
-                    "seeds",
-                    "train pairs/s",
-                    "infer pairs/s",
-                    "train wall (mean)",
-                    "load at start",
-                ],
-                cells,
-            )
-        )
+        base = (baselines or {}).get(dataset)
+        accs = [v["acc"]["mean"] for v in rows.values()]
+        header, cells = peers_baselines.pair_table(PAIR_COLUMNS, cells, accs, base)
+        out.append(tables.md_table(header, cells))
+        out.append(peers_baselines.pair_note(base, added))
         if "da_trf" in rows and "hf_cross" in rows:
             out.append(
                 f"\nTarget (DA + MiniLM listener within 1 point of the cross-encoder): "

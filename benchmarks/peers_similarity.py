@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence
 
 import accuracy  # benchmarks/accuracy.py: pair splits and configs
+import peers_baselines
 import peers_runs
 from bench import datafiles, machine, scoring, tables
 from peers_seeds import aggregate, gap, gap_text, loads_cell, mean_sd_cell, rate_cell
@@ -392,7 +393,8 @@ def summarize(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     return sim
 
 
-def render(sim: Dict[str, Any]) -> str:
+def render(sim: Dict[str, Any], base=None, added=None) -> str:
+    """The table, with ``peers_baselines``' lexical rows where given."""
     out = ["## Sentence similarity: SICK relatedness\n\n"]
     if not sim:
         return out[0] + "Not run.\n\n"
@@ -413,21 +415,12 @@ def render(sim: Dict[str, Any]) -> str:
         ]
         for k, v in ((k, sim[k]) for k in SIM_ROWS if k in sim)
     ]
-    out.append(
-        tables.md_table(
-            [
-                "embedding",
-                "Spearman ρ×100 (test)",
-                "Pearson r×100",
-                "ρ×100 (trial)",
-                "seeds",
-                "dim",
-                "sentences/s",
-                "load at start",
-            ],
-            rows,
-        )
-    )
+    rhos = [sim[k]["spearman"]["mean"] for k in SIM_ROWS if k in sim]
+    header = ["embedding", "Spearman ρ×100 (test)", "Pearson r×100", "ρ×100 (trial)"]
+    header += ["seeds", "dim", "sentences/s", "load at start"]
+    header, rows = peers_baselines.similarity_table(header, rows, rhos, base)
+    out.append(tables.md_table(header, rows))
+    out.append(peers_baselines.similarity_note(base, added))
     out.append(_encoder_note(sim))
     if "minilm_ft" in sim:
         out.append(
