@@ -427,17 +427,27 @@ def baseline_failure(
     min_margin: float = 0.0,
 ) -> Optional[str]:
     """One line saying where the model does not beat a baseline by more than
-    ``min_margin`` on its primary metrics (None when it beats them all)."""
-    misses: List[Tuple[str, str, float, float]] = []
+    ``min_margin`` on its primary metrics (None when it beats them all): per
+    metric, the strongest baseline it misses, then the others by name."""
+    parts = []
     for key in primary_metrics(model):
         value = float(model.get(key) or 0.0)
-        for name, scores in baselines.items():
-            base = scores.get(key)
-            if base is not None and not value > float(base) + min_margin:
-                misses.append((COLUMNS.get(key, key), name, value, float(base)))
-    if not misses:
+        misses = [
+            (float(scores[key]), name)
+            for name, scores in baselines.items()
+            if scores.get(key) is not None
+            and not value > float(scores[key]) + min_margin
+        ]
+        if not misses:
+            continue
+        # Strongest first: with five baselines the line stays readable.
+        misses.sort(key=lambda miss: -miss[0])
+        (base, name), others = misses[0], [n for _, n in misses[1:]]
+        also = f", also {', '.join(others)}" if others else ""
+        parts.append(f"{COLUMNS.get(key, key)} {value:.4f} vs {name} {base:.4f}{also}")
+    if not parts:
         return None
-    detail = "; ".join(f"{m} {v:.4f} vs {n} {b:.4f}" for m, n, v, b in misses)
+    detail = "; ".join(parts)
     margin = f" by more than {min_margin:.2f}" if min_margin else ""
     return (
         f"The model does not beat the trivial baselines{margin} on this data "

@@ -20,6 +20,7 @@ from spacy_attn.baselines import (
     LEXICAL,
     OVERLAP,
     SHARED,
+    baseline_failure,
     baseline_scores,
     best_intervals,
     lexical_scores,
@@ -269,3 +270,25 @@ def test_lexical_scores_are_the_same_in_every_process():
         for seed in range(3)
     }  # fmt: skip
     assert len(outputs) == 1, outputs
+
+
+def test_baseline_failure_names_the_strongest_first():
+    model = {"pair_acc": 0.6812, "pair_macro_f": 0.70}
+    baselines = {
+        "majority class": {"pair_acc": 0.6649, "pair_macro_f": 0.3994},
+        "shared words": {"pair_acc": 0.6846, "pair_macro_f": 0.5401},
+        "word overlap": {"pair_acc": 0.7339, "pair_macro_f": 0.6763},
+        "BM25": {"pair_acc": 0.7009, "pair_macro_f": 0.5703},
+    }
+    failure = baseline_failure(model, baselines)
+    # Per metric: the strongest it misses, then the others by strength.
+    assert "(accuracy 0.6812 vs word overlap 0.7339, also BM25, shared words)" in (
+        failure
+    )
+    assert "macro-F" not in failure and "majority" not in failure
+    assert baseline_failure({**model, "pair_acc": 0.74}, baselines) is None
+    # A margin makes the majority class a miss too, by 0.05.
+    failure = baseline_failure({**model, "pair_acc": 0.74}, baselines, min_margin=0.1)
+    assert "by more than 0.10" in failure and "also BM25, shared words, majority" in (
+        failure
+    )
