@@ -265,10 +265,11 @@ def trivial_baselines(manifest: Dict[str, Any], limit: int = 0) -> Dict[str, Any
     }
 
 
-def strongest(scores: Dict[str, Dict[str, Any]]) -> Tuple[str, float]:
-    """The baseline with the highest test accuracy (the first of equals)."""
-    name = max(scores, key=lambda n: scores[n]["acc"])
-    return name, float(scores[name]["acc"])
+def strongest(scores: Dict[str, Dict[str, Any]], key: str = "acc") -> Tuple[str, float]:
+    """The baseline with the highest ``key`` (test accuracy by default; the
+    first of equals)."""
+    name = max(scores, key=lambda n: scores[n][key])
+    return name, float(scores[name][key])
 
 
 def losers(payload: Dict[str, Any]) -> List[str]:

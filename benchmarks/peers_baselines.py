@@ -168,21 +168,15 @@ def compute(summary: Dict[str, Any], runs: Dict[str, List], quick: bool) -> Dict
         out["similarity"] = similarity_baselines(quick)
         check_similarity_test(summary["similarity"], out["similarity"])
     for dataset, base in out["pairs"].items():
-        name, best = strongest(base["scores"], "acc")
+        name, best = accuracy.strongest(base["scores"], "acc")
         machine.log(f"{dataset}: strongest baseline {name} {best:.4f}")
     if "similarity" in out:
-        name, best = strongest(out["similarity"]["scores"], "spearman")
+        name, best = accuracy.strongest(out["similarity"]["scores"], "spearman")
         machine.log(f"similarity: strongest lexical baseline {name} rho {best:.4f}")
     return out
 
 
 # -- the verdict ----------------------------------------------------------------
-
-
-def strongest(scores: Dict[str, Dict[str, Any]], key: str) -> Tuple[str, float]:
-    """The baseline with the highest ``key`` (the first of equals)."""
-    name = max(scores, key=lambda n: scores[n][key])
-    return name, float(scores[name][key])
 
 
 def beats(value: Optional[float], best: float) -> bool:
@@ -215,7 +209,7 @@ def pair_losers(
     lines: List[str] = []
     for dataset, rows in pairs.items():
         if baselines.get(dataset):
-            best = strongest(baselines[dataset]["scores"], "acc")
+            best = accuracy.strongest(baselines[dataset]["scores"], "acc")
             lines += _losers(dataset, rows, "acc", best, judged, "accuracy", "trivial")
     return lines
 
@@ -230,7 +224,7 @@ def similarity_losers(
     the strongest lexical baseline's."""
     if not baselines:
         return []
-    best = strongest(baselines["scores"], "spearman")
+    best = accuracy.strongest(baselines["scores"], "spearman")
     return _losers(
         "similarity", sim, "spearman", best, judged, "Spearman rho", "lexical"
     )
@@ -269,16 +263,8 @@ def pair_table(
     """A pair table's header and cells with the ``beats baselines`` column
     (``accs``: each model row's mean test accuracy) and the baseline rows
     (test acc, test macro-F; the strongest marked)."""
-    if not base:
-        return header, cells
-    name, best = strongest(base["scores"], "acc")
-    out = [c + ["yes" if beats(a, best) else "NO"] for c, a in zip(cells, accs)]
-    dash = ["—"] * (len(header) - 3)
-    for n, s in base["scores"].items():
-        mark = "(strongest)" if n == name else "—"
-        row = accuracy.BASELINE_ROWS.get(n, n)
-        out.append([row, tables.pct(s["acc"]), tables.pct(s["macro_f"]), *dash, mark])
-    return header + [PAIR_VERDICT], out
+    keys, names = ("acc", "macro_f"), accuracy.BASELINE_ROWS
+    return _with_baselines(header, cells, accs, base, keys, names, PAIR_VERDICT)
 
 
 def similarity_table(
@@ -287,25 +273,32 @@ def similarity_table(
     """The similarity table's header and cells with the ``beats lexical``
     column (``rhos``: each row's mean test Spearman rho) and the lexical
     rows (rho and r on test; the strongest marked)."""
+    keys = ("spearman", "pearson")
+    return _with_baselines(header, cells, rhos, base, keys, LEXICAL_ROWS, SIM_VERDICT)
+
+
+def _with_baselines(header, cells, values, base, keys, names, title):
+    """``header`` and ``cells`` with a verdict column ``title`` (each model row's
+    ``values`` strictly above the strongest baseline's ``keys[0]``) and one
+    row per baseline: its two ``keys`` in the first number columns, the
+    strongest marked."""
     if not base:
         return header, cells
-    name, best = strongest(base["scores"], "spearman")
-    out = [c + ["yes" if beats(r, best) else "NO"] for c, r in zip(cells, rhos)]
+    name, best = accuracy.strongest(base["scores"], keys[0])
+    out = [c + ["yes" if beats(v, best) else "NO"] for c, v in zip(cells, values)]
     dash = ["—"] * (len(header) - 3)
     for n, s in base["scores"].items():
         mark = "(strongest)" if n == name else "—"
-        row = LEXICAL_ROWS.get(n, n)
-        out.append(
-            [row, tables.pct(s["spearman"]), tables.pct(s["pearson"]), *dash, mark]
-        )
-    return header + [SIM_VERDICT], out
+        numbers = [tables.pct(s[k]) for k in keys]
+        out.append([names.get(n, n), *numbers, *dash, mark])
+    return header + [title], out
 
 
 def pair_note(base: Optional[Dict[str, Any]], added: Optional[Dict]) -> str:
     """The paragraphs under a pair table with baseline rows."""
     if not base:
         return ""
-    name, best = strongest(base["scores"], "acc")
+    name, best = accuracy.strongest(base["scores"], "acc")
     text = (
         "\nRows marked *trivial*: `spacy attn evaluate`'s trivial baselines on this "
         "test set, computed from the test file alone: the majority class and four "
@@ -333,7 +326,7 @@ def similarity_note(base: Optional[Dict[str, Any]], added: Optional[Dict]) -> st
     """The paragraphs under the similarity table with lexical rows."""
     if not base:
         return ""
-    name, best = strongest(base["scores"], "spearman")
+    name, best = accuracy.strongest(base["scores"], "spearman")
     text = (
         "\nRows marked *lexical*: the four lexical scores of `spacy attn evaluate`'s "
         "baselines (word overlap, shared words, IDF shared words, BM25; IDF from the "
