@@ -7,7 +7,7 @@ evaluate``."""
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from spacy.language import Language
 
@@ -58,6 +58,59 @@ class EvaluateSettings:
     bm25_b: float = BM25_B
 
 
+# Each setting beside ``output`` as the command's user knows it; ``evaluate``
+# refuses one that the data's kind of evaluation would silently ignore.
+OPTION_NAMES = {
+    "pair_key": "--pair-key",
+    "label_map": "--label-map",
+    "positive_label": "--positive-label",
+    "limit": "--limit",
+    "batch_size": "--batch-size",
+    "gpu_id": "--gpu-id",
+    "columns": "--text-cols / --label-col / --group-col / --id-col",
+    "input_format": "--format",
+    "delimiter": "--delimiter",
+    "quoting": "--quoting",
+    "idf_data": "--idf-data",
+    "bm25_k1": "--bm25-k1",
+    "bm25_b": "--bm25-b",
+}
+QA_OPTIONS = ("batch_size", "gpu_id")
+TEXT_OPTIONS = ("label_map", "limit", "batch_size", "gpu_id")
+
+
+def check_options(
+    settings: EvaluateSettings, used: Sequence[str], *, what: str
+) -> None:
+    """Refuse the settings that an evaluation does not read: one that differs
+    from its default and is not in ``used``. Ignoring it would score other
+    data than the user asked for (``--limit`` on a SQuAD file) or hide a
+    mistaken model or file (``--positive-label`` on a text classifier).
+
+    settings (EvaluateSettings): The settings given.
+    used (Sequence[str]): The names of the fields this evaluation reads.
+    what (str): The evaluation, for the message ("a SQuAD JSON file").
+    RAISES (UsageError): Naming the options, if any is set and not read.
+    """
+    default = EvaluateSettings()
+
+    def given(name: str) -> bool:
+        value = getattr(settings, name)
+        if name == "columns" and value is not None:
+            return bool(value.settings())  # Columns naming none is the default
+        return bool(value != getattr(default, name))
+
+    unread = [
+        flag for name, flag in OPTION_NAMES.items() if name not in used and given(name)
+    ]
+    if unread:
+        read = ", ".join(OPTION_NAMES[name] for name in used)
+        raise UsageError(
+            f"{', '.join(unread)}: not read when evaluating {what}, which reads "
+            f"only {read} of these options; leave them out."
+        )
+
+
 def evaluate(
     model: Union[str, Path], data: Path, settings: EvaluateSettings
 ) -> Dict[str, Any]:
@@ -72,7 +125,8 @@ def evaluate(
     settings (EvaluateSettings): How to read and score.
     RETURNS (Dict[str, Any]): The scores (``evaluate_pairs``) or the QA
         report (``qa_eval.pipeline_eval.evaluate_qa``).
-    RAISES (UsageError): If DATA or --idf-data is not a file.
+    RAISES (UsageError): If DATA or --idf-data is not a file, or an option
+        is set that this kind of evaluation does not read (``check_options``).
     RAISES (OutputPathError): If the output is one of the inputs.
     RAISES (CorpusFormatError): For data the pipeline cannot be scored on.
     """
@@ -82,6 +136,7 @@ def evaluate(
     read = {"DATA": data, "MODEL": model, "--idf-data": settings.idf_data}
     check_outputs({"--output": settings.output}, read)
     if is_squad_json(data):
+        check_options(settings, QA_OPTIONS, what="a SQuAD JSON file")
         scores = evaluate_qa_file(
             model, data, batch_size=settings.batch_size, gpu_id=settings.gpu_id
         )
@@ -90,6 +145,7 @@ def evaluate(
 
         nlp = load_pipeline(model, gpu_id=settings.gpu_id)
         if text_classifiers(nlp):
+            check_options(settings, TEXT_OPTIONS, what="a text classifier")
             scores = evaluate_texts(
                 nlp, data, label_map=settings.label_map, limit=settings.limit,
                 batch_size=settings.batch_size,
@@ -364,6 +420,7 @@ __all__ = [
     "evaluate_pairs",
     "evaluate_qa_file",
     "evaluate_texts",
+    "check_options",
     "is_squad_json",
     "text_classifiers",
 ]

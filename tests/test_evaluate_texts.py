@@ -104,3 +104,28 @@ def test_multi_label_textcat_is_refused():
     assert len(text_classifiers(nlp)) == 1
     with pytest.raises(CorpusFormatError, match="one exclusive text classifier"):
         evaluate_texts(nlp, "unused.jsonl")  # type: ignore[arg-type]
+
+
+def test_options_a_text_classifier_does_not_read_are_refused(tmp_path):
+    path = tmp_path / "nlp"
+    _textcat(ROWS, updates=0).to_disk(path)
+    data = str(_jsonl(tmp_path / "test.jsonl", ROWS))
+    pair_only = ["--positive-label", "pos", "--text-cols", "a,b", "--bm25-b", "0.5"]
+    result = invoke(attn_cli, ["evaluate", str(path), data, *pair_only])
+    assert_one_line_error(
+        result, "--positive-label, --text-cols", "--bm25-b: not read", "leave them out"
+    )
+    # Those it reads are accepted, and so is a pair option at its default.
+    read = ["--limit", "4", "--batch-size", "2", "--bm25-b", "0.75", "--no-check"]
+    assert invoke(attn_cli, ["evaluate", str(path), data, *read]).exit_code == 0
+
+
+def test_options_a_squad_file_does_not_read_are_refused(tmp_path):
+    from .test_qa_evaluate import squad_file
+
+    data = str(squad_file(tmp_path / "test.json"))
+    result = invoke(attn_cli, ["evaluate", str(tmp_path), data, "--limit", "5"])
+    assert_one_line_error(
+        result, "--limit: not read when evaluating a SQuAD JSON file",
+        "only --batch-size, --gpu-id",
+    )  # fmt: skip

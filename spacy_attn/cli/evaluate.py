@@ -110,7 +110,9 @@ def evaluate_cli(
     pipeline on a SQuAD JSON file (.json, .json.gz): the official EM / F1
     of its answers, "no answer" where its threshold says so, how often it
     refuses an answerable question, beside always-no-answer, always
-    answering and the context's first words.
+    answering and the context's first words. An option that the data's kind
+    of evaluation does not read (e.g. --positive-label for a text classifier,
+    --limit for a SQuAD file) is refused, not ignored.
     """
     from ..evaluation import EvaluateSettings, evaluate, is_squad_json
 
