@@ -89,6 +89,19 @@ def collect(quick: bool) -> Dict[str, List[Dict[str, Any]]]:
     return out
 
 
+def committed_runs(collected: Dict[str, List[Dict[str, Any]]]) -> List[str]:
+    """Fill each part of ``collected`` that has no finished run with the runs
+    of the committed ``peers.json`` (in place); RETURNS the parts filled."""
+    path = machine.RESULTS / f"{NAME}.json"
+    if not path.exists():
+        return []
+    saved = json.loads(path.read_text())["results"]["runs"]
+    kept = [p for p in PARTS if not collected[p] and saved.get(p)]
+    for part in kept:
+        collected[part] = saved[part]
+    return kept
+
+
 def summarize(collected: Dict[str, List[Dict[str, Any]]]) -> Dict[str, Any]:
     """The tables' numbers: per part, per (dataset,) row, mean / sd over seeds."""
     sim = peers_similarity.summarize(collected["similarity"])
@@ -128,6 +141,13 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
         "load average in the line above is that of the last invocation; each run's own "
         "is in its table).\n\n",
     ]
+    if results.get("kept_from_committed"):
+        parts = ", ".join(results["kept_from_committed"])
+        md.append(
+            f"The {parts} runs are those of the committed `peers.json`: this file "
+            "was re-rendered where `benchmarks/runs/peers/` held no checkpoint of "
+            "theirs.\n\n"
+        )
     md.append(peers_similarity.render(s["similarity"], base.get("similarity"), added))
     md.append(peers_pairs.render(s["pairs"], base.get("pairs") or {}, added))
     md.append(peers_textcat.render(s["textcat"]))
@@ -137,8 +157,12 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
 
 def write_report(quick: bool) -> Tuple[Path, Dict[str, Any]]:
     """Rebuild ``peers.{json,md}`` from every finished checkpoint, with the
-    tables' trivial baselines; RETURNS the markdown file and the results."""
+    tables' trivial baselines; RETURNS the markdown file and the results.
+    A part with no checkpoint here keeps the runs of the committed
+    ``peers.json`` (``committed_runs``), so that running one part on a fresh
+    clone does not turn the others' tables into "Not run."."""
     collected = collect(quick)
+    kept = [] if quick else committed_runs(collected)
     commands = sorted({r["command"] for runs in collected.values() for r in runs})
     summary = summarize(collected)
     results = {
@@ -148,6 +172,8 @@ def write_report(quick: bool) -> Tuple[Path, Dict[str, Any]]:
         "runs": collected,
         "baselines": peers_baselines.compute(summary, collected, quick),
     }
+    if kept:
+        results["kept_from_committed"] = kept
     meta = machine.metadata()
     # "Reproduce" lists the invocations that produced the runs (a later
     # `report` only re-renders them).
@@ -164,11 +190,15 @@ def write_report(quick: bool) -> Tuple[Path, Dict[str, Any]]:
 def add_baselines() -> int:
     """``--add-baselines``: the committed ``peers.{json,md}`` re-rendered
     from ``peers.json`` alone (no run folder needed) with the trivial
-    baselines of its tables (``peers_baselines.add``); the model rows and the
-    header stay as saved. Prints the rows that do not beat the baselines
-    (exit status 0: nothing was trained)."""
+    baselines of its tables (``peers_baselines.add``); the model rows (summed
+    up again from the saved runs) and the header stay as saved. Prints the
+    rows that do not beat the baselines (exit status 0: nothing was trained)."""
     path = machine.RESULTS / f"{NAME}.json"
-    saved = peers_baselines.add(json.loads(path.read_text()))
+    saved = json.loads(path.read_text())
+    # The summary again from the saved runs: the same model rows, with what
+    # a later summarize adds (the RT table's majority class).
+    saved["results"]["summary"] = summarize(saved["results"]["runs"])
+    saved = peers_baselines.add(saved)
     results = saved["results"]
     md = tables.write_results(NAME, saved, render(saved, results))
     print(md.read_text())
@@ -254,6 +284,13 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.part == "report" and not any(collect(args.quick).values()):
+        print(
+            f"No finished run under {peers_runs.runs_root(args.quick)}: nothing to "
+            "re-render (--add-baselines re-renders the committed tables).",
+            file=sys.stderr,
+        )
+        return 1
     if args.part != "report":
         part = {
             "similarity": peers_similarity,

@@ -123,6 +123,8 @@ def summarize(
             agg["max_steps"] = done[0].get(
                 "max_steps", textcat.DATASETS["rt"]["max_steps"]
             )
+            if done[0].get("majority_acc") is not None:  # the test file's
+                agg["majority_acc"] = done[0]["majority_acc"]
             if dataset == "rt":
                 tc[row] = agg
             curve.setdefault(dataset, {})[row] = agg
@@ -145,6 +147,18 @@ def render(tc: Dict[str, Any]) -> str:
         ]
         for k, v in tc.items()
     ]
+    majority = next(
+        (v["majority_acc"] for v in tc.values() if "majority_acc" in v), None
+    )
+    if majority is not None:
+        # Always the more frequent of RT's two labels: its F1 is 2p / (1 + p),
+        # the other's 0.
+        row = [
+            "majority class",
+            tables.pct(majority),
+            tables.pct(majority / (1 + majority)),
+        ]
+        cells.append(row + ["", "", "", ""])
     out.append(
         tables.md_table(
             [

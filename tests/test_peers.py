@@ -130,3 +130,31 @@ def test_gap_noise_screen(peers_seeds):
     assert clear["beyond"] is True
     assert peers_seeds.gap(agg(0.80, 0.03), agg(0.79, 0.03))["beyond"] is False
     assert peers_seeds.gap(agg(None, None), agg(0.79, 0.03)) is None
+
+
+def test_parts_without_a_checkpoint_keep_the_committed_runs(
+    peers, tmp_path, monkeypatch
+):
+    committed = {"similarity": [{"row": "old_sim"}], "pairs": [{"row": "old_pair"}]}
+    saved = {"results": {"runs": dict(committed, textcat=[])}}
+    (tmp_path / "peers.json").write_text(json.dumps(saved))
+    monkeypatch.setattr(peers.machine, "RESULTS", tmp_path)
+    collected = {"similarity": [], "pairs": [{"row": "new_pair"}], "textcat": []}
+    # pairs ran here and keeps its new run; textcat has none anywhere.
+    assert peers.committed_runs(collected) == ["similarity"]
+    assert collected == {
+        "similarity": [{"row": "old_sim"}],
+        "pairs": [{"row": "new_pair"}],
+        "textcat": [],
+    }
+    (tmp_path / "peers.json").unlink()  # a checkout without the results file
+    empty = {"similarity": [], "pairs": [], "textcat": []}
+    assert peers.committed_runs(empty) == [] and not any(empty.values())
+
+
+def test_report_without_runs_leaves_the_tables(peers, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(peers.peers_runs, "runs_root", lambda quick: tmp_path / "none")
+    written = []
+    monkeypatch.setattr(peers, "write_report", lambda quick: written.append(quick))
+    assert peers.main(["report"]) == 1 and not written
+    assert "nothing to re-render" in capsys.readouterr().err
