@@ -75,7 +75,7 @@ OPTION_NAMES = {
     "bm25_k1": "--bm25-k1",
     "bm25_b": "--bm25-b",
 }
-QA_OPTIONS = ("batch_size", "gpu_id")
+QA_OPTIONS = ("limit", "batch_size", "gpu_id")
 TEXT_OPTIONS = ("label_map", "limit", "batch_size", "gpu_id")
 
 
@@ -138,8 +138,9 @@ def evaluate(
     if is_squad_json(data):
         check_options(settings, QA_OPTIONS, what="a SQuAD JSON file")
         scores = evaluate_qa_file(
-            model, data, batch_size=settings.batch_size, gpu_id=settings.gpu_id
-        )
+            model, data, limit=settings.limit, batch_size=settings.batch_size,
+            gpu_id=settings.gpu_id,
+        )  # fmt: skip
     else:
         from .loading import load_pipeline
 
@@ -367,12 +368,18 @@ def is_squad_json(data: Path) -> bool:
 
 
 def evaluate_qa_file(
-    model: Union[str, Path], data: Path, *, batch_size: int = 64, gpu_id: int = -1
+    model: Union[str, Path],
+    data: Path,
+    *,
+    limit: int = 0,
+    batch_size: int = 64,
+    gpu_id: int = -1,
 ) -> Dict[str, Any]:
     """``qa_eval.pipeline_eval.evaluate_qa`` of a pipeline on a SQuAD file.
 
     model (Union[str, Path]): A pipeline directory or package name.
     data (Path): SQuAD JSON (``.json``, ``.json.gz``).
+    limit (int): Score the first N questions in file order (0: all).
     batch_size (int): Questions per batch (at most 64).
     gpu_id (int): The GPU (-1: the CPU).
     RETURNS (Dict[str, Any]): The report of ``evaluate_qa``.
@@ -380,11 +387,16 @@ def evaluate_qa_file(
     """
     from .loading import load_pipeline
     from .pipeline.lookup import ComponentLookupError
+    from .qa_eval.no_answer_eval import subset_by_ids
     from .qa_eval.pipeline_eval import evaluate_qa
+    from .qa_eval.questions import iter_questions
     from .squad import load_squad_json
 
     nlp = load_pipeline(model, gpu_id=gpu_id)
     dataset = load_squad_json(data)
+    if limit > 0:
+        ids = [qid for qid, _, _ in iter_questions(dataset)][:limit]
+        dataset = subset_by_ids(dataset, ids)
     try:
         return evaluate_qa(nlp, dataset, batch_size=min(batch_size, 64))
     except ComponentLookupError as err:

@@ -112,6 +112,19 @@ def test_evaluate_qa_scores_the_pipelines_decisions(qa_model, tmp_path, monkeypa
     assert "does not beat word overlap on F1 (50.0 vs 50.0)" in result.output
 
 
+def test_limit_scores_the_first_questions(qa_model, tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline_eval, "pair_candidates", fake_candidates)
+    data = str(squad_file(tmp_path / "test.json"))
+    args = ["evaluate", str(qa_model), data, "--json", "--no-check", "--limit", "2"]
+    result = CliRunner().invoke(attn_cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    # q1 answered rightly, q2 refused although answerable: the file's first two.
+    assert (report["questions"], report["has_answer"]) == (2, 2)
+    assert report["model"]["exact"] == pytest.approx(50.0)
+    assert report["refused_answerable"] == pytest.approx(50.0)
+
+
 def test_evaluate_qa_fails_below_a_baseline(qa_model, tmp_path, monkeypatch):
     def refuse_all(nlp, pairs, **kwargs):
         return [

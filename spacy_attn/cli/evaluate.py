@@ -71,7 +71,10 @@ def evaluate_cli(
     label_map: LabelMapOpt = None,
     positive_label: PositiveLabelOpt = None,
     limit: Annotated[
-        int, Opt("--limit", help="Evaluate on the first N pairs (0: all)")
+        int,
+        Opt(
+            "--limit", help="Evaluate on the first N pairs, texts or questions (0: all)"
+        ),
     ] = 0,
     batch_size: PairBatchSizeOpt = 256,
     gpu_id: GpuIdOpt = -1,
@@ -112,7 +115,7 @@ def evaluate_cli(
     refuses an answerable question, beside always-no-answer, always
     answering and the context's first words. An option that the data's kind
     of evaluation does not read (e.g. --positive-label for a text classifier,
-    --limit for a SQuAD file) is refused, not ignored.
+    --label-map for a SQuAD file) is refused, not ignored.
     """
     from ..evaluation import EvaluateSettings, evaluate, is_squad_json
 
