@@ -121,6 +121,7 @@ def test_limit_scores_the_first_questions(qa_model, tmp_path, monkeypatch):
     report = json.loads(result.stdout)
     # q1 answered rightly, q2 refused although answerable: the file's first two.
     assert (report["questions"], report["has_answer"]) == (2, 2)
+    assert "Scored 2 questions (2 answerable, 0 unanswerable)." in result.stderr
     assert report["model"]["exact"] == pytest.approx(50.0)
     assert report["refused_answerable"] == pytest.approx(50.0)
 

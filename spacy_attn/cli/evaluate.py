@@ -159,6 +159,12 @@ def report_qa_scores(
     from ..qa_eval.pipeline_eval import qa_failure, qa_report_lines
 
     text = json.dumps(report, indent=2)
+    # On stderr, as a pair corpus's "Read ..." line: stdout may be the JSON.
+    typer.echo(
+        f"Scored {report['questions']:,} questions ({report['has_answer']:,} "
+        f"answerable, {report['no_answer']:,} unanswerable).",
+        err=True,
+    )
     typer.echo(text if as_json else "\n".join(qa_report_lines(report)))
     failure = qa_failure(report, min_margin=100 * min_margin)
     if check and failure:
