@@ -650,7 +650,8 @@ CONTEXT = (
     "(DecomposableAttention.v1, fixed 1,500 steps, checkpoints chosen on dev "
     "accuracy, accuracy only): test accuracy 66.0-68.0 for the DA variants and "
     "67.4 for spaCy's textcat on the concatenated pair, where always answering "
-    "'paraphrase' gives 66.5.\n"
+    "'paraphrase' gives 66.5 and word overlap, its strongest baseline there, "
+    "73.4 at its best cut on test: none of those rows beats it.\n"
 )
 
 
