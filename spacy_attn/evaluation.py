@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from spacy.language import Language
 
+from .evaluation_texts import evaluate_texts, text_classifiers
 from .file_safety import check_outputs
 from .lexical import BM25_B, BM25_K1
 from .pairs import DEFAULT_PAIR_KEY
@@ -76,7 +77,10 @@ OPTION_NAMES = {
     "bm25_b": "--bm25-b",
 }
 QA_OPTIONS = ("limit", "batch_size", "gpu_id")
-TEXT_OPTIONS = ("label_map", "limit", "batch_size", "gpu_id")
+TEXT_OPTIONS = (
+    "label_map", "limit", "batch_size", "gpu_id", "columns", "input_format",
+    "delimiter", "quoting",
+)  # fmt: skip
 
 
 def check_options(
@@ -149,7 +153,9 @@ def evaluate(
             check_options(settings, TEXT_OPTIONS, what="a text classifier")
             scores = evaluate_texts(
                 nlp, data, label_map=settings.label_map, limit=settings.limit,
-                batch_size=settings.batch_size,
+                batch_size=settings.batch_size, columns=settings.columns,
+                input_format=settings.input_format, delimiter=settings.delimiter,
+                quoting=settings.quoting,
             )  # fmt: skip
         else:
             options = {k: v for k, v in vars(settings).items() if k != "output"}
@@ -206,7 +212,7 @@ def evaluate_pairs(
     nlp = model if isinstance(model, Language) else load_pipeline(model, gpu_id=gpu_id)
     classifiers = check_pair_model(nlp, data, positive_label)
     trained = trained_columns(nlp.config)
-    given = columns if columns is not None else Columns()
+    given = (columns if columns is not None else Columns()).for_kind("pair")
     # Those not given: as the pipeline's training files were read.
     columns, note = given.with_trained(trained, ("text_cols", "label_col", "group_col"))
     if label_map is None:  # as the pipeline's training files were read
@@ -262,103 +268,6 @@ def check_pair_model(
     for pipe in classifiers:
         check_positive_label(positive_label, pipe.labels, component=pipe.name)
     return classifiers
-
-
-def text_classifiers(nlp: Language) -> List[Any]:
-    """The components of a pipeline without a pair classifier that classify
-    whole docs: spaCy's ``textcat`` and ``textcat_multilabel``, and
-    ``attn_doc_embedder`` where it sets ``doc.cats``."""
-    from spacy.pipeline import TextCategorizer
-
-    from .pipeline import DocEmbedder, PairClassifier
-
-    pipes = [pipe for _, pipe in nlp.pipeline]
-    if any(isinstance(pipe, PairClassifier) for pipe in pipes):
-        return []
-    return [
-        pipe
-        for pipe in pipes
-        if isinstance(pipe, TextCategorizer)
-        or (isinstance(pipe, DocEmbedder) and pipe.cfg.get("set_cats", True))
-    ]
-
-
-def evaluate_texts(
-    nlp: Language,
-    data: Path,
-    *,
-    label_map: Optional[Dict[str, str]] = None,
-    limit: int = 0,
-    batch_size: int = 256,
-) -> Dict[str, Any]:
-    """The scores of a pipeline's one exclusive text classifier on labelled
-    texts, beside the majority class: spaCy's ``cats_*`` scores (those of
-    ``spacy evaluate``), ``cats_acc`` (how often the top label is the gold
-    one) and ``baselines`` (``MAJORITY``: always the most frequent gold
-    label, scored the same way).
-
-    nlp (Language): The pipeline (``text_classifiers`` finds one).
-    data (Path): jsonl(.gz) with ``text`` and ``label``, or a DocBin whose
-        docs have gold ``cats`` (``spacy-attn.TextCatCorpus.v1``).
-    label_map (Optional[Dict[str, str]]): Raw label -> label.
-    limit (int): Evaluate on the first N texts (0: all).
-    batch_size (int): Texts per batch.
-    RETURNS (Dict[str, Any]): The scores.
-    RAISES (CorpusFormatError): For several or multi-label classifiers, no
-        labelled text, or a gold label the model does not know.
-    """
-    from spacy.pipeline import MultiLabel_TextCategorizer
-    from spacy.scorer import Scorer
-    from spacy.training import Example
-
-    from .baselines import MAJORITY, majority_baseline
-    from .errors import CorpusFormatError
-    from .readers import TextCatCorpus
-
-    pipes = text_classifiers(nlp)
-    labels = list(pipes[0].labels)
-    # spaCy's multi-label textcat subclasses its exclusive one.
-    multi = isinstance(pipes[0], MultiLabel_TextCategorizer) or bool(
-        getattr(pipes[0], "multi_label", False)
-    )
-    if len(pipes) > 1 or multi:
-        raise CorpusFormatError(
-            f"{data}: spacy attn evaluate scores one exclusive text classifier "
-            f"(the pipeline has {[p.name for p in pipes]}, multi-label: {multi}); "
-            f"use python -m spacy evaluate for this pipeline."
-        )
-    # Without the model's labels, so that a label it does not know is read
-    # and named below; the others are then 0.0 in the gold cats.
-    corpus = TextCatCorpus(data, label_map=label_map, limit=limit)
-    corpus.check()
-    examples = list(corpus(nlp))
-    for eg in examples:
-        eg.reference.cats = {label: 0.0 for label in labels} | eg.reference.cats
-    golds = [
-        next((k for k, v in eg.reference.cats.items() if v == 1.0), None)
-        for eg in examples
-    ]
-    unknown = sorted({str(g) for g in golds if g not in labels})
-    if not examples or unknown:
-        raise CorpusFormatError(
-            f"{data}: {len(examples)} labelled texts; labels the model does not "
-            f"know: {unknown} (it knows {labels}; rename them with --label-map)."
-        )
-    docs = nlp.pipe((eg.predicted for eg in examples), batch_size=batch_size)
-    scored = [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
-    scores: Dict[str, Any] = Scorer(nlp).score(scored)
-    top = [max(labels, key=lambda k: eg.predicted.cats[k]) for eg in scored]
-    known = [str(g) for g in golds]  # all of labels, checked above
-    scores["cats_acc"] = sum(t == g for t, g in zip(top, known)) / len(known)
-    base = majority_baseline({g: known.count(g) for g in set(known)})
-    always = [Example(eg.predicted.copy(), eg.reference) for eg in scored]
-    for eg in always:
-        eg.predicted.cats = {label: float(label == base["label"]) for label in labels}
-    majority = Scorer.score_cats(always, "cats", labels=labels, multi_label=False)
-    scores["baselines"] = {
-        MAJORITY: {"cats_acc": base["acc"], "cats_macro_f": majority["cats_macro_f"]}
-    }
-    return scores
 
 
 def is_squad_json(data: Path) -> bool:
@@ -431,8 +340,6 @@ __all__ = [
     "evaluate",
     "evaluate_pairs",
     "evaluate_qa_file",
-    "evaluate_texts",
     "check_options",
     "is_squad_json",
-    "text_classifiers",
 ]

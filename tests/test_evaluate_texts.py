@@ -10,7 +10,7 @@ from spacy.training import Example
 
 from spacy_attn.cli import attn_cli
 from spacy_attn.errors import CorpusFormatError
-from spacy_attn.evaluation import evaluate_texts, text_classifiers
+from spacy_attn.evaluation_texts import evaluate_texts, text_classifiers
 
 from .test_cli import assert_one_line_error, invoke
 
@@ -110,11 +110,15 @@ def test_options_a_text_classifier_does_not_read_are_refused(tmp_path):
     path = tmp_path / "nlp"
     _textcat(ROWS, updates=0).to_disk(path)
     data = str(_jsonl(tmp_path / "test.jsonl", ROWS))
-    pair_only = ["--positive-label", "pos", "--text-cols", "a,b", "--bm25-b", "0.5"]
+    pair_only = ["--positive-label", "pos", "--pair-key", "p", "--bm25-b", "0.5"]
     result = invoke(attn_cli, ["evaluate", str(path), data, *pair_only])
     assert_one_line_error(
-        result, "--positive-label, --text-cols", "--bm25-b: not read", "leave them out"
+        result, "--pair-key, --positive-label, --bm25-b: not read", "leave them out"
     )
+    result = invoke(attn_cli, ["evaluate", str(path), data, "--group-col", "g"])
+    assert_one_line_error(result, "--group-col / --id-col: not read")
+    result = invoke(attn_cli, ["evaluate", str(path), data, "--text-cols", "a,b"])
+    assert_one_line_error(result, "a doc task needs 1 text column, got ['a', 'b']")
     # Those it reads are accepted, and so is a pair option at its default.
     read = ["--limit", "4", "--batch-size", "2", "--bm25-b", "0.75", "--no-check"]
     assert invoke(attn_cli, ["evaluate", str(path), data, *read]).exit_code == 0
@@ -130,3 +134,24 @@ def test_options_a_squad_file_does_not_read_are_refused(tmp_path):
         "--label-map: not read when evaluating a SQuAD JSON file",
         "only --limit, --batch-size, --gpu-id",
     )
+
+
+def test_a_csv_with_its_own_column_names(tmp_path):
+    """IMDB's csv as Kaggle ships it (review, sentiment): the columns named
+    as for pairs; the scores are those of the same rows in jsonl."""
+    import csv
+
+    path = tmp_path / "nlp"
+    _textcat(ROWS, updates=20).to_disk(path)
+    table = tmp_path / "IMDB Dataset.csv"
+    with open(table, "w", newline="", encoding="utf8") as f:
+        csv.writer(f).writerows([("review", "sentiment"), *ROWS])
+    named = ["--text-cols", "review", "--label-col", "sentiment", "--json"]
+    result = invoke(attn_cli, ["evaluate", str(path), str(table), *named, "--no-check"])
+    assert result.exit_code == 0, result.output
+    jsonl = str(_jsonl(tmp_path / "test.jsonl", ROWS))
+    same = invoke(attn_cli, ["evaluate", str(path), jsonl, "--json", "--no-check"])
+    assert json.loads(result.stdout) == json.loads(same.stdout)
+    # Unnamed, the text column is looked for as "text".
+    result = invoke(attn_cli, ["evaluate", str(path), str(table)])
+    assert_one_line_error(result, "no column for text 1 (looked for ['text']")

@@ -139,7 +139,10 @@ def test_column_options_mistakes(tmp_path):
     for args, fragment in [
         (["--text-cols", "a,b,c"], "--text-cols"),
         (["--text-cols", "a,"], "--text-cols"),
-        (["--task", "doc", "--label-col", "y"], "--task pair only"),
+        (["--task", "doc", "--group-col", "g"], "--task pair only"),
+        (["--task", "doc", "--text-cols", "a,b"], "a doc task needs 1 text column"),
+        (["--task", "qa", "--label-col", "y"], "--task pair or doc"),
+        (["--task", "qa", "--delimiter", ";"], "--task pair or doc"),
     ]:
         result = init_config(tmp_path / "x.cfg", *args)
         assert result.exit_code == 1, result.output

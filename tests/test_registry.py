@@ -44,6 +44,7 @@ REGISTERED = {
         "spacy-attn.SquadCorpus.v3",
         "spacy-attn.SquadCorpus.v4",
         "spacy-attn.TextCatCorpus.v1",
+        "spacy-attn.TextCatCorpus.v2",
         "spacy-attn.DistillCorpus.v1",
     ],
     # catalogue's group for thinc's registry.optimizers ("thinc", "optimizers").

@@ -122,7 +122,7 @@ def evaluate_cli(
     settings = EvaluateSettings(
         output=output, pair_key=pair_key, label_map=parse_label_map(label_map),
         positive_label=positive_label, limit=limit, batch_size=batch_size,
-        gpu_id=gpu_id, columns=pair_columns(text_cols, label_col, group_col, id_col),
+        gpu_id=gpu_id, columns=pair_columns(text_cols, label_col, group_col, id_col, kind=None),
         input_format=input_format, delimiter=delimiter, quoting=quoting,
         idf_data=idf_data, bm25_k1=bm25_k1, bm25_b=bm25_b,
     )  # fmt: skip

@@ -15,6 +15,7 @@ names, with entry points in setup.cfg. Use the newest version in new configs.
 | ``DynamicCoattention.v1``-``v3`` | ``DynamicCoattention.v4`` |
 | ``PairCorpus.v1`` (a reader) | ``PairCorpus.v2`` |
 | ``SquadCorpus.v2``, ``v3`` (readers) | ``SquadCorpus.v4`` |
+| ``TextCatCorpus.v1`` (a reader) | ``TextCatCorpus.v2`` |
 
 Not here, though a newer version shares the name, where no newer version
 does what it does: ``SquadCorpus.v1`` reads one seeded sample (``shuffle``
@@ -27,4 +28,5 @@ from . import (  # noqa: F401  (registrations)
     pair_corpus,
     siamese,
     squad_corpus,
+    textcat_corpus,
 )

@@ -12,6 +12,7 @@ from spacy.vocab import Vocab
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from ..errors import CorpusFormatError
 from ..scorers import best_threshold
 from .base import AttnPipe, LossFunction
 from .distill_loss import TeacherBatch, mixed_loss, teacher_batch
@@ -368,11 +369,13 @@ class AttnClassifier(DistillMixin, AttnPipe):
         self._resolve_class_weights(counts)
         n_min = 1 if self.multi_label else 2
         if len(self.labels) < n_min:
-            raise ValueError(
+            # A data mistake, not a bug: CorpusFormatError prints one line
+            # under spacy train (readers.pair_corpus.one_line_corpus_errors).
+            raise CorpusFormatError(
                 f"'{self.name}' needs at least {n_min} label(s) "
                 f"({'multi-label' if self.multi_label else 'exclusive classes'}), "
-                f"found {list(self.labels)} in the training data. Check that the "
-                f"examples' doc.cats are set (e.g. by spacy-attn.PairCorpus.v1)."
+                f"found {list(self.labels)} in the training data. Check the "
+                f"training file's label column (or that its docs' doc.cats are set)."
             )
         sample = list(islice(get_examples(), 10))
         if not sample:

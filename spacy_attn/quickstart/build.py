@@ -170,7 +170,7 @@ def reader_columns(settings: QuickstartSettings) -> Optional[Dict[str, Any]]:
     given).
 
     RAISES (UsageError): For a task whose reader has no columns, or columns
-        that do not make a pair (``spacy_attn.readers.Columns``).
+        that do not fit the task (``spacy_attn.readers.Columns``).
     """
     from ..errors import CorpusFormatError
     from ..readers import Columns
@@ -178,13 +178,16 @@ def reader_columns(settings: QuickstartSettings) -> Optional[Dict[str, Any]]:
     s = settings
     if not any([s.text_cols, s.label_col, s.group_col, s.id_col]):
         return None
-    if s.task != "pair":
+    if s.task == "qa":
         raise UsageError(
-            "--text-cols, --label-col, --group-col and --id-col: --task pair only."
+            "--text-cols, --label-col, --group-col and --id-col: --task pair or "
+            "doc (a SQuAD file names its own fields)."
         )
+    if s.task == "doc" and (s.group_col or s.id_col):
+        raise UsageError("--group-col and --id-col: --task pair only.")
     texts = list(s.text_cols) if s.text_cols else None
     try:
-        columns = Columns(texts, s.label_col, s.group_col, s.id_col, kind="pair")
+        columns = Columns(texts, s.label_col, s.group_col, s.id_col, kind=s.task)
     except CorpusFormatError as err:
         raise UsageError(str(err)) from None
     return columns.settings()
@@ -196,15 +199,15 @@ def reader_table(
     """The reader settings ``columns`` with the delimiter and quoting added
     (when given): how ``spacy train`` reads the files.
 
-    RAISES (UsageError): For another task than pair, or an unknown quoting.
+    RAISES (UsageError): For the QA task, or an unknown quoting.
     """
     from ..readers import QUOTINGS
 
     delimiter, quoting = settings.delimiter, settings.quoting
     if delimiter is None and quoting == "auto":
         return columns
-    if settings.task != "pair":
-        raise UsageError("--delimiter and --quoting: --task pair only.")
+    if settings.task == "qa":
+        raise UsageError("--delimiter and --quoting: --task pair or doc.")
     if quoting not in QUOTINGS:
         raise UsageError(f"--quoting: {quoting!r} is not one of {', '.join(QUOTINGS)}.")
     table = dict(columns or {})

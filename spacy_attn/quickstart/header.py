@@ -10,7 +10,10 @@ DATA = {
     "pair": (
         "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v2)"
     ),
-    "doc": 'jsonl of {"text", "label"} (spacy-attn.TextCatCorpus.v1)',
+    "doc": (
+        "labelled texts: jsonl / csv / tsv (.gz) or .spacy "
+        "(spacy-attn.TextCatCorpus.v2)"
+    ),
     "qa": "SQuAD v1.1 json (TRAIN streamed by spacy-attn.SquadCorpus.v4)",
 }
 NO_ANSWER_DATA = (

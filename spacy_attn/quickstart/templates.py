@@ -15,7 +15,7 @@ TASKS = tuple(COMPONENTS)
 BACKBONES = ("glove", "tok2vec", "transformer")
 READERS = {
     "pair": "spacy-attn.PairCorpus.v2",
-    "doc": "spacy-attn.TextCatCorpus.v1",
+    "doc": "spacy-attn.TextCatCorpus.v2",
     "qa": "spacy-attn.SquadCorpus.v1",
 }
 # QA training streams its file (with [training] max_epochs = -1): v1 keeps
@@ -142,14 +142,14 @@ def corpus_block(
     train: bool = False,
 ) -> Dict[str, Any]:
     """A corpus reader of the task, reading ``path`` (a variable), with the
-    pair reader's column settings (``text_cols``, ``label_col``, ...); for
+    row readers' column settings (``text_cols``, ``label_col``, ...); for
     QA training (``train``), the streaming reader, shuffled on every pass."""
     if task == "qa" and train:
         return {"@readers": QA_TRAIN_READER, "path": path, "shuffle": True}
     block: Dict[str, Any] = {"@readers": READERS[task], "path": path}
     if task == "pair" and binary:
         block["positive_label"] = "${vars.positive_label}"
-    if task == "pair" and columns:
+    if task in ("pair", "doc") and columns:
         block.update(columns)
     return block
 

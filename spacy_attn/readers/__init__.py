@@ -1,5 +1,5 @@
 """The corpus readers of spacy-attn (``spacy-attn.PairCorpus.v2``,
-``spacy-attn.TextCatCorpus.v1``) and the input formats they share with batch
+``spacy-attn.TextCatCorpus.v2``) and the input formats they share with batch
 prediction (``spacy_attn.readers.formats``)."""
 
 from ..errors import CorpusFormatError
@@ -17,7 +17,7 @@ from .pair_corpus import PairCorpus, cats_for, create_pair_corpus_reader_v2, pai
 from .pair_rows import ReadStats, check_binary_labels, iter_pair_rows, read_pair_rows
 from .rows import InputRow, RowReader
 from .table import QUOTINGS, ReadCounts, TableFormat, table_format
-from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader
+from .textcat_corpus import TextCatCorpus, create_textcat_corpus_reader_v2
 
 __all__ = [
     "QUOTINGS",
@@ -37,7 +37,7 @@ __all__ = [
     "create_distill_corpus_reader",
     "check_binary_labels",
     "create_pair_corpus_reader_v2",
-    "create_textcat_corpus_reader",
+    "create_textcat_corpus_reader_v2",
     "detect_format",
     "docbin_with_user_data",
     "is_docbin_name",

@@ -46,6 +46,8 @@ OPTION_NAMES = {
 # What else a pipeline's reader knew of its files: how their labels map onto
 # the model's (a model fine-tuned from a start with other labels).
 TRAINED_SETTINGS = (*COLUMN_SETTINGS, "label_map")
+# The readers whose settings name columns that way (name prefixes).
+ROW_READERS = ("spacy-attn.PairCorpus.", "spacy-attn.TextCatCorpus.v2")
 
 
 def option_hint(setting: str, *, in_config: bool = True) -> str:
@@ -58,8 +60,9 @@ def option_hint(setting: str, *, in_config: bool = True) -> str:
 
 def trained_columns(config: Any) -> Dict[str, Any]:
     """The column settings a pipeline was trained with: those of its
-    ``[corpora.train]`` pair reader (``spacy-attn.PairCorpus.*``), set ones
-    only ({} for a pipeline trained otherwise, e.g. on a DocBin).
+    ``[corpora.train]`` row reader (``spacy-attn.PairCorpus.*``,
+    ``spacy-attn.TextCatCorpus.v2``), set ones only ({} for a pipeline
+    trained otherwise, e.g. on a DocBin).
 
     config (Any): The pipeline's config (``nlp.config``).
     RETURNS (Dict[str, Any]): e.g. ``{"text_cols": ["question", "sentence"],
@@ -69,7 +72,8 @@ def trained_columns(config: Any) -> Dict[str, Any]:
         reader = dict(config["corpora"]["train"])
     except (KeyError, TypeError):
         return {}
-    if not str(reader.get("@readers", "")).startswith("spacy-attn.PairCorpus"):
+    name = str(reader.get("@readers", ""))
+    if not name.startswith(ROW_READERS):
         return {}
     found = {key: reader.get(key) for key in TRAINED_SETTINGS}
     if found["text_cols"] is not None:

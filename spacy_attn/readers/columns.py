@@ -370,6 +370,24 @@ class Columns:
             value of the wrong type, naming file, line, the columns found
             and the option.
         """
+        first, second = self.texts(record, path, line, need_label=need_label)
+        where = f"{path}:{line}"
+        label = self._label(record, where) if need_label else None
+        group = self._id(record, "group_col", where)
+        row_id = None
+        if self.id_col is not None and self.id_col in record:
+            row_id = self._id(
+                record, "id_col", where, optional="id_col" in self.detected
+            )
+        return PairRow(first, second, label, group, row_id, line)
+
+    def texts(
+        self, record: Dict[str, Any], path: Path, line: int, *, need_label: bool = True
+    ) -> Tuple[str, ...]:
+        """The texts of a record, in the order of ``text_cols``.
+
+        RAISES (CorpusFormatError): As ``pair_row``.
+        """
         assert self.text_cols is not None, "resolve() names every text column"
         where = f"{path}:{line}"
         missing = [
@@ -389,15 +407,22 @@ class Columns:
                 # Not text: perhaps not the text column.
                 problem += f"; name the text columns with {self.hint('text_cols')}"
             raise CorpusFormatError(f"{where}: {problem}.")
-        first, second = (record[column] for column in self.text_cols)
-        label = self._label(record, where) if need_label else None
-        group = self._id(record, "group_col", where)
-        row_id = None
-        if self.id_col is not None and self.id_col in record:
-            row_id = self._id(
-                record, "id_col", where, optional="id_col" in self.detected
+        return tuple(record[column] for column in self.text_cols)
+
+    def labels(self, record: Dict[str, Any], where: str) -> List[str]:
+        """A record's label, or each of a doc task's jsonl label list, at
+        ``where`` ("file:line"). RAISES (CorpusFormatError): For a null,
+        empty (else a class of its own) or unreadable label."""
+        key = self.label_col
+        value = record.get(key) if key else None
+        items = value if self.kind == "doc" and isinstance(value, list) else [value]
+        labels = [str(self._label({**record, str(key): v}, where)) for v in items]
+        if key and (not labels or "" in labels):
+            raise CorpusFormatError(
+                f"{where}: the label ({key!r}) is empty; give the row its label "
+                f"or remove it."
             )
-        return PairRow(first, second, label, group, row_id, line)
+        return labels if key else []
 
     def _required(self, setting: str, need_label: bool) -> bool:
         if setting == "label_col":

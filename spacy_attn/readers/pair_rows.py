@@ -5,7 +5,7 @@ every line counted and the labels of a binary task checked."""
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from ..errors import CorpusFormatError
 from .columns import Columns, PairRow
@@ -88,25 +88,35 @@ def _pair_reader(
 def _pair_rows(
     reader: RowReader, columns: Optional[Columns], need_label: bool
 ) -> Iterator[Tuple[int, PairRow]]:
-    """The pair rows of ``reader``'s file (``reader.counts`` counts its lines):
-    the columns are resolved once, against the header or the first row."""
-    path = reader.path
+    """The pair rows of ``reader``'s file (``reader.counts`` counts its lines)."""
     given = columns if columns is not None else Columns()
+    for line, resolved, record in column_records(reader, given, need_label=need_label):
+        yield line, resolved.pair_row(record, reader.path, line, need_label=need_label)
+
+
+def column_records(
+    reader: RowReader, columns: Columns, *, need_label: bool
+) -> Iterator[Tuple[int, Columns, Dict[str, Any]]]:
+    """Yield ``(line, resolved columns, record)`` for each row of
+    ``reader``'s file: the columns are resolved once (``Columns.resolve``),
+    against the header or the first row; the first bad row stops the read.
+
+    RAISES (CorpusFormatError): For a bad row or a missing column, naming
+        file and line.
+    """
+    path = reader.path
     resolved: Optional[Columns] = None
     for row in reader.rows():
         if resolved is None and reader.header is not None:
-            resolved = _resolve(given, reader, reader.header, need_label)
+            resolved = _resolve(columns, reader, reader.header, need_label)
         if row.error is not None:
             raise CorpusFormatError(f"{path}:{row.line}: {row.error}.")
         assert row.record is not None
         if resolved is None:
-            resolved = _resolve(given, reader, list(row.record), need_label, row.line)
-        yield (
-            row.line,
-            resolved.pair_row(row.record, path, row.line, need_label=need_label),
-        )
+            resolved = _resolve(columns, reader, list(row.record), need_label, row.line)
+        yield row.line, resolved, row.record
     if resolved is None and reader.header is not None:
-        _resolve(given, reader, reader.header, need_label)
+        _resolve(columns, reader, reader.header, need_label)
 
 
 def _resolve(
@@ -217,6 +227,7 @@ __all__ = [
     "ReadStats",
     "UNLABELLED",
     "check_binary_labels",
+    "column_records",
     "format_labels",
     "iter_pair_rows",
     "read_pair_rows",

@@ -1,65 +1,81 @@
-"""The text-classification corpus reader ``spacy-attn.TextCatCorpus.v1``:
-jsonl or DocBin files into ``Example``s with ``doc.cats``."""
+"""The text-classification corpus reader ``spacy-attn.TextCatCorpus.v2``:
+jsonl, csv, tsv or DocBin files into ``Example``s with ``doc.cats``, with
+columns as the pair reader names them (``v1``, jsonl only, is in
+``spacy_attn.legacy``)."""
 
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
 
 from ..errors import CorpusFormatError, corpus_not_found
+from .columns import Columns
 from .file_corpus import FileCorpus
 from .formats import detect_format, jsonl_records
 from .pair_corpus import one_line_corpus_errors
+from .pair_rows import column_records
+from .rows import RowReader
 
 
-@registry.readers("spacy-attn.TextCatCorpus.v1")
-def create_textcat_corpus_reader(
+@registry.readers("spacy-attn.TextCatCorpus.v2")
+def create_textcat_corpus_reader_v2(
     path: Optional[Union[str, Path]],
     *,
-    text_key: str = "text",
-    label_key: str = "label",
+    format: str = "auto",
+    delimiter: Optional[str] = None,
+    quoting: str = "auto",
+    text_cols: Optional[List[str]] = None,
+    label_col: Optional[str] = None,
     labels: Optional[List[str]] = None,
     label_map: Optional[Dict[str, str]] = None,
     limit: int = 0,
     shuffle: bool = False,
     seed: int = 0,
 ) -> Callable[[Language], Iterable[Example]]:
-    """Read a text-classification jsonl file (optionally gzipped), e.g. the
-    mirror's IMDB / Rotten Tomatoes files (``text``, ``label``) or Yelp's
-    ``review.json`` (``text_key = "text"``, ``label_key = "stars"``), for
-    spaCy's ``textcat`` / ``textcat_multilabel`` or ``attn_doc_embedder``.
-    A ``.spacy`` DocBin with gold ``cats`` is read as it is (``limit`` applies).
+    """Read a text-classification file: jsonl, csv or tsv (optionally
+    gzipped), e.g. IMDB's ``review,sentiment`` csv (``text_cols =
+    ["review"]``, ``label_col = "sentiment"``), or a ``.spacy`` DocBin with
+    gold ``cats``, for spaCy's ``textcat`` / ``textcat_multilabel`` or
+    ``attn_doc_embedder``. Unlike v1 it reads csv and tsv, names its
+    columns as ``spacy-attn.PairCorpus.v2`` does, detects them where they
+    are not named (the text: "text"; the label: "label", "gold_label", ...)
+    and refuses an empty text or label.
 
     Every example gets all labels in ``doc.cats`` (1.0 for its own, 0.0 for
-    the others), which spaCy's exclusive textcat needs. A row whose label is a
-    list is multi-label (1.0 for each listed label).
+    the others), which spaCy's exclusive textcat needs. A jsonl row whose
+    label is a list is multi-label (1.0 for each listed label).
 
-    path (Union[str, Path]): The jsonl(.gz) file; None gives an empty corpus.
-    text_key (str): Key of the text.
-    label_key (str): Key of the label (str, int or list of them).
+    path (Union[str, Path]): The file; None gives an empty corpus.
+    format (str): "auto", "jsonl", "csv", "tsv" or "spacy".
+    delimiter (Optional[str]): The field delimiter of a csv / tsv file
+        (default: "," for csv, tab for tsv).
+    quoting (str): How quotes are read in csv / tsv, as for
+        ``spacy-attn.PairCorpus.v2``: "auto", "none", "line" or "multiline".
+    text_cols (Optional[List[str]]): The text column, as a list of one
+        (default: "text").
+    label_col (Optional[str]): The label column (default: detected).
     labels (Optional[List[str]]): The full label set; by default the labels
-        found in the whole file, even with ``limit`` (give it when a dev file
-        may lack some labels).
+        found in the whole file, even with ``limit``.
     label_map (Optional[Dict[str, str]]): Rename raw labels, e.g. {"1": "neg"}.
     limit (int): Read at most this many rows (0 = all), after shuffling.
     shuffle (bool): Shuffle the rows once with ``seed``.
     seed (int): The shuffle seed.
     RETURNS (Callable[[Language], Iterable[Example]]): The corpus reader.
-    RAISES (CorpusFormatError): On a malformed row, when the reader is made
-        (``TextCatCorpus.check``); under ``spacy train``, one line.
+    RAISES (CorpusFormatError): On a malformed row or a missing column, when
+        the reader is made; under ``spacy train``, one line.
     """
     one_line_corpus_errors()
     corpus = TextCatCorpus(
         path,
-        text_key=text_key,
-        label_key=label_key,
         labels=labels,
         label_map=label_map,
         limit=limit,
         shuffle=shuffle,
         seed=seed,
+        table={"format": format, "delimiter": delimiter, "quoting": quoting},
+        columns=Columns(text_cols, label_col, kind="doc"),
     )
     corpus.check()
     return corpus
@@ -67,7 +83,8 @@ def create_textcat_corpus_reader(
 
 class TextCatCorpus(FileCorpus):
     """Iterate over single-text ``Example``s with ``doc.cats`` (see
-    ``spacy-attn.TextCatCorpus.v1``). Rows are parsed once and kept."""
+    ``spacy-attn.TextCatCorpus.v2``, and ``v1`` in ``spacy_attn.legacy``).
+    Rows are parsed once and kept."""
 
     def __init__(
         self,
@@ -80,8 +97,16 @@ class TextCatCorpus(FileCorpus):
         limit: int = 0,
         shuffle: bool = False,
         seed: int = 0,
+        table: Optional[Dict[str, Any]] = None,
+        columns: Optional[Columns] = None,
     ) -> None:
+        """Initialize the corpus: v1's reading with ``table`` None (jsonl by
+        ``text_key`` / ``label_key``), else v2's (``RowReader`` with the
+        ``table`` settings ``format``, ``delimiter``, ``quoting``; the columns
+        of kind "doc" in ``columns``, default: detected)."""
         super().__init__(path, limit=limit, shuffle=shuffle, seed=seed)
+        self.table = dict(table) if table is not None else None
+        self.columns = columns if columns is not None else Columns(kind="doc")
         self.text_key = text_key
         self.label_key = label_key
         self.labels = list(labels) if labels else None
@@ -103,8 +128,17 @@ class TextCatCorpus(FileCorpus):
             return
         if not self.path.exists():
             raise corpus_not_found(self.path)
-        if detect_format(self.path) != "spacy":
+        if not self.is_docbin():
             self.read_rows()
+
+    def is_docbin(self) -> bool:
+        """Whether the file is read as a DocBin (by its name, or v2's
+        ``format = "spacy"``)."""
+        assert self.path is not None
+        given = self.table.get("format", "auto") if self.table else "auto"
+        return given == "spacy" or (
+            given == "auto" and detect_format(self.path) == "spacy"
+        )
 
     def read_rows(self) -> List[Tuple[str, List[str]]]:
         """RETURNS (List[Tuple[str, List[str]]]): (text, labels) per row.
@@ -112,6 +146,36 @@ class TextCatCorpus(FileCorpus):
         if self._rows is not None:
             return self._rows
         # A reader without a path yields nothing and never reads rows.
+        assert self.path is not None
+        rows = self._table_rows() if self.table is not None else self._jsonl_rows()
+        # The label set comes from the whole file: a limited (or sorted) slice
+        # may miss a label, and exclusive textcat needs every label in cats.
+        self._file_labels = sorted(
+            {label for _, row_labels in rows for label in row_labels}
+        )
+        self._rows = self.sample(rows)
+        return self._rows
+
+    def _table_rows(self) -> List[Tuple[str, List[str]]]:
+        # v2: any row file, through the one column model.
+        assert self.path is not None and self.table is not None
+        reader = RowReader(
+            self.path,
+            input_format=self.table.get("format", "auto"),
+            delimiter=self.table.get("delimiter"),
+            quoting=self.table.get("quoting", "auto"),
+        )
+        rows = []
+        for line, resolved, record in column_records(
+            reader, self.columns, need_label=True
+        ):
+            (text,) = resolved.texts(record, self.path, line)
+            labels = resolved.labels(record, f"{self.path}:{line}")
+            rows.append((text, [self._label(label) for label in labels]))
+        return rows
+
+    def _jsonl_rows(self) -> List[Tuple[str, List[str]]]:
+        # v1: jsonl by text_key / label_key, as it was released.
         assert self.path is not None
         rows = []
         for line_no, record in jsonl_records(self.path):
@@ -123,18 +187,12 @@ class TextCatCorpus(FileCorpus):
             value = record[self.label_key]
             values = value if isinstance(value, list) else [value]
             rows.append((str(record[self.text_key]), [self._label(v) for v in values]))
-        # The label set comes from the whole file: a limited (or sorted) slice
-        # may miss a label, and exclusive textcat needs every label in cats.
-        self._file_labels = sorted(
-            {label for _, row_labels in rows for label in row_labels}
-        )
-        self._rows = self.sample(rows)
-        return self._rows
+        return rows
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         if self.path is None:
             return
-        if detect_format(self.path) == "spacy":
+        if self.is_docbin():
             # A DocBin with gold cats (e.g. from scripts/textcat_splits.py).
             for reference in self.first_docs(nlp):
                 yield Example(nlp.make_doc(reference.text), reference)
