@@ -72,6 +72,13 @@ def test_init_config_train_and_evaluate_a_csv(tmp_path):
     majority = max(labels.count(y) for y in set(labels)) / len(labels)
     assert scores["baselines"]["majority class"]["cats_acc"] == pytest.approx(majority)
     assert 0.0 <= scores["cats_acc"] <= 1.0
+    # Batch prediction on the test csv also reads the trained text column.
+    out = tmp_path / "pred.jsonl"
+    result = CliRunner().invoke(attn_cli, ["predict", model, str(test), str(out)])
+    assert result.exit_code == 0, result.output
+    predicted = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(predicted) == len(rows) - 56
+    assert set(predicted[0]["cats"]) == {"neg", "pos"}
 
 
 @pytest.mark.slow  # `spacy train` in a subprocess, a few seconds

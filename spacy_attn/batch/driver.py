@@ -246,7 +246,7 @@ class FileRun:
         stats.workers, stats.details = info.workers, dict(info.details)
         file_checks.check_input_kind(self.input_path, info.kind)
         columns = None
-        trained = info.trained_columns if info.kind == "pair" else {}
+        trained = info.trained_columns if info.kind in ("pair", "doc") else {}
         try:
             # The model knows its columns: the file it was trained on needs
             # no --text-cols, and a file that lacks them fails by their names.
