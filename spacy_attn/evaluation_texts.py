@@ -4,7 +4,7 @@ one exclusive text classifier is spaCy's ``textcat`` or ``attn_doc_embedder``
 (``spacy_attn.evaluation``)."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from spacy.language import Language
 
@@ -41,11 +41,12 @@ def text_corpus(
     label_map: Optional[Dict[str, str]],
     limit: int,
     table: Dict[str, Any],
-) -> Any:
+) -> Tuple[Any, Optional[str]]:
     """The ``TextCatCorpus`` (v2's reading) of a text classifier's
     evaluation file, read and checked: the columns and the label map not
     given are those its training files were read with
-    (``trained_columns``), the others detected.
+    (``trained_columns``), the others detected. With it, a note when the
+    text column named is not the one the pipeline was trained on.
 
     RAISES (UsageError): For a group or id column, which texts do not have.
     RAISES (CorpusFormatError): For more than one text column or a bad row.
@@ -60,7 +61,7 @@ def text_corpus(
             "leave them out."
         )
     trained = trained_columns(nlp.config)
-    named, _ = given.with_trained(trained, ("text_cols", "label_col"))
+    named, note = given.with_trained(trained, ("text_cols", "label_col"))
     if label_map is None:
         label_map = trained.get("label_map")
     # Without the model's labels, so that a label it does not know is read
@@ -70,7 +71,7 @@ def text_corpus(
         columns=named.for_kind("doc"),
     )  # fmt: skip
     corpus.check()
-    return corpus
+    return corpus, note
 
 
 def evaluate_texts(
@@ -126,7 +127,7 @@ def evaluate_texts(
             f"use python -m spacy evaluate for this pipeline."
         )
     table = {"format": input_format, "delimiter": delimiter, "quoting": quoting}
-    corpus = text_corpus(
+    corpus, note = text_corpus(
         nlp, data, columns, label_map=label_map, limit=limit, table=table
     )
     examples = list(corpus(nlp))
@@ -149,6 +150,8 @@ def evaluate_texts(
     known = [str(g) for g in golds]  # all of labels, checked above
     scores["cats_acc"] = sum(t == g for t, g in zip(top, known)) / len(known)
     scores["baselines"] = {MAJORITY: majority_text_scores(scored, known, labels)}
+    if note:
+        scores["note"] = note
     return scores
 
 

@@ -72,6 +72,15 @@ def test_init_config_train_and_evaluate_a_csv(tmp_path):
     majority = max(labels.count(y) for y in set(labels)) / len(labels)
     assert scores["baselines"]["majority class"]["cats_acc"] == pytest.approx(majority)
     assert 0.0 <= scores["cats_acc"] <= 1.0
+    # Another text column named: scored, with a note on stderr.
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text(
+        test.read_text().replace("sentiment,review", "sentiment,body", 1)
+    )
+    args = ["evaluate", model, str(renamed), "--text-cols", "body", "--no-check"]
+    result = CliRunner().invoke(attn_cli, args)
+    assert result.exit_code == 0, result.output
+    assert "--text-cols body: the model was trained on columns review" in result.stderr
     # Batch prediction on the test csv also reads the trained text column.
     out = tmp_path / "pred.jsonl"
     result = CliRunner().invoke(attn_cli, ["predict", model, str(test), str(out)])

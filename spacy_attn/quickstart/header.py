@@ -11,7 +11,7 @@ DATA = {
         "pair corpora: jsonl / csv / tsv (.gz) or .spacy (spacy-attn.PairCorpus.v2)"
     ),
     "doc": (
-        "labelled texts: jsonl / csv / tsv (.gz) or .spacy "
+        "labelled texts, jsonl / csv / tsv (.gz) or .spacy "
         "(spacy-attn.TextCatCorpus.v2)"
     ),
     "qa": "SQuAD v1.1 json (TRAIN streamed by spacy-attn.SquadCorpus.v4)",
