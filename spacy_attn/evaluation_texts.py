@@ -40,7 +40,9 @@ def text_corpus(
     *,
     label_map: Optional[Dict[str, str]],
     limit: int,
-    table: Dict[str, Any],
+    input_format: str,
+    delimiter: Optional[str],
+    quoting: str,
 ) -> Tuple[Any, Optional[str]]:
     """The ``TextCatCorpus`` (v2's reading) of a text classifier's
     evaluation file, read and checked: the columns and the label map not
@@ -67,8 +69,8 @@ def text_corpus(
     # Without the model's labels, so that a label it does not know is read
     # and named by the caller; the others are then 0.0 in the gold cats.
     corpus = TextCatCorpus(
-        data, label_map=label_map, limit=limit, table=table,
-        columns=named.for_kind("doc"),
+        data, label_map=label_map, limit=limit, format=input_format,
+        delimiter=delimiter, quoting=quoting, columns=named.for_kind("doc"),
     )  # fmt: skip
     corpus.check()
     return corpus, note
@@ -126,10 +128,10 @@ def evaluate_texts(
             f"(the pipeline has {[p.name for p in pipes]}, multi-label: {multi}); "
             f"use python -m spacy evaluate for this pipeline."
         )
-    table = {"format": input_format, "delimiter": delimiter, "quoting": quoting}
     corpus, note = text_corpus(
-        nlp, data, columns, label_map=label_map, limit=limit, table=table
-    )
+        nlp, data, columns, label_map=label_map, limit=limit,
+        input_format=input_format, delimiter=delimiter, quoting=quoting,
+    )  # fmt: skip
     examples = list(corpus(nlp))
     for eg in examples:
         eg.reference.cats = {label: 0.0 for label in labels} | eg.reference.cats

@@ -2,9 +2,9 @@
 (``spacy_attn.readers.textcat_corpus``): v2 also reads csv and tsv, names its
 columns ``text_cols`` / ``label_col`` as the pair reader does (v1:
 ``text_key`` / ``label_key``), detects them where they are not named and
-refuses an empty text or label, which v1 reads as text and as a label.
-Shipped configs still name v1: they read the mirror's jsonl files, which both
-versions read alike."""
+refuses an empty text or label, which v1 reads as text and as a label. The
+shipped configs name v2; on the mirror's jsonl files both read the same
+examples (tests/test_textcat_corpus_v2.py)."""
 
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Union

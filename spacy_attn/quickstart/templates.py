@@ -94,7 +94,7 @@ def model_block(
                 "attention_width": 350 if gpu else 100,
                 "hops": 30 if gpu else 10,
                 # Not the paper's 1.0: on Rotten Tomatoes and IMDB at these
-                # budgets it cost 8-17 points of accuracy against 0.01
+                # budgets it cost 9-17 points of accuracy against 0.01
                 # (docs/doc_embedder.md, "Penalty coefficient").
                 "penalty_coef": 0.01,
                 "mixed_precision": gpu,

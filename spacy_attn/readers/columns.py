@@ -414,15 +414,17 @@ class Columns:
         ``where`` ("file:line"). RAISES (CorpusFormatError): For a null,
         empty (else a class of its own) or unreadable label."""
         key = self.label_col
-        value = record.get(key) if key else None
+        if key is None:
+            return []
+        value = record.get(key)
         items = value if self.kind == "doc" and isinstance(value, list) else [value]
-        labels = [str(self._label({**record, str(key): v}, where)) for v in items]
-        if key and (not labels or "" in labels):
+        labels = [str(self._label({**record, key: v}, where)) for v in items]
+        if not labels or "" in labels:
             raise CorpusFormatError(
                 f"{where}: the label ({key!r}) is empty; give the row its label "
                 f"or remove it."
             )
-        return labels if key else []
+        return labels
 
     def _required(self, setting: str, need_label: bool) -> bool:
         if setting == "label_col":

@@ -4,7 +4,7 @@ columns as the pair reader names them (``v1``, jsonl only, is in
 ``spacy_attn.legacy``)."""
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -74,7 +74,9 @@ def create_textcat_corpus_reader_v2(
         limit=limit,
         shuffle=shuffle,
         seed=seed,
-        table={"format": format, "delimiter": delimiter, "quoting": quoting},
+        format=format,
+        delimiter=delimiter,
+        quoting=quoting,
         columns=Columns(text_cols, label_col, kind="doc"),
     )
     corpus.check()
@@ -97,15 +99,20 @@ class TextCatCorpus(FileCorpus):
         limit: int = 0,
         shuffle: bool = False,
         seed: int = 0,
-        table: Optional[Dict[str, Any]] = None,
+        format: Optional[str] = None,
+        delimiter: Optional[str] = None,
+        quoting: str = "auto",
         columns: Optional[Columns] = None,
     ) -> None:
-        """Initialize the corpus: v1's reading with ``table`` None (jsonl by
-        ``text_key`` / ``label_key``), else v2's (``RowReader`` with the
-        ``table`` settings ``format``, ``delimiter``, ``quoting``; the columns
-        of kind "doc" in ``columns``, default: detected)."""
+        """Initialize the corpus: v1's reading with ``format`` None (jsonl by
+        ``text_key`` / ``label_key``, a DocBin by its name), else v2's
+        (``RowReader`` with ``format``, ``delimiter`` and ``quoting`` as
+        ``PairCorpus`` takes them; the columns of kind "doc" in ``columns``,
+        default: detected)."""
         super().__init__(path, limit=limit, shuffle=shuffle, seed=seed)
-        self.table = dict(table) if table is not None else None
+        self.format = format
+        self.delimiter = delimiter
+        self.quoting = quoting
         self.columns = columns if columns is not None else Columns(kind="doc")
         self.text_key = text_key
         self.label_key = label_key
@@ -135,10 +142,8 @@ class TextCatCorpus(FileCorpus):
         """Whether the file is read as a DocBin (by its name, or v2's
         ``format = "spacy"``)."""
         assert self.path is not None
-        given = self.table.get("format", "auto") if self.table else "auto"
-        return given == "spacy" or (
-            given == "auto" and detect_format(self.path) == "spacy"
-        )
+        given = self.format or "auto"
+        return (detect_format(self.path) if given == "auto" else given) == "spacy"
 
     def read_rows(self) -> List[Tuple[str, List[str]]]:
         """RETURNS (List[Tuple[str, List[str]]]): (text, labels) per row.
@@ -147,7 +152,7 @@ class TextCatCorpus(FileCorpus):
             return self._rows
         # A reader without a path yields nothing and never reads rows.
         assert self.path is not None
-        rows = self._table_rows() if self.table is not None else self._jsonl_rows()
+        rows = self._table_rows() if self.format is not None else self._jsonl_rows()
         # The label set comes from the whole file: a limited (or sorted) slice
         # may miss a label, and exclusive textcat needs every label in cats.
         self._file_labels = sorted(
@@ -158,12 +163,12 @@ class TextCatCorpus(FileCorpus):
 
     def _table_rows(self) -> List[Tuple[str, List[str]]]:
         # v2: any row file, through the one column model.
-        assert self.path is not None and self.table is not None
+        assert self.path is not None and self.format is not None
         reader = RowReader(
             self.path,
-            input_format=self.table.get("format", "auto"),
-            delimiter=self.table.get("delimiter"),
-            quoting=self.table.get("quoting", "auto"),
+            input_format=self.format,
+            delimiter=self.delimiter,
+            quoting=self.quoting,
         )
         rows = []
         for line, resolved, record in column_records(
