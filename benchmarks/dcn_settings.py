@@ -401,6 +401,7 @@ def main(argv=None) -> None:
         size: step_batches(data["train"], data["lookup"], size, args, device)
         for size in args.batch_sizes
     }
+    name = args.output or ("dcn_settings_gpu" if args.gpu_id >= 0 else "dcn_settings")
     results: Dict[str, Any] = {
         "steps": args.steps,
         "warmup_steps": args.warmup_steps,
@@ -424,7 +425,14 @@ def main(argv=None) -> None:
         results["runs"].append(out)
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    name = args.output or ("dcn_settings_gpu" if args.gpu_id >= 0 else "dcn_settings")
+        # Written after every run: a call cut off by its time limit keeps
+        # the runs it finished.
+        tables.write_results(
+            name,
+            {**meta, "results": results},
+            render(meta, results),
+            out_dir=machine.RUNS if args.quick else None,
+        )
     tables.report(name, render, meta, results, quick=args.quick)
 
 

@@ -20,8 +20,9 @@
 # (default 580 s) with the training log so far, or, if training ended by
 # then, goes on as call 2 would.
 # Call 2 (finish), on the same machine while it is warm: waits for the
-# training, scores model-last, packs its weights, then runs the speed step
-# and the device check if CALL_SECONDS (what this call may take) leaves time;
+# training, scores model-last, packs its weights, then runs the speed step,
+# the precision settings (benchmarks/dcn_settings.py) and the device check
+# as far as CALL_SECONDS (what this call may take) leaves time;
 # if the run is still going 80 s before the call's end, it scores the last
 # checkpoint (model-best) instead.
 # Both calls share $WORK (default /tmp/squad-gpu-work), which a warm machine
@@ -33,16 +34,17 @@
 #
 # Writes under $OUT (default /tmp/squad-gpu), at most 8 files: run.log (every
 # step's output and the timeline), train_log.jsonl (spacy-attn.TimedLogger.v1:
-# held-out F1 every 250 steps), squad_eval.json, speed_dcn_gpu.md and
-# weights.tar.part-* (model-last without its vectors, in 15 MB pieces; call 1
+# held-out F1 every 250 steps), squad_eval.json, speed_dcn_gpu.md,
+# dcn_settings_gpu.md and weights.tar.part-* (model-last without its vectors, in 15 MB pieces; call 1
 # returns the last checkpoint's, model-best, in case call 2 never comes).
 # benchmarks/squad_gpu_report.py turns the two calls' folders into a results
 # file on any machine.
 # Data: ../shared/data (or $SPACY_ATTN_MIRROR) with glove and squad (and
 # snli, rotten_tomatoes for the device check at the end, if time is left).
 # For a smoke run on a CPU: BATCH, SPEED_QUESTIONS, TRAIN_ARGS (extra
-# `spacy train` arguments, e.g. "--corpora.dev.limit 20") and EVAL_ARGS
-# (extra scripts/squad_eval.py arguments, e.g. "--limit 50").
+# `spacy train` arguments, e.g. "--corpora.dev.limit 20"), EVAL_ARGS
+# (extra scripts/squad_eval.py arguments, e.g. "--limit 50") and
+# SETTINGS_ARGS (extra dcn_settings.py arguments, e.g. "--steps 4").
 set -u
 OUT=${OUT:-/tmp/squad-gpu}; mkdir -p "$OUT"
 WORK=${SQUAD_GPU_WORK:-/tmp/squad-gpu-work}; mkdir -p "$WORK"
@@ -52,6 +54,7 @@ MODE=${3:-fresh}
 BATCH=${BATCH:-256}
 TRAIN_ARGS=${TRAIN_ARGS:-}
 EVAL_ARGS=${EVAL_ARGS:-}
+SETTINGS_ARGS=${SETTINGS_ARGS:-}
 SPEED_QUESTIONS=${SPEED_QUESTIONS:-2048}
 LOG="$OUT/run.log"
 NOW=$(date +%s)
@@ -117,6 +120,15 @@ finish() {  # MODEL: its official score and weights, then what time allows
     local speed=benchmarks/results/speed_dcn$([ "$GPU" -ge 0 ] && echo _gpu)
     step $(( $(left) - 10 )) speed "python benchmarks/speed_dcn.py --gpu-id $GPU --batch-sizes $BATCH --questions $SPEED_QUESTIONS --repeats 2 --infer-questions $(( SPEED_QUESTIONS < 512 ? SPEED_QUESTIONS : 512 ))" \
       && cp "$speed.md" "$OUT/speed_dcn_gpu.md" 2>/dev/null
+  fi
+  # Precision (fp32, tf32, fp16, bf16) by measurement: short bare-loop
+  # trainings on the run's corpus and vectors (dcn_settings.py), if time is
+  # left; before the device check, which earlier sessions have run.
+  if [ "$(left)" -gt 170 ]; then
+    local precisions=fp32,bf16  # the CPU has no float16 LSTM; tf32 is a no-op there
+    [ "$GPU" -ge 0 ] && precisions=fp32,tf32,fp16,bf16
+    step $(( $(left) - 50 )) settings "python benchmarks/dcn_settings.py --gpu-id $GPU --train $WORK/corpus/train.spacy --dev $WORK/corpus/dev.spacy --vectors $WORK/vectors --precisions $precisions --batch-sizes $BATCH --steps 120 --questions 8192 --held-out 500 $SETTINGS_ARGS" \
+      && cp "benchmarks/results/dcn_settings$([ "$GPU" -ge 0 ] && echo _gpu).md" "$OUT/dcn_settings_gpu.md" 2>/dev/null
   fi
   # The project's check (every component trains, reloads, agrees with the
   # CPU; needs snli and rotten_tomatoes too), if time is left.

@@ -8,7 +8,7 @@ score beside the trivial baselines, from the files its device calls wrote.
 
 RUN_DIR is call 1's $OUT (run.log, train_log.jsonl so far), RUN_DIR2 call
 2's (``squad_gpu.sh ... finish``: run.log, the whole train_log.jsonl,
-squad_eval.json, speed_dcn_gpu.md); a run whose training ended within call 1
+squad_eval.json, speed_dcn_gpu.md, dcn_settings_gpu.md); a run whose training ended within call 1
 has one folder. The run names its device in run.log (nvidia-smi); every
 stamp counts from call 1's start.
 """
@@ -133,12 +133,13 @@ def read_call(run: Path) -> Dict[str, Any]:
         if (run / "squad_eval.json").exists()
         else {}
     )
-    speed = run / "speed_dcn_gpu.md"
+    speed, settings = run / "speed_dcn_gpu.md", run / "dcn_settings_gpu.md"
     return {
         "log": log,
         "records": read_jsonl(run / "train_log.jsonl"),
         "eval": ev,
         "speed": speed.read_text(encoding="utf8") if speed.exists() else "",
+        "settings": settings.read_text(encoding="utf8") if settings.exists() else "",
     }
 
 
@@ -244,6 +245,11 @@ def report(runs: List[Path], commit: str) -> str:
     if speed_md:
         md += "\n## Speed run of the same session (`benchmarks/speed_dcn.py`)\n\n"
         md += speed_md.split("## Training", 1)[-1].strip() + "\n"
+    settings_md = next((c["settings"] for c in reversed(calls) if c["settings"]), "")
+    if settings_md:
+        # dcn_settings.py's own file, from its first paragraph after the header.
+        md += "\n## Precision settings of the same session (`benchmarks/dcn_settings.py`)\n\n"
+        md += settings_md.split("measured in that run.", 1)[-1].strip() + "\n"
     return md
 
 
