@@ -52,8 +52,9 @@ def main(argv=None) -> None:
     p.add_argument(
         "--model",
         default=None,
-        help="answers: the pipeline packaged; with it, --transformer counts "
-        "only when its pipeline has a transformer, and must be given then",
+        help="the pipeline packaged. answers: with it, --transformer counts "
+        "only when its pipeline has a transformer, and must be given then; qa, "
+        "qa2: without --budget, the budget is read from its config.cfg",
     )
     p.add_argument("--budget", default="", help="how long it was trained")
     p.add_argument(
@@ -75,6 +76,8 @@ def main(argv=None) -> None:
     stats = json.loads(Path(args.stats).read_text())
     metrics = next(iter(tests.values()))
     kind = args.kind or kind_of(metrics, stats)
+    if kind in ("qa", "qa2") and args.model is not None and not args.budget:
+        args.budget = config_budget(Path(args.model))
     if len(tests) > 1 and kind != "nli":
         p.error(f"one metrics file for --kind {kind} (several only for nli)")
     if kind == "nli":
@@ -150,6 +153,27 @@ def card_transformer(p: argparse.ArgumentParser, model: Path, name: str) -> str:
     return name if has_transformer else ""
 
 
+def config_budget(model: Path) -> str:
+    """How the pipeline in ``model`` was trained, as its own config.cfg
+    records it: the batch size, and the step limit or the deadline."""
+    from datetime import datetime, timezone
+
+    from spacy.util import load_config
+
+    training = load_config(model / "config.cfg", interpolate=True)["training"]
+    batcher = training.get("batcher", {})
+    size = batcher.get("batcher", batcher).get("size")
+    deadline = batcher.get("deadline") or 0
+    steps = training.get("max_steps") or 0
+    parts = [f"in batches of {size:,} questions" if isinstance(size, int) else ""]
+    if deadline:
+        when = datetime.fromtimestamp(deadline, timezone.utc)
+        parts.append(f"until a deadline ({when:%Y-%m-%d %H:%M} UTC)")
+    elif steps:
+        parts.append(f"for at most {steps:,} steps")
+    return " ".join(part for part in parts if part)
+
+
 def kind_of(metrics, stats) -> str:
     """Which pipeline the metrics and corpus summary are of (``KINDS``)."""
     if "no_answer_threshold" in metrics:
@@ -170,6 +194,13 @@ def qa_meta(args, metrics, manifest):
     test = sets["test"]
     source = manifest.get("train_source", "unknown")
     n_train = manifest["counts"]["train"]["questions"]
+    # model-last (a run to a deadline) is the last step's weights, not a
+    # checkpoint chosen by the held-out score.
+    chosen = (
+        "the weights of its last step"
+        if Path(str(metrics.get("model", ""))).name == "model-last"
+        else "checkpoint selected on held-out train articles"
+    )
     ood = ", ".join(
         f"{name[5:]} EM {r['exact_match']:.1f} / F1 {r['f1']:.1f}"
         for name, r in sets.items()
@@ -181,7 +212,7 @@ def qa_meta(args, metrics, manifest):
         "description": (
             "Span question answering (Dynamic Coattention Network, Xiong et al. 2017) "
             f"trained with spacy-attn on SQuAD v1.1 train ({source} file, {n_train:,} "
-            f"questions; checkpoint selected on held-out train articles), {args.vectors} "
+            f"questions; {chosen}), {args.vectors} "
             f"vectors. Official SQuAD v1.1 dev ({test['questions']:,} questions): EM "
             f"{test['exact_match']:.1f} / F1 {test['f1']:.1f}"
             + (f"; SQuADShifts {ood}" if ood else "")

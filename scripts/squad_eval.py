@@ -68,17 +68,18 @@ def main(argv: Optional[List[str]] = None) -> None:
     )
     args = p.parse_args(argv)
 
-    import spacy
-
+    from spacy_attn.loading import PipelineLoadError, load_pipeline
     from spacy_attn.qa_eval.evaluate import BASELINE_WORDS, evaluate_squad
     from spacy_attn.squad import load_squad_json
 
-    if args.gpu_id >= 0:
-        spacy.require_gpu(args.gpu_id)
     splits = Path(args.splits)
     manifest_path = splits / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    nlp = spacy.load(args.model)
+    try:
+        nlp = load_pipeline(args.model, gpu_id=args.gpu_id)
+    except PipelineLoadError as err:
+        print(f"✘ {err}", file=sys.stderr)
+        sys.exit(1)
     if str(manifest.get("protocol", "")).startswith("squad2"):
         squad2_test(nlp, splits, manifest, args)
         return

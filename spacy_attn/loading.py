@@ -87,11 +87,56 @@ def load_pipeline(model: Union[str, Path, Language], *, gpu_id: int = -1) -> Lan
                 "use --gpu-id -1 for the CPU."
             ) from None
     try:
-        return spacy.load(model)
+        nlp = spacy.load(model)
     except Exception as err:  # noqa: BLE001 - every load failure, one line
         raise PipelineLoadError(
             f"Could not load the pipeline {model}: {_first_line(err)}"
         ) from err
+    check_saved_vectors(nlp, model)
+    return nlp
 
 
-__all__ = ["PipelineLoadError", "check_pipeline_path", "load_pipeline"]
+def check_saved_vectors(nlp: Language, model: Union[str, Path]) -> None:
+    """Check that a pipeline directory still holds the word vectors its
+    ``meta.json`` says it was saved with.
+
+    Why: a pipeline copied without ``vocab/vectors`` (the vectors are the
+    bulk of it: a device call brings back only the trained weights, and the
+    vectors are rebuilt from their source) loads without complaint, and then
+    fails at its first prediction, deep inside the model.
+
+    nlp (Language): The loaded pipeline.
+    model (Union[str, Path]): What it was loaded from (a package name is not
+        checked: a package carries its vectors).
+    RAISES (PipelineLoadError): If the vectors are missing, or not as many
+        or as wide as saved (another table: the rows would not be the ones
+        the model was trained on).
+    """
+    import srsly
+
+    meta_path = Path(model) / "meta.json"
+    if not meta_path.is_file():
+        return
+    saved = srsly.read_json(meta_path).get("vectors") or {}
+    width, rows = int(saved.get("width") or 0), int(saved.get("vectors") or 0)
+    if not width or not rows:
+        return
+    have_rows, have_width = nlp.vocab.vectors.shape
+    if (have_rows, have_width) == (rows, width):
+        return
+    name = f" ({saved['name']})" if saved.get("name") else ""
+    found = "has none" if not have_rows else f"has {have_rows:,} of width {have_width}"
+    raise PipelineLoadError(
+        f"{model} was saved with {rows:,} {width}-d word vectors{name}, but its "
+        f"vocab {found}: copy the files vectors and vectors.cfg of the vocab it was "
+        f'trained with into {Path(model) / "vocab"} (docs/span_qa.md, "On a GPU", '
+        "says how for the project's GloVe)."
+    )
+
+
+__all__ = [
+    "PipelineLoadError",
+    "check_pipeline_path",
+    "check_saved_vectors",
+    "load_pipeline",
+]

@@ -256,3 +256,51 @@ def test_pipeline_load_problems_are_one_line(saved, tmp_path):
     with pytest.raises(PipelineLoadError, match="does not match the checksum") as info:
         load_pipeline(copy)
     assert str(model_file) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_pipeline_copied_without_its_vectors_stops_at_loading(tmp_path):
+    """A pipeline whose vocab/vectors was left out (as a device call brings a
+    trained reader back) fails in our loader with one line that names the
+    vectors and where they go; the same files copied back load it again, and
+    another table of the same width is refused (its rows are not the ones
+    the model was trained on)."""
+    from spacy_attn.loading import PipelineLoadError, load_pipeline
+
+    from .util import add_random_vectors, make_examples, pair_config
+
+    rows = [
+        {"premise": "A man sleeps.", "hypothesis": "A person rests.", "label": "yes"},
+        {"premise": "A dog runs.", "hypothesis": "A cat sleeps.", "label": "no"},
+    ]
+    nlp = spacy.blank("en")
+    add_random_vectors(nlp, [r["premise"] + " " + r["hypothesis"] for r in rows])
+    nlp.add_pipe("attn_pair_classifier", config=pair_config("vectors", hidden=8))
+    examples = make_examples(nlp, rows)
+    nlp.initialize(lambda: examples)
+    path = tmp_path / "pipeline"
+    nlp.to_disk(path)
+    saved = tmp_path / "vectors_saved"
+    saved.mkdir()
+    for name in ("vectors", "vectors.cfg"):
+        shutil.move(path / "vocab" / name, saved / name)
+    with pytest.raises(PipelineLoadError) as info:
+        load_pipeline(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"saved with {len(nlp.vocab.vectors):,} 16-d word vectors" in message
+    assert "has none" in message and str(path / "vocab") in message
+    for name in ("vectors", "vectors.cfg"):
+        shutil.copy(saved / name, path / "vocab" / name)
+    reloaded = load_pipeline(path)
+    doc = make_pair(nlp, rows[0]["premise"], rows[0]["hypothesis"])
+    again = make_pair(reloaded, rows[0]["premise"], rows[0]["hypothesis"])
+    assert nlp.get_pipe("attn_pair_classifier").predict([doc]).tolist() == (
+        reloaded.get_pipe("attn_pair_classifier").predict([again]).tolist()
+    )
+    other = spacy.blank("en")
+    other.vocab.reset_vectors(shape=(50, 16))  # same width, other rows
+    other.vocab.to_disk(tmp_path / "other_vocab")
+    for name in ("vectors", "vectors.cfg"):
+        shutil.copy(tmp_path / "other_vocab" / name, path / "vocab" / name)
+    with pytest.raises(PipelineLoadError, match="has [0-9,]+ of width 16"):
+        load_pipeline(path)

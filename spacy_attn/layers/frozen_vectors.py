@@ -60,7 +60,10 @@ def _vectors_of(docs: List[Doc]):
             "vocab, but nlp.vocab.vectors is empty. Load vectors before "
             'training: set [initialize] vectors = "path/to/vectors" (made '
             "with `python -m spacy init vectors`) or a package such as "
-            "en_core_web_md, or choose a tok2vec backbone instead."
+            "en_core_web_md, or choose a tok2vec backbone instead. A trained "
+            "pipeline copied without its vectors needs the files vectors and "
+            "vectors.cfg of the vocab it was trained with back in its vocab "
+            "folder."
         )
     if vectors.mode != "default":
         raise ValueError(
