@@ -100,34 +100,17 @@ class Model(nn.Module):
     """Frozen vectors + the DCN (the module ``attn_span_qa`` trains)."""
 
     def __init__(self, lookup, model_cfg: Dict[str, Any]) -> None:
-        from spacy_attn.models.coattention import DynamicCoattention
-
         super().__init__()
         self.lookup = lookup
-        self.dcn = DynamicCoattention(
-            model_cfg["input_width"],
-            model_cfg["hidden_width"],
-            pool_size=model_cfg["pool_size"],
-            max_iterations=model_cfg["max_iterations"],
-            dropout=model_cfg["dropout"],
-        )
+        self.dcn = bare_loop.bare_dcn(model_cfg)
 
     def forward(self, q, q_len, d, d_len):
         return self.dcn(self.lookup(q, q_len), q_len, self.lookup(d, d_len), d_len)
 
     def loss(self, q, q_len, d, d_len, g_start, g_end) -> torch.Tensor:
-        """The component's loss for single-window questions: the sum over
-        decoder iterations of CE(start) + CE(end), averaged over the batch."""
+        """The component's loss (``bench.bare_loop.dcn_span_loss``)."""
         start, end, _ = self(q, q_len, d, d_len)  # (B, T, m)
-        T = start.shape[1]
-        return sum(
-            nn.functional.cross_entropy(
-                logits.float().transpose(1, 2),
-                g[:, None].expand(-1, T),
-                reduction="sum",
-            )
-            for logits, g in ((start, g_start), (end, g_end))
-        ) / len(g_start)
+        return bare_loop.dcn_span_loss(start, end, g_start, g_end)
 
 
 def autocast(precision: str, device) -> Any:

@@ -80,20 +80,12 @@ class Bare(bare_loop.BareLoop, nn.Module):
     grad_clip = OPTIMIZER["grad_clip"]
 
     def __init__(self, nlp, component, device) -> None:
-        from spacy_attn.models.coattention import DynamicCoattention
-
         super().__init__()
         machine.seed_all(0)
         m = component["model"]
         self.top_k, self.max_length = component["top_k"], component["max_answer_length"]
         self.vectors = bare_loop.bare_vectors(nlp, m["tok2vec"], device)
-        self.dcn = DynamicCoattention(
-            m["input_width"],
-            m["hidden_width"],
-            pool_size=m["pool_size"],
-            max_iterations=m["max_iterations"],
-            dropout=m["dropout"],
-        )
+        self.dcn = bare_loop.bare_dcn(m)
         self.to(device)
         self.optimizer = torch.optim.Adam(self.parameters(), lr=OPTIMIZER["learn_rate"])
 
@@ -113,13 +105,7 @@ class Bare(bare_loop.BareLoop, nn.Module):
 
     def loss(self, q, q_len, d, d_len, g_start, g_end):
         start, end, _ = self(q, q_len, d, d_len)  # (B, T, m)
-        T = start.shape[1]
-        return sum(
-            nn.functional.cross_entropy(
-                logits.transpose(1, 2), g[:, None].expand(-1, T), reduction="sum"
-            )
-            for logits, g in ((start, g_start), (end, g_end))
-        ) / len(g_start)
+        return bare_loop.dcn_span_loss(start, end, g_start, g_end)
 
     def infer(self, q, q_len, d, d_len, *_):
         from spacy_attn.models.coattention import top_spans

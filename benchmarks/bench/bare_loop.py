@@ -186,6 +186,37 @@ def bare_vectors(nlp, tok2vec: Dict[str, Any], device):
     )
 
 
+def bare_dcn(model: Dict[str, Any]):
+    """The torch module of an ``attn_span_qa`` model block
+    (``spacy-attn.DynamicCoattention`` at its sizes, without "no answer"),
+    for the DCN's bare loops (``speed_dcn.py``, ``dcn_settings.py``)."""
+    from spacy_attn.models.coattention import DynamicCoattention
+
+    return DynamicCoattention(
+        model["input_width"],
+        model["hidden_width"],
+        pool_size=model["pool_size"],
+        max_iterations=model["max_iterations"],
+        dropout=model["dropout"],
+    )
+
+
+def dcn_span_loss(start, end, g_start, g_end):
+    """The component's loss on questions whose context fits one window, from
+    the DCN's (B, T, m) start / end logits of every decoder iteration and
+    the (B,) first gold start / end: the sum over iterations of CE(start) +
+    CE(end), averaged over the batch (computed in float32 under autocast)."""
+    from torch import nn
+
+    T = start.shape[1]
+    return sum(
+        nn.functional.cross_entropy(
+            logits.float().transpose(1, 2), g[:, None].expand(-1, T), reduction="sum"
+        )
+        for logits, g in ((start, g_start), (end, g_end))
+    ) / len(g_start)
+
+
 def compare_training(
     nlp,
     bare,
