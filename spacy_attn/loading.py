@@ -117,7 +117,9 @@ def check_saved_vectors(nlp: Language, model: Union[str, Path]) -> None:
     meta_path = Path(model) / "meta.json"
     if not meta_path.is_file():
         return
-    saved = srsly.read_json(meta_path).get("vectors") or {}
+    saved = srsly.read_json(meta_path).get("vectors")
+    if not isinstance(saved, dict):  # no vectors recorded (or not by spaCy)
+        return
     width, rows = int(saved.get("width") or 0), int(saved.get("vectors") or 0)
     if not width or not rows:
         return
