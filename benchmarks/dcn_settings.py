@@ -22,11 +22,12 @@ Precisions (``--precisions``):
 
 On a CPU only ``fp32`` and ``bf16`` mean anything (a smoke run).
 
-Every run: torch Adam (``--learn-rates``) with a linear warm-up over the
-first ``--warmup-fraction`` of the steps and a linear decay to zero at the
-last (the shape of ``spacy-attn.warmup_linear.v1``), gradient norm clipped at
-5, ``--steps`` batches of ``--batch-sizes`` questions (length-sorted within
-a buffer of 32 batches, as ``spacy-attn.batch_by_length.v1``). Reported:
+Every run: torch Adam (``--learn-rates``) at the rates of
+``spacy-attn.warmup_linear.v1`` (a linear warm-up over the first
+``--warmup-fraction`` of the steps, a linear decay to zero at the last),
+gradient norm clipped at 5, ``--steps`` batches of ``--batch-sizes``
+questions cut by ``spacy-attn.batch_by_length.v1``'s batcher (buffer 32, as
+the config). Reported:
 questions/s over the steps after ``--warmup-steps`` (the device synchronized
 only at the ends), the training loss in windows of steps, the gap of each
 window to the first run's, and on a fixed held-out sample the loss and the
@@ -42,6 +43,7 @@ a comparison between settings, not a score).
 import argparse
 import contextlib
 import itertools
+import math
 import random
 import time
 from typing import Any, Dict, List, Sequence, Tuple
@@ -49,6 +51,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 import torch
 from bench import bare_loop, datafiles, machine, options, tables
 from torch import nn
+
+from spacy_attn.training import batch_by_length, warmup_linear
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 CONFIG = "squad_glove_gpu.cfg"
@@ -75,19 +79,22 @@ class Questions:
             self.items.append((ids[s1:e1], ids[s2:e2], spans))
 
     def batches(self, size: int, seed: int) -> List[List[int]]:
-        """One epoch's batches (item indices): shuffled by ``seed``, sorted
-        by context length within buffers of 32 batches, in shuffled order."""
+        """One epoch's full batches (item indices): shuffled by ``seed``,
+        then cut by ``spacy-attn.batch_by_length.v1``'s batcher with the
+        config's buffer of 32 batches (similar context lengths in a batch)."""
         rng = random.Random(seed)
         order = list(range(len(self.items)))
         rng.shuffle(order)
-        out: List[List[int]] = []
-        for start in range(0, len(order), size * 32):
-            chunk = sorted(
-                order[start : start + size * 32], key=lambda i: len(self.items[i][1])
+        batches = list(
+            batch_by_length(
+                order,
+                size=size,
+                buffer=32,
+                get_length=lambda i: len(self.items[i][1]),
+                rng=rng,
             )
-            out.extend(chunk[i : i + size] for i in range(0, len(chunk), size))
-        rng.shuffle(out)
-        return [b for b in out if len(b) == size] or out
+        )
+        return [b for b in batches if len(b) == size] or batches
 
     def tensors(self, index: Sequence[int], lookup, device):
         q, q_len = lookup.pad([self.items[i][0] for i in index])
@@ -126,13 +133,6 @@ def set_matmul(precision: str) -> None:
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
 
 
-def schedule(step: int, steps: int, warmup: int) -> float:
-    """The learning rate's factor at ``step`` (warm-up, then linear decay)."""
-    if step < warmup:
-        return (step + 1) / warmup
-    return max(0.0, (steps - step) / max(1, steps - warmup))
-
-
 def step_batches(train: Questions, lookup, size: int, args, device) -> List[Any]:
     """The ``args.steps`` batches of every run at batch ``size``, on the
     device before any run starts (as the bare loop of ``speed_dcn.py``): the
@@ -152,18 +152,19 @@ def train_run(
     model = Model(data["lookup"], data["model_cfg"]).to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=lr)
+    # The rates spacy train takes from the config's schedule, step by step.
     warmup = max(1, int(args.steps * args.warmup_fraction))
-    lr_schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: schedule(step, args.steps, warmup)
-    )
+    rates = list(itertools.islice(warmup_linear(lr, warmup, args.steps), args.steps))
     scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
     losses: List[torch.Tensor] = []
     model.train()
     t_start = 0.0
-    for step, batch in enumerate(data["batches"][size]):
+    for step, (batch, rate) in enumerate(zip(data["batches"][size], rates)):
         if step == args.warmup_steps:
             machine.sync(device)
             t_start = time.perf_counter()
+        for group in optimizer.param_groups:
+            group["lr"] = rate
         with autocast(precision, device):
             loss = model.loss(*batch)
         optimizer.zero_grad(set_to_none=True)
@@ -172,7 +173,6 @@ def train_run(
         nn.utils.clip_grad_norm_(params, GRAD_CLIP)
         scaler.step(optimizer)
         scaler.update()
-        lr_schedule.step()
         losses.append(loss.detach())
     machine.sync(device)
     seconds = time.perf_counter() - t_start
@@ -182,8 +182,9 @@ def train_run(
         **run,
         "questions_per_s": timed * size / seconds if timed > 0 else None,
         "train_seconds": seconds,
+        "learn_rates": rates,
         "loss": curve,
-        "nonfinite_losses": sum(1 for x in curve if x != x or abs(x) == float("inf")),
+        "nonfinite_losses": sum(1 for x in curve if not math.isfinite(x)),
         "held_out": held_out(model, data, precision, device, args.eval_batch_size),
     }
 

@@ -5,6 +5,7 @@ squad_gpu_report.py carries its file into the session's results."""
 import argparse
 import importlib
 import json
+from itertools import islice
 
 import numpy
 import pytest
@@ -13,6 +14,7 @@ import torch
 from spacy.vectors import Vectors
 
 from spacy_attn.squad import read_squad
+from spacy_attn.training import warmup_linear
 
 from .test_bench_squad_gpu import CALL_1, record, write_call
 from .util import FIXTURES, load_script
@@ -83,13 +85,6 @@ def test_batches_are_an_epoch_in_length_sorted_runs(settings, data):
     assert all(hi <= lo_next for (_, hi), (lo_next, _) in zip(spans, spans[1:]))
 
 
-def test_schedule_warms_up_then_decays_to_zero(settings):
-    factors = [settings.schedule(step, 10, 4) for step in range(11)]
-    assert factors[:4] == [0.25, 0.5, 0.75, 1.0]
-    assert factors[4] == 1.0 and factors[-1] == 0.0
-    assert all(a >= b for a, b in zip(factors[4:], factors[5:]))
-
-
 def test_each_setting_starts_from_the_same_weights_and_batches(settings, data):
     args = args_for()
     run_data = {
@@ -112,7 +107,11 @@ def test_each_setting_starts_from_the_same_weights_and_batches(settings, data):
     assert first == again  # same weights, same batches: the same curve
     assert first[0] == pytest.approx(bf16[0], rel=0.05)  # same start, other precision
     assert first[0] != bf16[0]  # ... computed in bfloat16
+    # The rates of spacy-attn.warmup_linear.v1: warm-up, then decay to zero.
+    rates = list(islice(warmup_linear(0.01, 1, 3), 3))
+    assert rates[0] == 0.0 and max(rates) == 0.01 and rates[-1] < 0.01
     for r in runs:
+        assert r["learn_rates"] == rates
         assert len(r["loss"]) == 3 and r["nonfinite_losses"] == 0
         assert 0 <= r["held_out"]["token_f1"] <= 100
 
