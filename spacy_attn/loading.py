@@ -3,7 +3,7 @@ reported as one line that names the file, the cause and the fix
 (``PipelineLoadError``) instead of a traceback from deep inside spaCy."""
 
 from pathlib import Path
-from typing import Union
+from typing import Any, Dict, Union
 
 from spacy.language import Language
 
@@ -18,11 +18,13 @@ def _first_line(err: BaseException) -> str:
     return text if len(text) <= 400 else text[:400] + "..."
 
 
-def check_pipeline_path(model: Union[str, Path]) -> None:
+def check_pipeline_path(model: Union[str, Path]) -> Dict[str, Any]:
     """Check that ``model`` names a pipeline directory or an installed
     package, before spaCy tries to load it.
 
     model (Union[str, Path]): The pipeline path or package name.
+    RETURNS (Dict[str, Any]): The directory's ``meta.json`` ({} for a
+        package or a directory without one).
     RAISES (PipelineLoadError): If it is missing, a file, not a pipeline
         directory, or has a damaged ``meta.json`` / ``config.cfg``.
     """
@@ -32,7 +34,7 @@ def check_pipeline_path(model: Union[str, Path]) -> None:
     path = Path(model)
     if not path.exists():
         if isinstance(model, str) and is_package(model):
-            return
+            return {}
         raise PipelineLoadError(
             f"Pipeline not found: {model} is neither a directory nor an installed "
             "package. Pass the directory of a saved pipeline (e.g. training/model-best)."
@@ -61,6 +63,8 @@ def check_pipeline_path(model: Union[str, Path]) -> None:
                 f"{meta}: expected a JSON object, got {type(data).__name__}. Restore "
                 "the file from a copy of the pipeline, or save the pipeline again."
             )
+        return data
+    return {}
 
 
 def load_pipeline(model: Union[str, Path, Language], *, gpu_id: int = -1) -> Language:
@@ -77,7 +81,7 @@ def load_pipeline(model: Union[str, Path, Language], *, gpu_id: int = -1) -> Lan
         return model
     import spacy
 
-    check_pipeline_path(model)
+    meta = check_pipeline_path(model)
     if gpu_id >= 0:
         try:
             spacy.require_gpu(gpu_id)
@@ -92,11 +96,13 @@ def load_pipeline(model: Union[str, Path, Language], *, gpu_id: int = -1) -> Lan
         raise PipelineLoadError(
             f"Could not load the pipeline {model}: {_first_line(err)}"
         ) from err
-    check_saved_vectors(nlp, model)
+    check_saved_vectors(nlp, meta, model)
     return nlp
 
 
-def check_saved_vectors(nlp: Language, model: Union[str, Path]) -> None:
+def check_saved_vectors(
+    nlp: Language, meta: Dict[str, Any], model: Union[str, Path]
+) -> None:
     """Check that a pipeline directory still holds the word vectors its
     ``meta.json`` says it was saved with.
 
@@ -106,18 +112,16 @@ def check_saved_vectors(nlp: Language, model: Union[str, Path]) -> None:
     fails at its first prediction, deep inside the model.
 
     nlp (Language): The loaded pipeline.
-    model (Union[str, Path]): What it was loaded from (a package name is not
-        checked: a package carries its vectors).
+    meta (Dict[str, Any]): Its directory's ``meta.json`` as saved
+        (``check_pipeline_path``; {} for a package, which carries its
+        vectors: nothing to check). ``nlp.meta`` will not do: spaCy fills
+        its vectors entry from the vocab as loaded.
+    model (Union[str, Path]): What it was loaded from, for the message.
     RAISES (PipelineLoadError): If the vectors are missing, or not as many
         or as wide as saved (another table: the rows would not be the ones
         the model was trained on).
     """
-    import srsly
-
-    meta_path = Path(model) / "meta.json"
-    if not meta_path.is_file():
-        return
-    saved = srsly.read_json(meta_path).get("vectors")
+    saved = meta.get("vectors")
     if not isinstance(saved, dict):  # no vectors recorded (or not by spaCy)
         return
     width, rows = int(saved.get("width") or 0), int(saved.get("vectors") or 0)
