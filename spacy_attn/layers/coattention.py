@@ -18,7 +18,6 @@ from thinc.api import (
     ArgsKwargs,
     Model,
     PyTorchShim,
-    PyTorchWrapper_v2,
     get_array_module,
 )
 from thinc.types import Floats2d, Floats3d, Ints1d
@@ -30,6 +29,7 @@ from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
+from .torch_wrapper import wrap_torch_module
 
 QAInput = Tuple[Floats3d, Ints1d, Floats3d, Ints1d]
 # Gradients of the logits: (d_start, d_end), and with "no answer" scoring
@@ -184,7 +184,7 @@ def dynamic_coattention_model(
         no_answer=no_answer,
         token_estimate=token_estimate,
     )
-    torch_layer = PyTorchWrapper_v2(
+    torch_layer = wrap_torch_module(
         module,
         # Same padded (question, context) layout as the pair segments.
         convert_inputs=convert_segment_inputs,

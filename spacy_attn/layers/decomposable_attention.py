@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Tuple, cast
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
+from thinc.api import ArgsKwargs, Model, PyTorchShim, chain
 from thinc.types import Floats2d, Floats3d, Ints2d
 
 from ..lexical import BM25_B, BM25_K1
@@ -25,6 +25,7 @@ from .lexical_scores import N_LEXICAL_SCORES, pair_lexical_scores, with_lexical_
 from .pair_output import pair_output
 from .pair_segments import Segments, pair_segments
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
+from .torch_wrapper import wrap_torch_module
 
 # The gradient of Segments: None for the integer lengths, and for a tensor
 # whose gradient torch did not compute.
@@ -75,7 +76,7 @@ def decomposable_attention_model(
     inputs: Model = segments
     if exact_match or lexical_features:
         inputs = with_exact_match(segments, attr=match_attr)
-    torch_layer = PyTorchWrapper_v2(
+    torch_layer = wrap_torch_module(
         module,
         convert_inputs=convert_segment_inputs,
         convert_outputs=convert_float32_outputs,

@@ -7,7 +7,7 @@ from typing import Any, Callable, List, Optional, Tuple, cast
 import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, Relu, chain
+from thinc.api import ArgsKwargs, Model, PyTorchShim, Relu, chain
 from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..models.self_attention import build_encoder
@@ -15,6 +15,7 @@ from ._util import segment_index
 from .defaults import build_default_tok2vec
 from .pair_output import pair_output
 from .tensors import torch2xp, xp2torch  # not Thinc's: no deprecated DLPack calls
+from .torch_wrapper import wrap_torch_module
 
 # What the encoders give: (M, A, H, lengths). M (n_docs, r, 2u) the embedding
 # matrix, r hops / heads; A (n_docs, r, L) per-hop token weights, rows summing
@@ -229,7 +230,7 @@ def penalized_torch_layer(
     mixed_precision (bool): Run the module under autocast (GPU).
     RETURNS (Model): The wrapped module.
     """
-    torch_layer = PyTorchWrapper_v2(
+    torch_layer = wrap_torch_module(
         module,
         convert_inputs=convert_inputs,
         convert_outputs=convert_outputs,

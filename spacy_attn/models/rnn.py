@@ -171,12 +171,14 @@ def _ensure_flat_weights(lstm: nn.LSTM) -> None:
     """Put the CUDA weights of ``lstm`` back into one flat cuDNN buffer when
     they are not (cheap check, no device sync).
 
-    ``module.to("cuda")`` flattens them, but Thinc's ``PyTorchShim`` assigns
-    every parameter a new tensor (``param.data = xp2torch(...)``) after each
-    optimizer step, which makes each weight its own storage again. Without
-    this, cuDNN would warn and compact the weights on every call; with it,
-    they are compacted once per optimizer step. (``flatten_parameters`` itself
-    always copies, so it must not run on every call.)
+    ``module.to("cuda")`` flattens them, but Thinc's own ``PyTorchShim``
+    assigns every parameter a new tensor (``param.data = xp2torch(...)``)
+    after each optimizer step, which makes each weight its own storage again.
+    This package's layers update in place
+    (``spacy_attn.layers.torch_wrapper``), so the buffer stays flat; the check
+    remains for a module trained through another wrapper. Without it, cuDNN
+    would warn and compact the weights on every call. (``flatten_parameters``
+    itself always copies, so it must not run on every call.)
     """
     weights = list(lstm.parameters())
     if not weights or not weights[0].is_cuda:
