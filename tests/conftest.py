@@ -7,9 +7,23 @@ the mirror): where one is missing they are skipped with the reason, or fail
 when $SPACY_ATTN_REQUIRE_MIRROR=1 (CI), so a lost mirror cannot turn into a
 quietly green run."""
 
+import os
+
 import pytest
 
 from . import util
+
+# Under pytest-xdist (the README's `-n 2`) each worker is one of two
+# processes sharing the cores: one torch thread each, and one for the
+# processes a test starts, or OpenMP threads spinning against the other
+# worker's make some steps ~10x slower. Tests that need more threads set
+# them themselves (test_multiprocess.py, test_predict.py).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 # The pytester fixture tests the mirror hooks below (tests/test_fixtures.py).
 pytest_plugins = ("pytester",)
