@@ -7,9 +7,10 @@ every pass) ``--runs`` times, one process after another, each for
 ``--steps`` steps, with an evaluation on ``--dev-limit`` held-out questions
 every ``--eval-frequency`` steps. Each process logs one line per training
 step: a fingerprint of the batch (every doc's text, length and pair
-boundary), of torch's random-number state before the step, the step's loss
-and the sum of the weights after it. Every later run is compared with the
-first: the first step where anything differs, or "identical".
+boundary), of torch's random-number state and of the weights' bytes before
+the step, the step's loss and the sum of the weights after it. Every later run is compared with the
+first: the first step where anything differs (with both runs' values
+there), or "identical". The logs stay in ``benchmarks/runs/repeat_train/``.
 
 ``--load N`` runs N busy loops beside the runs (thread timing under load;
 with torch's two threads on two cores, each step then takes several times
@@ -17,6 +18,7 @@ longer).
 
     python benchmarks/repeat_train.py [--runs 3 --steps 150]
     python benchmarks/repeat_train.py --quick   # smoke run -> benchmarks/runs/
+    python benchmarks/repeat_train.py --report-only   # .md again from the .json
 
 Needs ``corpus/squad/{train,dev}.spacy`` (``spacy project run prepare-squad``)
 and ``training/vectors`` (``init-vectors``).
@@ -28,15 +30,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from bench import machine, tables
 
 NAME = "repeat_train"
-FIELDS = ("batch", "rng", "loss", "weights")
+FIELDS = ("batch", "rng", "start", "loss", "weights")
 
 
 def _fingerprint(data: bytes) -> str:
@@ -60,19 +60,21 @@ def child(log_path: str, train_args: List[str]) -> None:
             for eg in examples
         )
         rng = _fingerprint(torch.get_rng_state().numpy().tobytes())
+        params = [
+            p
+            for node in self.model.walk()
+            for shim in node.shims
+            if getattr(shim, "_model", None) is not None
+            for p in shim._model.parameters()
+        ]
+        start = _fingerprint(b"".join(p.detach().numpy().tobytes() for p in params))
         before = losses.get(self.name, 0.0)
         train_step(self, examples, loss_function, drop=drop, sgd=sgd, losses=losses)
-        weights = 0.0
-        for node in self.model.walk():
-            for shim in node.shims:
-                module = getattr(shim, "_model", None)
-                if module is not None:
-                    weights += sum(
-                        float(p.detach().double().sum()) for p in module.parameters()
-                    )
+        weights = sum(float(p.detach().double().sum()) for p in params)
         record = {
             "batch": _fingerprint(batch.encode()),
             "rng": rng,
+            "start": start,
             "loss": losses[self.name] - before,
             "weights": weights,
         }
@@ -139,26 +141,33 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     ]
     runs: List[List[Dict[str, Any]]] = []
     seconds: List[float] = []
+    folder = machine.RUNS / NAME
+    folder.mkdir(parents=True, exist_ok=True)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for i in range(args.runs):
-                log = str(Path(tmp) / f"run{i}.jsonl")
-                machine.log(f"run {i + 1}/{args.runs}")
-                start = time.perf_counter()
-                proc = subprocess.run(
-                    [sys.executable, __file__, "--child", log, "--"]
-                    + train_args(args, str(Path(tmp) / f"out{i}")),
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                )
-                seconds.append(time.perf_counter() - start)
-                if proc.returncode != 0:
-                    sys.exit(f"run {i + 1} failed:\n{proc.stderr[-3000:]}")
-                runs.append([json.loads(line) for line in open(log)])
+        for i in range(args.runs):
+            log = folder / f"run{i + 1}.jsonl"
+            machine.log(f"run {i + 1}/{args.runs} -> {machine.relative(log)}")
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", str(log), "--"]
+                + train_args(args, str(folder / f"output{i + 1}")),
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            seconds.append(time.perf_counter() - start)
+            if proc.returncode != 0:
+                sys.exit(f"run {i + 1} failed:\n{proc.stderr[-3000:]}")
+            runs.append([json.loads(line) for line in open(log)])
     finally:
         for p in busy:
             p.kill()
+    differences = first_difference(runs)
+    for run, diff in zip(runs[1:], differences):
+        if diff is not None and diff["field"] != "length":
+            # Both runs' records at the step where they part.
+            diff["run_1"] = runs[0][diff["step"] - 1]
+            diff["this_run"] = run[diff["step"] - 1]
     return {
         "steps": args.steps,
         "threads": args.threads,
@@ -173,7 +182,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
             }
             for run, s in zip(runs, seconds)
         ],
-        "differences": first_difference(runs),
+        "differences": differences,
     }
 
 
@@ -185,8 +194,8 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
         f"torch thread(s) and {res['load']} busy loop(s) beside it:\n\n"
         f"```\npython -m spacy train {' '.join(res['train_args'])}\n```\n\n"
         "Each run is compared with run 1, step by step: the batch, torch's "
-        "random state before the step, the step's loss and the sum of the "
-        "weights after it.\n\n"
+        "random state and the weights' bytes before the step, the step's "
+        "loss and the sum of the weights after it.\n\n"
     )
     header = [
         "run",
@@ -204,6 +213,12 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
             verdict = "—"
         elif diff is None:
             verdict = "identical"
+        elif "this_run" in diff:
+            field = diff["field"]
+            verdict = (
+                f"differs from step {diff['step']} ({field}: "
+                f"{diff['this_run'][field]!r} against {diff['run_1'][field]!r})"
+            )
         else:
             verdict = f"differs from step {diff['step']} ({diff['field']})"
         rows.append(
@@ -238,7 +253,15 @@ def main(argv=None) -> None:
     p.add_argument(
         "--quick", action="store_true", help="smoke run into benchmarks/runs/"
     )
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite the .md from the saved .json (after a change to render)",
+    )
     args = p.parse_args(argv)
+    if args.report_only:
+        tables.rerender(NAME, render, quick=args.quick)
+        return
     if args.quick:
         args.runs, args.steps, args.eval_frequency, args.dev_limit = 2, 4, 2, 5
     tables.report(NAME, render, machine.metadata(), measure(args), quick=args.quick)
