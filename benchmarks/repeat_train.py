@@ -8,9 +8,10 @@ every pass) ``--runs`` times, one process after another, each for
 every ``--eval-frequency`` steps. Each process logs one line per training
 step: a fingerprint of the batch (every doc's text, length and pair
 boundary), of torch's random-number state and of the weights' bytes before
-the step, the step's loss and the sum of the weights after it. Every later run is compared with the
-first: the first step where anything differs (with both runs' values
-there), or "identical". The logs stay in ``benchmarks/runs/repeat_train/``.
+the step, the step's loss and the sum of the weights after it. Every later
+run is compared with the first: the first step where anything differs (with
+both runs' values there), or "identical". The logs stay in
+``benchmarks/runs/repeat_train/``.
 
 ``--load N`` runs N busy loops beside the runs (thread timing under load;
 with torch's two threads on two cores, each step then takes several times
@@ -27,13 +28,12 @@ and ``training/vectors`` (``init-vectors``).
 import argparse
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
 from typing import Any, Dict, List, Optional
 
-from bench import machine, tables
+from bench import machine, options, spacy_runs, tables
 
 NAME = "repeat_train"
 FIELDS = ("batch", "rng", "start", "loss", "weights")
@@ -134,7 +134,7 @@ def train_args(args: argparse.Namespace, output: str) -> List[str]:
 
 
 def measure(args: argparse.Namespace) -> Dict[str, Any]:
-    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+    env = spacy_runs.thread_env(args.threads)
     busy = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"])
         for _ in range(args.load)
@@ -250,9 +250,7 @@ def main(argv=None) -> None:
     p.add_argument("--train", default="corpus/squad/train.spacy")
     p.add_argument("--dev", default="corpus/squad/dev.spacy")
     p.add_argument("--vectors", default="training/vectors")
-    p.add_argument(
-        "--quick", action="store_true", help="smoke run into benchmarks/runs/"
-    )
+    p.add_argument("--quick", action="store_true", help=options.QUICK_HELP)
     p.add_argument(
         "--report-only",
         action="store_true",
