@@ -65,7 +65,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import peers_baselines
 import peers_pairs
@@ -155,13 +155,17 @@ def render(meta: Dict[str, Any], results: Dict[str, Any]) -> str:
     return "".join(md)
 
 
-def write_report(quick: bool) -> Tuple[Path, Dict[str, Any]]:
-    """Rebuild ``peers.{json,md}`` from every finished checkpoint, with the
-    tables' trivial baselines; RETURNS the markdown file and the results.
+def write_report(
+    quick: bool, collected: Optional[Dict[str, List[Dict[str, Any]]]] = None
+) -> Tuple[Path, Dict[str, Any]]:
+    """Rebuild ``peers.{json,md}`` from every finished checkpoint (``collected``
+    when the caller has just read them), with the tables' trivial baselines;
+    RETURNS the markdown file and the results.
     A part with no checkpoint here keeps the runs of the committed
     ``peers.json`` (``committed_runs``), so that running one part on a fresh
     clone does not turn the others' tables into "Not run."."""
-    collected = collect(quick)
+    if collected is None:
+        collected = collect(quick)
     kept = [] if quick else committed_runs(collected)
     commands = sorted({r["command"] for runs in collected.values() for r in runs})
     summary = summarize(collected)
@@ -284,7 +288,8 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    if args.part == "report" and not any(collect(args.quick).values()):
+    collected = collect(args.quick) if args.part == "report" else None
+    if collected is not None and not any(collected.values()):
         print(
             f"No finished run under {peers_runs.runs_root(args.quick)}: nothing to "
             "re-render (--add-baselines re-renders the committed tables).",
@@ -298,7 +303,8 @@ def main(argv=None) -> int:
             "textcat": peers_textcat,
         }[args.part]
         part.run(args, report=lambda: write_report(args.quick))
-    md, results = write_report(args.quick)
+    # A part's run reads its new checkpoints here; `report` reuses its read.
+    md, results = write_report(args.quick, collected)
     print(md.read_text())
     return peers_baselines.verdict(args, results) if args.part != "report" else 0
 

@@ -155,6 +155,25 @@ def test_parts_without_a_checkpoint_keep_the_committed_runs(
 def test_report_without_runs_leaves_the_tables(peers, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(peers.peers_runs, "runs_root", lambda quick: tmp_path / "none")
     written = []
-    monkeypatch.setattr(peers, "write_report", lambda quick: written.append(quick))
+    monkeypatch.setattr(
+        peers, "write_report", lambda quick, collected=None: written.append(quick)
+    )
     assert peers.main(["report"]) == 1 and not written
     assert "nothing to re-render" in capsys.readouterr().err
+
+
+def test_report_reads_the_checkpoints_once(peers, tmp_path, monkeypatch, capsys):
+    found = {"similarity": [{"row": "a"}], "pairs": [], "textcat": []}
+    reads, written = [], []
+    monkeypatch.setattr(peers, "collect", lambda quick: reads.append(quick) or found)
+    md = tmp_path / "peers.md"
+    md.write_text("table")
+
+    def write_report(quick, collected=None):
+        written.append(collected)
+        return md, {}
+
+    monkeypatch.setattr(peers, "write_report", write_report)
+    assert peers.main(["report"]) == 0
+    assert reads == [False] and written == [found]
+    assert "table" in capsys.readouterr().out
