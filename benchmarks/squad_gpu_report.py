@@ -23,6 +23,10 @@ from typing import Any, Dict, List, Optional
 # smoke run set another), read from its training command.
 BATCH_RE = re.compile(r"--training\.batcher\.(?:batcher\.)?size (\d+)")
 TRAIN_QUESTIONS_RE = re.compile(r"(\d+) questions \(\d+ articles")
+# The held-out questions of the curve: the config's [corpora.dev] limit
+# (squad_glove_gpu.cfg: 1,000) unless the training command overrides it.
+DEV_LIMIT_RE = re.compile(r"--corpora\.dev\.limit (\d+)")
+CONFIG_DEV_LIMIT = 1000
 
 
 def read_jsonl(path: Path) -> List[Dict[str, Any]]:
@@ -56,6 +60,12 @@ def timeline(logs: List[str]) -> List[List[str]]:
             elif re.fullmatch(r"\w+", name):
                 starts[name] = t
     return rows
+
+
+def held_out_questions(log: str) -> int:
+    """The held-out questions of the run's evaluations while training."""
+    m = DEV_LIMIT_RE.search(log)
+    return int(m.group(1)) if m else CONFIG_DEV_LIMIT
 
 
 def batch_size(log: str) -> int:
@@ -234,10 +244,16 @@ def report(runs: List[Path], commit: str) -> str:
         header = ["step", "epochs", "minutes", "training minutes"]
         header += ["held-out EM", "held-out F1"]
         last = final_row(log, train_q, batch)
+        # A corpus kept from an earlier call on the machine logs no count.
+        corpus = (
+            f"{train_q:,} training questions"
+            if train_q
+            else "training questions not logged: the corpus was kept, so no epochs"
+        )
         md += (
-            f"## Learning curve ({train_q:,} training questions; held-out F1 on a fixed "
-            "1,000 questions of held-out train articles; minutes from the step-0 "
-            "record)\n\n"
+            f"## Learning curve ({corpus}; held-out F1 on a fixed "
+            f"{held_out_questions(log):,} questions of held-out train articles; "
+            "minutes from the step-0 record)\n\n"
         )
         md += table(header, curve(records, train_q, batch) + ([last] if last else []))
         md += "\n"

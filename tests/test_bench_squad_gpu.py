@@ -5,7 +5,7 @@ squad_continue.py keeps an earlier run's logger when asked."""
 import json
 from pathlib import Path
 
-from .util import load_script
+from .util import REPO, load_script
 
 CALL_1 = """NVIDIA H200, 143771 MiB, 580.159.04
 cpus 16 mode fresh
@@ -86,6 +86,33 @@ def test_the_report_joins_the_calls_on_one_clock(tmp_path):
     assert "| 2000 | 6.18 |" in md
     assert "| 2100 (deadline) | 6.49 | 9.5 |" in md
     assert "| 71.00 |" in md and "| word overlap" in md
+    assert "82,878 training questions; held-out F1 on a fixed 1,000 questions" in md
+
+
+def test_the_report_names_the_run_s_held_out_and_a_kept_corpus(tmp_path):
+    """A smoke run's --corpora.dev.limit is its curve's held-out size; a
+    corpus kept from an earlier call logs no count, and the report says so
+    instead of "0 training questions"."""
+    report = load_script("benchmarks/squad_gpu_report.py")
+    log = CALL_1.format(batch=16).replace("--x 1", "--corpora.dev.limit 20")
+    log = log.replace(
+        "== 0 s: prepare: python scripts/squad_splits.py ...\n"
+        "82878 questions (442 articles)\n== 34 s: prepare: rc=0\n",
+        "== 0 s: prepare: kept /w/corpus\n",
+    )
+    records = [record(0, 0.0, 0.1), record(10, 20.0, 0.2)]
+    md = report.report([write_call(tmp_path / "a", log, records)], "abc1234")
+    assert "held-out F1 on a fixed 20 questions" in md
+    assert "training questions not logged: the corpus was kept" in md
+    assert "| 1 | prepare | kept |" in md
+
+
+def test_the_report_s_default_held_out_is_the_config_s():
+    from spacy.util import load_config
+
+    report = load_script("benchmarks/squad_gpu_report.py")
+    config = load_config(REPO / "configs" / "squad_glove_gpu.cfg", interpolate=False)
+    assert report.CONFIG_DEV_LIMIT == config["corpora"]["dev"]["limit"]
 
 
 def test_the_report_counts_questions_at_the_run_s_batch(tmp_path):
