@@ -48,6 +48,7 @@ def child(log_path: str, train_args: List[str]) -> None:
     import torch
     from spacy.cli import app
 
+    from spacy_attn.freeze_weights import torch_modules
     from spacy_attn.pipeline.base import AttnPipe
 
     train_step = AttnPipe._train_step
@@ -61,11 +62,7 @@ def child(log_path: str, train_args: List[str]) -> None:
         )
         rng = _fingerprint(torch.get_rng_state().numpy().tobytes())
         params = [
-            p
-            for node in self.model.walk()
-            for shim in node.shims
-            if getattr(shim, "_model", None) is not None
-            for p in shim._model.parameters()
+            p for module in torch_modules(self.model) for p in module.parameters()
         ]
         start = _fingerprint(b"".join(p.detach().numpy().tobytes() for p in params))
         before = losses.get(self.name, 0.0)
