@@ -19,14 +19,17 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from bench import machine
+from thinc.api import Config
+
 # The batch size the run trained at (squad_gpu.sh's BATCH, 256 unless a
 # smoke run set another), read from its training command.
 BATCH_RE = re.compile(r"--training\.batcher\.(?:batcher\.)?size (\d+)")
 TRAIN_QUESTIONS_RE = re.compile(r"(\d+) questions \(\d+ articles")
-# The held-out questions of the curve: the config's [corpora.dev] limit
-# (squad_glove_gpu.cfg: 1,000) unless the training command overrides it.
+# The held-out questions of the curve: the run config's [corpora.dev] limit
+# unless the training command overrides it.
 DEV_LIMIT_RE = re.compile(r"--corpora\.dev\.limit (\d+)")
-CONFIG_DEV_LIMIT = 1000
+CONFIG = machine.REPO / "configs" / "squad_glove_gpu.cfg"
 
 
 def read_jsonl(path: Path) -> List[Dict[str, Any]]:
@@ -65,7 +68,9 @@ def timeline(logs: List[str]) -> List[List[str]]:
 def held_out_questions(log: str) -> int:
     """The held-out questions of the run's evaluations while training."""
     m = DEV_LIMIT_RE.search(log)
-    return int(m.group(1)) if m else CONFIG_DEV_LIMIT
+    if m:
+        return int(m.group(1))
+    return int(Config().from_disk(CONFIG, interpolate=False)["corpora"]["dev"]["limit"])
 
 
 def batch_size(log: str) -> int:

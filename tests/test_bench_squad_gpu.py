@@ -112,7 +112,8 @@ def test_the_report_s_default_held_out_is_the_config_s():
 
     report = load_script("benchmarks/squad_gpu_report.py")
     config = load_config(REPO / "configs" / "squad_glove_gpu.cfg", interpolate=False)
-    assert report.CONFIG_DEV_LIMIT == config["corpora"]["dev"]["limit"]
+    limit = config["corpora"]["dev"]["limit"]
+    assert report.held_out_questions(CALL_1.format(batch=256)) == limit == 1000
 
 
 def test_the_report_counts_questions_at_the_run_s_batch(tmp_path):
