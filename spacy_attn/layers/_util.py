@@ -26,6 +26,24 @@ from spacy.tokens import Doc
 from thinc.api import Model, Ops
 from thinc.types import Floats2d, Floats3d, Ints1d
 
+# A tok2vec's attr: False when its backprop ignores the gradient it is
+# given (FrozenVectors without OOV buckets).
+TAKES_GRADIENT = "takes_gradient"
+
+
+def takes_gradient(tok2vec: Model) -> bool:
+    """Whether the layers after ``tok2vec`` must compute the gradient of its
+    output. Why ask: the DCN's inputs are 256 questions' token vectors, and
+    on fixed GloVe vectors their gradient (through the input dropout, the
+    window padding and a scatter back to the docs) is work for nothing.
+
+    tok2vec (Model): The token encoder.
+    RETURNS (bool): False only for a layer whose ``attrs["takes_gradient"]``
+        is False; True for every other (a listener passes the gradient on
+        to the component it listens to).
+    """
+    return tok2vec.attrs.get(TAKES_GRADIENT, True) is not False
+
 
 class SegmentIndex(NamedTuple):
     """Where the tokens of one segment tensor come from, one entry per token.
@@ -180,10 +198,12 @@ def vector_width(model: Model, vectors: List[Floats2d]) -> int:
 
 
 __all__ = [
+    "TAKES_GRADIENT",
     "SegmentIndex",
     "gather_segments",
     "segment_index",
     "tok2vec_init",
+    "takes_gradient",
     "tok2vec_layer",
     "vector_width",
 ]

@@ -24,7 +24,7 @@ from thinc.types import Floats2d, Floats3d, Ints1d
 
 from ..models.coattention import DynamicCoattention
 from ..pairs import DEFAULT_PAIR_KEY
-from ._util import gather_segments, tok2vec_layer, vector_width
+from ._util import gather_segments, takes_gradient, tok2vec_layer, vector_width
 from .decomposable_attention import convert_segment_inputs
 from .defaults import build_default_tok2vec
 from .pair_segments import get_bounds
@@ -191,6 +191,9 @@ def dynamic_coattention_model(
         convert_outputs=convert_null_outputs if no_answer else convert_qa_outputs,
         mixed_precision=mixed_precision,
     )
+    # On fixed vectors (the paper's setting) the token vectors need no
+    # gradient: the torch module skips it, and the windows their scatter.
+    torch_layer.attrs["input_gradient"] = takes_gradient(tok2vec)
     segments = qa_windows(
         tok2vec, pair_key=DEFAULT_PAIR_KEY, window=window, stride=stride
     )
@@ -354,6 +357,9 @@ def windows_forward(
 
     def backprop(d_inputs: QAInput) -> List[Doc]:
         dQ, _, dD, _ = d_inputs
+        if dQ is None and dD is None and not takes_gradient(model.layers[0]):
+            # Nothing would learn from the zeros a scatter would send back.
+            return []
         # A question feeds every window of its context and windows overlap,
         # so gradients of a token add up.
         return bp_vectors(bp_segments([dQ, dD]))

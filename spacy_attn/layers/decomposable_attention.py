@@ -114,15 +114,19 @@ def convert_segment_inputs(
     model: Model, X: Segments, is_train: bool
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], SegmentGrads]]:
     """Padded Thinc arrays -> torch tensors; gradients flow back to the float
-    inputs only (lengths are integers). ``X`` may carry the exact-match ids
+    inputs only (lengths are integers), and not even to them when the
+    layer's ``attrs["input_gradient"]`` is False (its builder set it: the
+    token vectors come from a layer that learns nothing from them, see
+    ``takes_gradient``). ``X`` may carry the exact-match ids
     (``MatchSegments``) after the four segment arrays; they are passed on
     and get no gradient."""
     device = cast(PyTorchShim, model.shims[0]).device
     A, lengths_a, B, lengths_b = X[:4]
+    requires_grad = is_train and model.attrs.get("input_gradient", True)
     args = (
-        xp2torch(A, requires_grad=is_train, device=device),
+        xp2torch(A, requires_grad=requires_grad, device=device),
         xp2torch(lengths_a, device=device),
-        xp2torch(B, requires_grad=is_train, device=device),
+        xp2torch(B, requires_grad=requires_grad, device=device),
         xp2torch(lengths_b, device=device),
     )
     extra = cast(Tuple[Ints2d, ...], X[4:])

@@ -18,6 +18,8 @@ from spacy.util import registry
 from thinc.api import Model, get_array_module
 from thinc.types import Floats2d, FloatsXd, Ints1d
 
+from ._util import TAKES_GRADIENT
+
 
 @registry.architectures("spacy-attn.FrozenVectors.v1")
 def FrozenVectors(
@@ -48,7 +50,13 @@ def FrozenVectors(
         init=init,
         dims={"nO": None, "nV": oov_buckets},
         params={"E": None},
-        attrs={"key_attr": attr, "normalize": normalize},
+        # Without OOV buckets nothing here learns, so the layers after it can
+        # skip computing the gradient of its output (takes_gradient).
+        attrs={
+            "key_attr": attr,
+            "normalize": normalize,
+            TAKES_GRADIENT: oov_buckets > 0,
+        },
     )
 
 
