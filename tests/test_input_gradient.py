@@ -9,7 +9,7 @@ from thinc.api import fix_random_seed
 
 from spacy_attn.layers._util import takes_gradient
 
-from .test_span_qa import qa_examples
+from .test_span_qa import qa_examples, train
 from .util import add_random_vectors, squad_pairs, tok2vec_config
 
 WIDTH = 16
@@ -81,13 +81,7 @@ def train_fixed_vectors(input_gradient, steps=3):
     fix_random_seed(0)
     component = nlp.add_pipe("attn_span_qa", config={"model": dcn_config(vectors(0))})
     component.model.get_ref("coattention").attrs["input_gradient"] = input_gradient
-    examples = qa_examples(nlp, questions)
-    optimizer = nlp.initialize(lambda: examples)
-    losses = []
-    for _ in range(steps):
-        seen = {}
-        nlp.update(examples, sgd=optimizer, losses=seen)
-        losses.append(seen["attn_span_qa"])
+    losses = train(nlp, qa_examples(nlp, questions), steps)
     module = component.model.get_ref("coattention").shims[0]._model
     weights = [p.detach().numpy().copy() for p in module.parameters()]
     return losses, weights
