@@ -202,8 +202,8 @@ __all__ = [
     "SegmentIndex",
     "gather_segments",
     "segment_index",
-    "tok2vec_init",
     "takes_gradient",
+    "tok2vec_init",
     "tok2vec_layer",
     "vector_width",
 ]
