@@ -46,6 +46,7 @@ import itertools
 import math
 import random
 import time
+from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
 import torch
@@ -355,6 +356,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--output", default=None, help="results name (default dcn_settings[_gpu])"
     )
+    p.add_argument(
+        "--output-dir", type=Path, default=None, help=options.OUTPUT_DIR_HELP
+    )
     p.add_argument("--quick", action="store_true", help=options.QUICK_HELP)
     return p
 
@@ -415,9 +419,11 @@ def main(argv=None) -> None:
             name,
             {**meta, "results": results},
             render(meta, results),
-            out_dir=machine.RUNS if args.quick else None,
+            out_dir=args.output_dir or (machine.RUNS if args.quick else None),
         )
-    tables.report(name, render, meta, results, quick=args.quick)
+    tables.report(
+        name, render, meta, results, quick=args.quick, out_dir=args.output_dir
+    )
 
 
 if __name__ == "__main__":

@@ -111,15 +111,18 @@ finish() {  # MODEL: its official score and weights, then what time allows
     stamp "no trained pipeline in $run"
     return 1
   fi
-  step $(( $(left) - 10 )) evaluate "python scripts/squad_eval.py $run/$model $WORK/corpus --output training/squad_eval.json --batch-size 256 --gpu-id $GPU $EVAL_ARGS"
-  cp training/squad_eval.json "$OUT/" 2>/dev/null
+  step $(( $(left) - 10 )) evaluate "python scripts/squad_eval.py $run/$model $WORK/corpus --output $WORK/squad_eval.json --batch-size 256 --gpu-id $GPU $EVAL_ARGS"
+  cp "$WORK/squad_eval.json" "$OUT/" 2>/dev/null
   pack "$model"
   # The bare loop and nlp.update on premade docs at the run's batch size
   # (speed_dcn.py), after training, so that they take no training time.
+  # Their tables go under $WORK/results, not over the checkout's committed
+  # ones (which a CPU smoke run would otherwise overwrite).
+  local results=$WORK/results suffix=
+  [ "$GPU" -ge 0 ] && suffix=_gpu
   if [ "$(left)" -gt 70 ]; then
-    local speed=benchmarks/results/speed_dcn$([ "$GPU" -ge 0 ] && echo _gpu)
-    step $(( $(left) - 10 )) speed "python benchmarks/speed_dcn.py --gpu-id $GPU --batch-sizes $BATCH --questions $SPEED_QUESTIONS --repeats 2 --infer-questions $(( SPEED_QUESTIONS < 512 ? SPEED_QUESTIONS : 512 ))" \
-      && cp "$speed.md" "$OUT/speed_dcn_gpu.md" 2>/dev/null
+    step $(( $(left) - 10 )) speed "python benchmarks/speed_dcn.py --gpu-id $GPU --batch-sizes $BATCH --questions $SPEED_QUESTIONS --repeats 2 --infer-questions $(( SPEED_QUESTIONS < 512 ? SPEED_QUESTIONS : 512 )) --output-dir $results" \
+      && cp "$results/speed_dcn$suffix.md" "$OUT/speed_dcn_gpu.md" 2>/dev/null
   fi
   # Precision (fp32, tf32, fp16, bf16) by measurement: short bare-loop
   # trainings on the run's corpus and vectors (dcn_settings.py), if time is
@@ -127,8 +130,8 @@ finish() {  # MODEL: its official score and weights, then what time allows
   if [ "$(left)" -gt 170 ]; then
     local precisions=fp32,bf16  # the CPU has no float16 LSTM; tf32 is a no-op there
     [ "$GPU" -ge 0 ] && precisions=fp32,tf32,fp16,bf16
-    step $(( $(left) - 50 )) settings "python benchmarks/dcn_settings.py --gpu-id $GPU --train $WORK/corpus/train.spacy --dev $WORK/corpus/dev.spacy --vectors $WORK/vectors --precisions $precisions --batch-sizes $BATCH --steps 120 --questions 8192 --held-out 500 $SETTINGS_ARGS" \
-      && cp "benchmarks/results/dcn_settings$([ "$GPU" -ge 0 ] && echo _gpu).md" "$OUT/dcn_settings_gpu.md" 2>/dev/null
+    step $(( $(left) - 50 )) settings "python benchmarks/dcn_settings.py --gpu-id $GPU --train $WORK/corpus/train.spacy --dev $WORK/corpus/dev.spacy --vectors $WORK/vectors --precisions $precisions --batch-sizes $BATCH --steps 120 --questions 8192 --held-out 500 --output-dir $results $SETTINGS_ARGS" \
+      && cp "$results/dcn_settings$suffix.md" "$OUT/dcn_settings_gpu.md" 2>/dev/null
   fi
   # The project's check (every component trains, reloads, agrees with the
   # CPU; needs snli and rotten_tomatoes too), if time is left.
@@ -156,7 +159,7 @@ if [ "$MODE" = finish ]; then
 fi
 
 MIRROR=${SPACY_ATTN_MIRROR:-../shared/data}
-rm -rf "$WORK/train" "$WORK/train_log.jsonl" "$WORK/train".{pid,rc,out,done}
+rm -rf "$WORK/train" "$WORK/train_log.jsonl" "$WORK/train".{pid,rc,out,done} "$WORK/squad_eval.json" "$WORK/results"
 echo "$T0" > "$WORK/t0"
 # The corpus (a process per core) and the vectors side by side; kept from an
 # earlier call on the same machine.

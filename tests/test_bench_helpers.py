@@ -212,6 +212,31 @@ def test_grid_parser(bench):
         p.parse_args(["--rows", "z"])
 
 
+def test_speed_results_go_to_output_dir(bench, tmp_path, monkeypatch):
+    """A speed script run as a step of benchmarks/squad_gpu.sh writes its
+    tables where --output-dir says, not over the committed ones."""
+    results = tmp_path / "results"
+    monkeypatch.setattr(bench.machine, "RESULTS", results)
+    parser = bench.options.speed_parser(
+        "T.", batch_sizes=[4], infer_batch_size=4, repeats=1
+    )
+    assert parser.parse_args([]).output_dir is None
+    args = parser.parse_args(["--output-dir", str(tmp_path / "elsewhere")])
+    monkeypatch.setattr(bench.machine, "metadata", lambda device=None: {"m": 1})
+    md = bench.bare_loop.run_speed(
+        "speed_x", args, lambda a, d: {"q": 2}, lambda m, r: f"rows {r['q']}\n"
+    )
+    assert md == tmp_path / "elsewhere" / "speed_x.md"
+    assert md.read_text() == "rows 2\n"
+    assert (tmp_path / "elsewhere" / "speed_x.json").exists()
+    assert not results.exists()
+    # Without it: benchmarks/results/, as before.
+    md = bench.bare_loop.run_speed(
+        "speed_x", parser.parse_args([]), lambda a, d: {"q": 3}, lambda m, r: "x\n"
+    )
+    assert md == results / "speed_x.md"
+
+
 @pytest.mark.parametrize("n_oov", [0, 3])
 def test_torch_vectors_oov(bench, n_oov):
     import numpy

@@ -388,9 +388,12 @@ def speed_intro(repeats: int, unit: str) -> str:
 
 def run_speed(name: str, args, measure: Callable, render: Callable) -> Path:
     """Measure on ``--gpu-id``'s device, then write ``<name>[_gpu]`` (into
-    ``benchmarks/runs/`` with ``--quick``) and print the report."""
+    ``--output-dir``, or ``benchmarks/runs/`` with ``--quick``) and print the
+    report."""
     device = machine.use_device(args.gpu_id)
     meta = {**machine.metadata(device), "repeats": args.repeats}
     res = measure(args, device)
     name = f"{name}_gpu" if args.gpu_id >= 0 else name
-    return tables.report(name, render, meta, res, quick=args.quick)
+    return tables.report(
+        name, render, meta, res, quick=args.quick, out_dir=args.output_dir
+    )

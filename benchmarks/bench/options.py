@@ -3,9 +3,13 @@ lists, the datasets x rows grid (``accuracy.py``, ``textcat.py``), the
 speed scripts' and the SQuAD scripts' common options."""
 
 import argparse
+from pathlib import Path
 from typing import Callable, Iterable, List
 
 QUICK_HELP = "a smoke run into benchmarks/runs/ (not a measurement)"
+# Why: a script run as one step of another (benchmarks/squad_gpu.sh) must
+# not overwrite the committed tables of benchmarks/results/.
+OUTPUT_DIR_HELP = "write the results here instead of benchmarks/results/"
 
 
 def name_list(known: Iterable[str]) -> Callable[[str], List[str]]:
@@ -52,6 +56,7 @@ def speed_parser(
     p.add_argument("--infer-batch-size", type=int, default=infer_batch_size)
     p.add_argument("--repeats", type=int, default=repeats)
     p.add_argument("--quick", action="store_true", help=QUICK_HELP)
+    p.add_argument("--output-dir", type=Path, default=None, help=OUTPUT_DIR_HELP)
     return p
 
 

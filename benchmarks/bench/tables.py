@@ -102,10 +102,12 @@ def report(
     results: Any,
     *,
     quick: bool = False,
+    out_dir: Optional[Path] = None,
 ) -> Path:
     """Write ``<name>.json`` (``meta`` and ``"results"``) and ``<name>.md``
-    (``render(meta, results)``) into ``benchmarks/results/`` (a ``--quick``
-    run into the git-ignored ``benchmarks/runs/``) and print the markdown.
+    (``render(meta, results)``) into ``out_dir``, by default
+    ``benchmarks/results/`` (a ``--quick`` run into the git-ignored
+    ``benchmarks/runs/``), and print the markdown.
 
     RETURNS (Path): The markdown file.
     """
@@ -113,7 +115,7 @@ def report(
         name,
         {**meta, "results": results},
         render(meta, results),
-        out_dir=machine.RUNS if quick else None,
+        out_dir=out_dir or (machine.RUNS if quick else None),
     )
     print(md.read_text())
     return md
