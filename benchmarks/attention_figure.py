@@ -16,7 +16,7 @@ import argparse
 
 import numpy
 import spacy
-from bench import datafiles, machine
+from bench import datafiles, machine, tables
 
 import spacy_attn
 
@@ -54,7 +54,7 @@ def main(argv=None) -> None:
         for row in args.rows
         for part in figures(args.dataset, row, tests, quick=args.quick)
     )
-    out_dir = machine.RUNS if args.quick else machine.RESULTS
+    out_dir = tables.results_dir(quick=args.quick)
     out = out_dir / f"attention_{args.dataset}.html"
     out.write_text(
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"/><title>spacy-attn attention '

@@ -673,7 +673,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         return
     meta = machine.metadata()
     measured = {"commit": meta["commit"], "date": meta["date"]}
-    before = (machine.RUNS if args.quick else machine.RESULTS) / f"{NAME}.json"
+    before = tables.results_dir(quick=args.quick) / f"{NAME}.json"
     earlier = None
     if before.exists():
         saved = json.loads(before.read_text())

@@ -419,7 +419,7 @@ def main(argv=None) -> None:
             name,
             {**meta, "results": results},
             render(meta, results),
-            out_dir=args.output_dir or (machine.RUNS if args.quick else None),
+            out_dir=tables.results_dir(quick=args.quick, out_dir=args.output_dir),
         )
     tables.report(
         name, render, meta, results, quick=args.quick, out_dir=args.output_dir

@@ -444,8 +444,7 @@ def _render_diagnosis(name: str, d: Dict[str, Any]) -> str:
 def rerender_with_notes(notes: Optional[Path], *, quick: bool) -> None:
     """``--report-only``: rewrite the markdown from the saved JSON, with the
     text of ``notes`` (when given) as its notes."""
-    path = (machine.RUNS if quick else machine.RESULTS) / f"{NAME}.json"
-    saved = json.loads(path.read_text())
+    saved = tables.load_results(NAME, quick=quick)
     results = saved.pop("results")
     if notes is not None:
         results["notes"] = notes.read_text()

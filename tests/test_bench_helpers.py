@@ -237,6 +237,22 @@ def test_speed_results_go_to_output_dir(bench, tmp_path, monkeypatch):
     assert md == results / "speed_x.md"
 
 
+def test_results_dir_one_rule(bench, tmp_path, monkeypatch):
+    """Every table writer and reader asks ``tables.results_dir`` where its
+    files are: --output-dir first, then --quick's runs/, then results/."""
+    monkeypatch.setattr(bench.machine, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(bench.machine, "RUNS", tmp_path / "runs")
+    tables = bench.tables
+    assert tables.results_dir() == tmp_path / "results"
+    assert tables.results_dir(quick=True) == tmp_path / "runs"
+    assert tables.results_dir(quick=True, out_dir=tmp_path / "x") == tmp_path / "x"
+    meta = {"m": 1}
+    md = tables.report("t", lambda m, r: "t\n", meta, {"a": 1}, quick=True)
+    assert md == tmp_path / "runs" / "t.md"
+    assert tables.load_results("t", quick=True) == {"m": 1, "results": {"a": 1}}
+    assert not (tmp_path / "results").exists()
+
+
 @pytest.mark.parametrize("n_oov", [0, 3])
 def test_torch_vectors_oov(bench, n_oov):
     import numpy

@@ -78,6 +78,15 @@ def header(title: str, meta: Dict[str, Any], *, measured: bool = True) -> str:
     )
 
 
+def results_dir(*, quick: bool = False, out_dir: Optional[Path] = None) -> Path:
+    """Where a benchmark's tables go: ``out_dir`` when given, else
+    ``benchmarks/results/`` (committed), or the git-ignored
+    ``benchmarks/runs/`` for a ``--quick`` run."""
+    if out_dir:
+        return Path(out_dir)
+    return machine.RUNS if quick else machine.RESULTS
+
+
 def write_results(
     name: str, results: Dict[str, Any], markdown: str, *, out_dir: Optional[Path] = None
 ) -> Path:
@@ -85,7 +94,7 @@ def write_results(
 
     RETURNS (Path): The markdown file.
     """
-    out_dir = Path(out_dir) if out_dir else machine.RESULTS
+    out_dir = results_dir(out_dir=out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{name}.json").write_text(
         json.dumps(results, indent=2, default=str) + "\n"
@@ -115,7 +124,7 @@ def report(
         name,
         {**meta, "results": results},
         render(meta, results),
-        out_dir=out_dir or (machine.RUNS if quick else None),
+        out_dir=results_dir(quick=quick, out_dir=out_dir),
     )
     print(md.read_text())
     return md
@@ -145,5 +154,5 @@ def rerender(
 
 def load_results(name: str, *, quick: bool = False) -> Dict[str, Any]:
     """The ``<name>.json`` that ``report`` wrote: metadata and ``results``."""
-    path = (machine.RUNS if quick else machine.RESULTS) / f"{name}.json"
+    path = results_dir(quick=quick) / f"{name}.json"
     return json.loads(path.read_text())
