@@ -169,18 +169,30 @@ def final_row(log: str, train_questions: int, batch: int) -> Optional[List[str]]
     steps = int(m.group(1).replace(",", ""))
     minutes = (int(end.group(1)) - int(first.group(1))) / 60
     epochs = f"{steps * batch / train_questions:.2f}" if train_questions else ""
-    return [f"{steps} (deadline)", epochs, f"{minutes:.1f}", "", "", ""]
+    # The start-up (corpus, vectors, the step-0 evaluation) can outlast the
+    # training time given: say so rather than print negative minutes.
+    when = f"{minutes:.1f}" if minutes >= 0 else "before the step-0 record"
+    return [f"{steps} (deadline)", epochs, when, "", "", ""]
 
 
 def speed_section(
     records: List[Dict[str, Any]], bare: Optional[float], batch: int
 ) -> str:
     last = records[-1]
-    rate = (
-        last["train_steps"] * batch / last["train_seconds"]
-        if last["train_seconds"]
-        else 0
-    )
+    if not last["train_steps"] or not last["train_seconds"]:
+        # No evaluation after the first: the run ended (its deadline, or a
+        # failure) before the steady state could be timed, and a 0 here
+        # would read as a measured speed.
+        return (
+            "## Training speed\n\n"
+            "`spacy train`: **not measured**: no evaluation was logged after "
+            "the step-0 record, so the run has no steady-state steps to time "
+            f"(the bare loop: {bare:,.0f} questions/s at batch {batch})."
+            if bare
+            else "## Training speed\n\n`spacy train`: **not measured**: no "
+            "evaluation was logged after the step-0 record."
+        ) + "\n\n"
+    rate = last["train_steps"] * batch / last["train_seconds"]
     return (
         "## Training speed\n\n"
         f"`spacy train`, steady state (the {last['train_steps']:,} steps without an "

@@ -130,6 +130,30 @@ def test_the_report_counts_questions_at_the_run_s_batch(tmp_path):
     assert "One device call" in md and "finish" not in md
 
 
+def test_a_deadline_before_the_first_checkpoint_is_not_a_speed(tmp_path):
+    """A start-up that outlasts the training time (here the deadline at
+    150 s, the step-0 record at 156 s) leaves one record: the report says the
+    speed was not measured, not "0 questions/s", and gives no negative
+    minutes."""
+    report = load_script("benchmarks/squad_gpu_report.py")
+    log = (
+        CALL_1.format(batch=16)
+        .replace("train until 640 s", "train until 150 s")
+        .replace(
+            "== 70 s: first evaluation logged", "== 156 s: first evaluation logged"
+        )
+        .replace(
+            "== 575 s: training goes on after this call (pid 123)\n",
+            "ℹ Deadline reached after 1 steps (epoch 0): no more batches\n"
+            "== 164 s: train: rc=0\n",
+        )
+    )
+    md = report.report([write_call(tmp_path / "a", log, [record(0, 0.0, 0.1)])], "c")
+    assert "**not measured**" in md
+    assert "0 questions/s" not in md and "0.000x" not in md
+    assert "| 1 (deadline) | 0.00 | before the step-0 record |" in md
+
+
 def test_keep_logger_leaves_the_checkpoint_logger_out(tmp_path):
     script = load_script("benchmarks/squad_continue.py")
     config, out = tmp_path / "config.cfg", tmp_path / "run2"
