@@ -36,7 +36,7 @@ a comparison between settings, not a score).
 
     python benchmarks/dcn_settings.py --gpu-id 0 --steps 300
     python benchmarks/dcn_settings.py --gpu-id 0 --precisions fp32 \\
-        --learn-rates 0.001 0.002 0.004 --batch-sizes 256 512
+        --learn-rates 0.002 0.004 0.008 --batch-sizes 256 512
     python benchmarks/dcn_settings.py --quick   # CPU smoke -> benchmarks/runs/
 """
 
@@ -329,6 +329,13 @@ def render(meta: Dict[str, Any], res: Dict[str, Any]) -> str:
     return md
 
 
+def config_peak_rate() -> float:
+    """The peak learning rate of ``CONFIG`` (its warm-up's ``initial_rate``):
+    the default setting compares precisions at the rate the GPU run uses."""
+    optimizer = datafiles.project_config(CONFIG)["training"]["optimizer"]
+    return float(optimizer["learn_rate"]["initial_rate"])
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -343,7 +350,13 @@ def parser() -> argparse.ArgumentParser:
         type=options.name_list(PRECISIONS),
         default="fp32,tf32,fp16,bf16",
     )
-    p.add_argument("--learn-rates", type=float, nargs="+", default=[0.002])
+    p.add_argument(
+        "--learn-rates",
+        type=float,
+        nargs="+",
+        default=[config_peak_rate()],
+        help="peak rates (default: the config's initial_rate)",
+    )
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[256])
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--warmup-steps", type=int, default=20, help="untimed steps")

@@ -17,7 +17,7 @@ from spacy_attn.squad import read_squad
 from spacy_attn.training import warmup_linear
 
 from .test_bench_squad_gpu import CALL_1, record, write_call
-from .util import FIXTURES, load_script
+from .util import FIXTURES, REPO, load_script
 
 TINY = {
     "input_width": 4,
@@ -58,6 +58,16 @@ def args_for(steps: int = 3):
     return argparse.Namespace(
         steps=steps, warmup_steps=1, warmup_fraction=0.34, seed=0, eval_batch_size=8
     )
+
+
+def test_the_default_rate_is_the_gpu_config_s_peak(settings):
+    """Precisions are compared at the rate the GPU run trains with, so a
+    change to the config's peak changes the benchmark's default too."""
+    from spacy.util import load_config
+
+    config = load_config(REPO / "configs" / settings.CONFIG, interpolate=False)
+    peak = config["training"]["optimizer"]["learn_rate"]["initial_rate"]
+    assert settings.parser().parse_args([]).learn_rates == [peak] == [0.004]
 
 
 def test_questions_keep_single_window_contexts_and_their_gold_spans(settings, data):
