@@ -183,15 +183,16 @@ def speed_section(
         # No evaluation after the first: the run ended (its deadline, or a
         # failure) before the steady state could be timed, and a 0 here
         # would read as a measured speed.
-        return (
-            "## Training speed\n\n"
-            "`spacy train`: **not measured**: no evaluation was logged after "
-            "the step-0 record, so the run has no steady-state steps to time "
-            f"(the bare loop: {bare:,.0f} questions/s at batch {batch})."
+        why = (
+            ", so the run has no steady-state steps to time (the bare loop: "
+            f"{bare:,.0f} questions/s at batch {batch})"
             if bare
-            else "## Training speed\n\n`spacy train`: **not measured**: no "
-            "evaluation was logged after the step-0 record."
-        ) + "\n\n"
+            else ""
+        )
+        return (
+            "## Training speed\n\n`spacy train`: **not measured**: no evaluation "
+            f"was logged after the step-0 record{why}.\n\n"
+        )
     rate = last["train_steps"] * batch / last["train_seconds"]
     return (
         "## Training speed\n\n"
